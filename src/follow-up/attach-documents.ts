@@ -9,7 +9,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { plural } from '../text.ts';
 import { mergeToPdf } from '../engine/upload-documents.ts';
-import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
+import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -71,13 +71,8 @@ export async function payoutIdOf(
   return { payoutId: payout };
 }
 
-interface LoadedFile {
-  /** The path, or the paths merged into it. */
-  shownAs: string;
-  bytes: Uint8Array;
-  contentType: DocumentContentType;
-  filename: string;
-}
+/** `shownAs`: the path, or the paths merged into it. */
+type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string };
 
 async function loadFile(path: string): Promise<LoadedFile> {
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {

@@ -46,11 +46,6 @@ export interface Listing {
   ended: ListingEnd;
 }
 
-const haltOnTrouble = (e: unknown): never => {
-  if (e instanceof PayoutApiError && e.serviceTrouble) throw new Halted(e.message);
-  throw e;
-};
-
 /** The sign from `type` when given (debits negative, spec §2). */
 export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   const raw = fromApi(t.amount);
@@ -164,7 +159,9 @@ export async function fetchTransactions(
   listing: Listing,
 ): Promise<ReconTx[]> {
   const fetch = counted(requests, 'transactionPages', async (page: number) => {
-    const r = await o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }).catch(haltOnTrouble);
+    const r = await o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }).catch((e: unknown) => {
+      throw e instanceof PayoutApiError && e.serviceTrouble ? new Halted(e.message) : e;
+    });
     listing.pages = page;
     return { ...r, data: r.data.map(normaliseTransaction) };
   });

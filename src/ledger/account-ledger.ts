@@ -94,8 +94,6 @@ export interface Ledger {
   readonly account: string;
   /** For messages: the account's folder, or the database without its password. */
   readonly where: string;
-  /** The embedded sandbox's: gone with the process (no policy is kept there). */
-  readonly ephemeral: boolean;
   /** A database lost mid-command: nothing more is claimed or sent. */
   readonly lost: Error | undefined;
   journalOf(batchId: string): string;
@@ -247,7 +245,7 @@ export function sentElsewhereText(x: SentElsewhere): string {
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
 
-interface BatchRunner {
+export interface BatchRunner {
   batchId: string;
   file: string;
   command: string;

@@ -10,13 +10,13 @@ import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
-  BatchRefused,
   batchInProgress,
   batchKey,
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
   reservationLost,
+  type BatchRunner,
   type ClaimAnswer,
   type JournalAppender,
   type Ledger,
@@ -33,12 +33,7 @@ export function ledgerDirFor(root: string, account: string): string {
   return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
 }
 
-/** Refuses a state folder another user could change, as ssh does: they could remove a journal and make a payout go out twice. */
-export function checkStateFolder(root: string, ledgerDir: string): void {
-  const why = unsafeStateFolder(root, ledgerDir);
-  if (why) throw new BatchRefused(why, 'UNSAFE_STATE_FOLDER');
-}
-
+/** Why a state folder is refused: another user could change it, as ssh judges, remove a journal and make a payout go out twice. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
     let st;
@@ -69,21 +64,8 @@ export function names(dir: string): string[] {
   }
 }
 
-interface ReserveOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
-  pidStart?: string;
-}
-
-interface ReserveFile {
-  batchId: string;
-  file: string;
-  results?: string;
-  command: string;
-  owner: ReserveOwner;
-  refs: string[];
-}
+type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string };
+type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
@@ -103,7 +85,6 @@ export class FileLedger implements Ledger {
   constructor(
     readonly account: string,
     readonly dir: string,
-    readonly ephemeral = false,
   ) {}
 
   get where(): string {

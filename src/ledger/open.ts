@@ -1,11 +1,11 @@
 // Which ledger a command holds: the one place, with the CLI, that knows there are two.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { FileLedger, checkStateFolder, ledgerDirFor } from './file.ts';
-import { accountOf, type Ledger } from './account-ledger.ts';
+import { FileLedger, ledgerDirFor, names, unsafeStateFolder } from './file.ts';
+import { BatchRefused, accountOf, type Ledger } from './account-ledger.ts';
 import { PgLedgers } from './postgres.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();
@@ -18,12 +18,13 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'sha
   if (conn.sandbox && !kept) {
     let l = ephemeral.get(conn.sandbox);
     // (left in the temporary folder when the process ends: the demo prints the journal's path)
-    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')), true)));
+    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')))));
     return l;
   }
   const root = o.root ?? defaultStateDir();
   const dir = kept ? join(resolve(root), 'ledgers', kept) : ledgerDirFor(root, account);
-  checkStateFolder(root, dir);
+  const unsafe = unsafeStateFolder(root, dir);
+  if (unsafe) throw new BatchRefused(unsafe, 'UNSAFE_STATE_FOLDER');
   return new FileLedger(account, dir);
 }
 
@@ -35,13 +36,7 @@ export async function ledgersIn(roots: string[], shared?: Connection['shared']):
   const out: Ledger[] = shared instanceof PgLedgers ? await shared.all() : [];
   for (const root of new Set(roots.map((r) => resolve(r)))) {
     const base = join(root, 'ledgers');
-    let folders: string[] = [];
-    try {
-      folders = readdirSync(base);
-    } catch {
-      continue;
-    }
-    for (const f of folders) out.push(new FileLedger(f, join(base, f)));
+    for (const f of names(base)) out.push(new FileLedger(f, join(base, f)));
   }
   return out;
 }

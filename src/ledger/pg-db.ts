@@ -13,9 +13,8 @@ export class TeamLedgerError extends Error {
   constructor(
     readonly code: 'LEDGER_URL' | 'LEDGER_UNREACHABLE' | 'LEDGER_SCHEMA' | 'LEDGER_LOST',
     message: string,
-    options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(message);
   }
 }
 
@@ -77,15 +76,11 @@ export class TeamDb {
   ) {}
 
   static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${redactUrl(url)} is not a URL: give postgres://user@host:port/database`);
-    }
-    if (!/^postgres(ql)?:$/.test(parsed.protocol))
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${redactUrl(url)} is not a postgres:// URL`);
     const where = redactUrl(url);
+    if (!URL.canParse(url))
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a URL: give postgres://user@host:port/database`);
+    if (!/^postgres(ql)?:$/.test(new URL(url).protocol))
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL`);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
     const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
@@ -102,9 +97,7 @@ export class TeamDb {
       const why = /password must be a string/.test((e as Error).message)
         ? 'it asks for a password, and none was given (in the URL, PGPASSWORD or ~/.pgpass)'
         : scrub((e as Error).message, url);
-      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`, {
-        cause: undefined,
-      });
+      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`);
     }
     const db = (opened.db = new TeamDb(pool, session, where));
     session.on('end', () => db.markLost(new Error('the connection ended')));
@@ -130,16 +123,15 @@ export class TeamDb {
 
   private async checkSchema(): Promise<void> {
     const v = await schemaVersionOf(this.session);
-    if (v === null || v < SCHEMA_VERSION)
-      throw new TeamLedgerError(
-        'LEDGER_SCHEMA',
-        `the ledger ${this.where} is ${v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`}: run \`payout-batch ledger init --ledger ...\``,
-      );
-    if (v > SCHEMA_VERSION)
-      throw new TeamLedgerError(
-        'LEDGER_SCHEMA',
-        `the ledger ${this.where} is at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}: upgrade payout-batch`,
-      );
+    if (v === SCHEMA_VERSION) return;
+    const [is, fix] =
+      v !== null && v > SCHEMA_VERSION
+        ? [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch']
+        : [
+            v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`,
+            'run `payout-batch ledger init --ledger ...`',
+          ];
+    throw new TeamLedgerError('LEDGER_SCHEMA', `the ledger ${this.where} is ${is}: ${fix}`);
   }
 
   onLost(listener: (e: TeamLedgerError) => void): void {
@@ -158,15 +150,11 @@ export class TeamDb {
     return this.lost;
   }
 
-  private check(): void {
-    if (this.lost) throw this.lost;
-  }
-
   async query<R extends QueryResultRow = QueryResultRow>(
     sql: string,
     params: unknown[] = [],
   ): Promise<{ rows: R[]; rowCount: number | null }> {
-    this.check();
+    if (this.lost) throw this.lost;
     try {
       return await this.pool.query<R>(sql, params);
     } catch (e) {
@@ -176,7 +164,7 @@ export class TeamDb {
 
   /** With `lock`, the bodies of one name run one at a time, every process and host together. */
   async tx<T>(body: (q: Queryable) => Promise<T>, o: { lock?: string } = {}): Promise<T> {
-    this.check();
+    if (this.lost) throw this.lost;
     let client: PoolClient;
     try {
       client = await this.pool.connect();
@@ -214,9 +202,9 @@ export class TeamDb {
     return e instanceof Error ? e : new Error(String(e));
   }
 
-  async holderAlive(holder: string, q: Queryable = this): Promise<boolean> {
+  async holderAlive(holder: string): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
-    const r = await q.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
+    const r = await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
     return r.rows[0]?.alive === true;
   }
 

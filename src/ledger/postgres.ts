@@ -17,6 +17,7 @@ import {
   referencesBeingSent,
   refuseReferencesSentBefore,
   reservationLost,
+  type BatchRunner,
   type ClaimAnswer,
   type ClaimRequest,
   type JournalAppender,
@@ -67,7 +68,6 @@ export class PgLedgers implements SharedStore {
 }
 
 class PgLedger implements Ledger {
-  readonly ephemeral = false;
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */
@@ -165,16 +165,7 @@ class PgLedger implements Ledger {
           );
         await refuseReferencesSentBefore(this, o, fresh);
         try {
-          await reserve(q, db, {
-            account,
-            batchId: o.batchId,
-            file: o.file,
-            results: o.results,
-            command: o.command,
-            host: hostname(),
-            pid: process.pid,
-            refs,
-          });
+          await reserve(q, db, { ...o, account, host: hostname(), pid: process.pid, refs });
         } catch (e) {
           if ((e as { code?: string }).code !== '23505') throw e;
           throw new BatchRefused(
@@ -271,14 +262,13 @@ class PgLedger implements Ledger {
 
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
 // primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.
-export interface StoredLine {
-  id: number;
-  line: string;
-  writtenAtMs: number;
-}
-
 /** The lines after the id `after`, in order. */
-export async function linesOf(q: Queryable, account: string, batch: string, after: number): Promise<StoredLine[]> {
+export async function linesOf(
+  q: Queryable,
+  account: string,
+  batch: string,
+  after: number,
+): Promise<{ id: number; line: string; writtenAtMs: number }[]> {
   const r = await q.query<{ id: string; line: string; ms: number }>(
     `SELECT id, line, (extract(epoch FROM written_at) * 1000)::float8 AS ms FROM payout_batch.journal_lines
       WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
@@ -307,16 +297,7 @@ export async function clearDeadHolders(q: Queryable, account: string): Promise<v
   await q.query(`DELETE FROM payout_batch.batch_runs r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
 }
 
-export interface BatchRun {
-  batchId: string;
-  holder: string;
-  file: string;
-  results: string | null;
-  command: string;
-  host: string;
-  pid: number;
-  startedAt: string;
-}
+type BatchRun = BatchRunner & { holder: string; results: string | null };
 
 /** The live process sending this batch, when another one is. */
 export async function runOf(q: Queryable, account: string, batchId: string): Promise<BatchRun | undefined> {
@@ -368,16 +349,10 @@ export async function reserve(
 
 /** Whether this holder still sends the batch and holds `ref` (null: the batch alone). */
 export async function stillHeld(q: Queryable, holder: string, account: string, batchId: string, ref: string | null): Promise<boolean> {
-  const run = await q.query('SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [
-    account,
-    batchId,
-    holder,
-  ]);
-  if (!run.rowCount) return false;
-  if (ref === null) return true;
   const r = await q.query(
-    'SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $2 AND batch_id = $3 AND holder = $4',
-    [account, ref, batchId, holder],
+    `SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3 AND ($4::text IS NULL OR EXISTS (
+       SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $4 AND batch_id = $2 AND holder = $3))`,
+    [account, batchId, holder, ref],
   );
   return !!r.rowCount;
 }

@@ -1,6 +1,7 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
-import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
+import { names } from '../ledger/file.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
@@ -23,18 +24,12 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
   return { plan, approvals: `${plan}.approvals.json` };
 }
 
-const isCompanion = (name: string): boolean => /\.plan\.json$/i.test(name) || /\.approvals\.json$/i.test(name);
+const isCompanion = (name: string): boolean => /\.(plan|approvals)\.json$/i.test(name);
 
 /** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(inbox);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n))
+  return names(inbox)
+    .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !isCompanion(n))
     .sort();
 }
