@@ -59,13 +59,6 @@ export async function signAsMaker(
   return approval;
 }
 
-export interface ApprovalCheck {
-  ok: boolean;
-  counted: string[];
-  problems: string[];
-  message: string;
-}
-
 export function rawKey(a: Approval): string | undefined {
   try {
     return parsePublicKey(a.publicKey).raw.toString('base64');
@@ -177,7 +170,7 @@ export function checkApprovals(
   expiry?: Expiry,
   /** An account policy's rule: the plan must carry its maker's signature (`plan --as NAME --approver-key KEY`). */
   makerSigned = false,
-): ApprovalCheck {
+) {
   const payload = planPayload(plan);
   const { counted, problems, makers } = countSigners(payload, approvals, approvers, payload.preparedBy, expiry);
   const unusable =
@@ -206,7 +199,7 @@ interface GateInput {
   makerSigned?: boolean;
 }
 
-export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalCheck; plan?: LoadedPlan; message: string };
+export type GateResult = ({ ok: true } | { ok: false }) & { check?: ReturnType<typeof checkApprovals>; plan?: LoadedPlan; message: string };
 
 /** A file unreadable or malformed refuses too, never throws. */
 export function approvalGate(g: GateInput): GateResult {
