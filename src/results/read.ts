@@ -54,15 +54,7 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
     const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
     const records = sheetRecords(ws);
-    const table = resultsTableOf(
-      file,
-      'xlsx',
-      records,
-      (async function* () {
-        yield* records;
-      })(),
-    );
-    return { ...table, ...(swaps.length ? { swaps } : {}) };
+    return { ...resultsTableOf(file, 'xlsx', records, records), ...(swaps.length ? { swaps } : {}) };
   }
   const { head, records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', head, records), delimiter };
@@ -89,7 +81,7 @@ function resultsTableOf(
   file: string,
   format: ResultsFormat,
   head: readonly SourceRecord[],
-  records: AsyncIterable<SourceRecord>,
+  records: Iterable<SourceRecord> | AsyncIterable<SourceRecord>,
 ): ResultsStream {
   const headerRec = head.find((r) => !isBlank(r.values));
   if (!headerRec) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
