@@ -19,27 +19,15 @@ export const MAX_LISTED = 2000;
 /** The most rows a report's paged list holds (every row is in the file, or the CSV beside it). */
 export const MAX_ROWS_LISTED = 10_000;
 
-interface ResultsRowView {
-  row: number;
-  reference: string;
-  name: string;
-  amount: string;
-  currency: string;
-  status: string;
-  payoutId: string;
-  note: string;
-}
+type ResultsRowView = { row: number } & Record<'reference' | 'name' | 'amount' | 'currency' | 'status' | 'payoutId' | 'note', string>;
 
 // ---------------------------------------------------------------- approvals (input)
 
-export interface ApprovalsInput {
-  /** Who made the plan (the plan file's preparedBy). */
-  preparedBy?: string;
-  /** As src/approvals checked them: the report shows them, never verifies them. */
-  approvals?: ApprovalsView['approvals'];
-  /** Checked against an approvers list; without one, `valid` says only that the signature holds and is not the maker's. */
-  listChecked?: boolean;
-}
+/**
+ * Who made the plan (the plan file's preparedBy) and its approvals as src/approvals checked them: the report shows them, never
+ * verifies them. `listChecked`: against an approvers list; without one, `valid` says only that the signature holds and is not the maker's.
+ */
+export type ApprovalsInput = Partial<ApprovalsView> & { listChecked?: boolean };
 
 // ---------------------------------------------------------------- plan
 
@@ -281,21 +269,14 @@ export function planViewOfPlanFile(
   const byRow = (notes: PlanFile['notSent']) => notes.map((r): [number, RowNote] => [r.rowNumber, r]);
   const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[];
   const plan: PlanFacts = {
-    file: pf.file,
-    batchId: pf.batchId,
+    ...pf,
     rows: pf.rowsInBatch,
-    valid: pf.valid,
-    invalid: pf.invalid,
-    alreadyCreated: pf.alreadyCreated,
     toSend: pf.rows,
     currencies: pf.currencies as unknown as PlanTotal[],
-    warnings: pf.warnings,
     invalidRows: byRow(pf.invalidRows),
     notSent: byRow(pf.notSent),
-    requests: pf.requests,
     corridorsNotEnabled,
     corridorBlocked: corridorsNotEnabled.length > 0,
-    swaps: pf.swaps,
   };
   const why = offline ? 'changed since the plan was made (its sha256 differs)' : 'could not be read';
   return planViewOfPlan(plan, {
@@ -384,33 +365,31 @@ type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: D
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
 function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: CanonicalField) => string, notes: string[]): void {
-  {
-    const group = statusGroup((r.result.status ?? '').trim() || undefined);
-    const currency = cell(r, 'sourceCurrency').toUpperCase();
-    const k = `${group} ${currency}`;
-    const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
-    g.rows++;
-    const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
-      if (text === undefined || text.trim() === '') return sum;
-      const d = readAmount(text);
-      if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
-      notes.push(
-        `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
-      );
-      return sum;
-    };
-    g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
-    g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
-    g.refunded = add(g.refunded, 'refunded', r.result.refunded);
-    // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
-    const earlier = parseEarlierPayouts(r.result.earlierPayouts);
-    if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
-    for (const e of earlier.payouts) {
-      g.total = (g.total ?? new Dec(0)).plus(e.amount).plus(e.fee ?? 0);
-      g.refunded = add(g.refunded, 'refunded', e.refunded);
-    }
-    groups.set(k, g);
+  const group = statusGroup((r.result.status ?? '').trim() || undefined);
+  const currency = cell(r, 'sourceCurrency').toUpperCase();
+  const k = `${group} ${currency}`;
+  const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
+  g.rows++;
+  const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
+    if (text === undefined || text.trim() === '') return sum;
+    const d = readAmount(text);
+    if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
+    notes.push(
+      `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
+    );
+    return sum;
+  };
+  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
+  g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
+  g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+  // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
+  const earlier = parseEarlierPayouts(r.result.earlierPayouts);
+  if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
+  for (const e of earlier.payouts) {
+    g.total = (g.total ?? new Dec(0)).plus(e.amount).plus(e.fee ?? 0);
+    g.refunded = add(g.refunded, 'refunded', e.refunded);
   }
+  groups.set(k, g);
 }
 
 function groupTotals(groups: Map<string, GroupSums>) {
