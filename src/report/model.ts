@@ -40,30 +40,18 @@ export interface InvalidRow {
 /** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
 type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
+/** `planSha256`: of the plan file's own bytes (what an approval signs), when the report is made from one; `sheet` (Excel): the sheet the plan's rows are read from. */
+type PlanIdentity = { file: string; fileName: string } & Partial<
+  Record<'rows' | 'valid' | 'invalid' | 'toSend' | 'alreadyCreated', number>
+> &
+  Partial<Record<'sha256' | 'planSha256' | 'batchId' | 'batchLabel' | 'sheet' | 'environment' | 'baseUrl' | 'createdAt', string>>;
+
 export interface PlanView {
   kind: 'plan';
   /** Computed from the batch file alone: no fees, balances, quotes or requests. */
   offline: boolean;
   generatedAt: string;
-  identity: {
-    file: string;
-    fileName: string;
-    sha256?: string;
-    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
-    planSha256?: string;
-    rows?: number;
-    valid?: number;
-    invalid?: number;
-    toSend?: number;
-    alreadyCreated?: number;
-    batchId?: string;
-    batchLabel?: string;
-    /** Excel: the sheet the plan's rows are read from. */
-    sheet?: string;
-    environment?: string;
-    baseUrl?: string;
-    createdAt?: string;
-  };
+  identity: PlanIdentity;
   totals: readonly PlanTotal[];
   /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
   payees?: (Payee & { destination: string })[];
@@ -190,18 +178,12 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
 /** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
   plan: PlanFacts,
-  o: {
+  o: Pick<PlanIdentity, 'baseUrl' | 'sha256' | 'planSha256' | 'batchLabel' | 'sheet' | 'createdAt'> & {
     environment: string;
-    baseUrl?: string;
-    sha256?: string;
-    planSha256?: string;
-    batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */
     quotes?: readonly PlanRow[];
-    sheet?: string;
     offline?: OfflineBatch;
     approvals?: ApprovalsInput;
-    createdAt?: string;
     notes?: string[];
   },
 ): PlanView {
@@ -411,11 +393,12 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
   return a.command?.replace('RESULTS', path).replace('PAYOUT_ID', payoutId || 'PAYOUT_ID');
 }
 
-/** The row's amount with its currency, formatted when it reads as an amount (else as written). */
-function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
+/** The row: its number, reference, payee, and amount with its currency, formatted when it reads as an amount (else as written). */
+function rowOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
-  return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
+  const amount = d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount');
+  return { row: r.rowNumber, reference: cell(r, 'reference'), name: cell(r, 'accountName'), amount, currency };
 }
 
 /** What the service said of the row: its reason, error code and message. */
@@ -430,11 +413,8 @@ function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => s
   const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
     urgency: action.urgency,
-    row: r.rowNumber,
-    reference: cell(r, 'reference'),
-    name: cell(r, 'accountName'),
+    ...rowOf(r, cell),
     account: account ? maskAccount(account) : '',
-    ...amountOf(r, cell),
     status: docsMissing ? `${status} (documents not attached)` : status,
     reason: reasonOf(r),
     next: action.next,
@@ -495,10 +475,7 @@ export async function resultsViewOf(
     addToGroups(sums, r, cell, notes);
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
-        row: r.rowNumber,
-        reference: cell(r, 'reference'),
-        name: cell(r, 'accountName'),
-        ...amountOf(r, cell),
+        ...rowOf(r, cell),
         status: (r.result.status ?? '').trim(),
         payoutId: r.result.payoutId ?? '',
         note: reasonOf(r) || (r.result.nextStep ?? ''),
