@@ -70,7 +70,6 @@ export function clearancesIn(
   required: number,
   /** An account policy's rule: the clearance must carry its maker's signature. */
   makerSigned = false,
-  now = new Date(),
 ): { loaded: LoadedClearance; signedBy: string[]; problem?: string }[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
@@ -88,7 +87,7 @@ export function clearancesIn(
           ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"
           : signedBy.length < required
             ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
-            : Date.parse(c.expiresAt) <= now.getTime()
+            : Date.parse(c.expiresAt) <= Date.now()
               ? `expired ${c.expiresAt}`
               : undefined;
       return { loaded, signedBy, ...(problem ? { problem } : {}) };

@@ -21,9 +21,9 @@ import {
 } from './approvals-file.ts';
 
 /** `where`: the key file, named in errors only. */
-export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
+export function signPlan(payload: object, name: string, pem: string, where: string): Approval {
   const k = parsePrivateKey(pem, where);
-  const signedAt = now.toISOString();
+  const signedAt = new Date().toISOString();
   const signature = sign(null, signedBytes(payload, { name, signedAt }), k.key).toString('base64');
   return { name, publicKey: k.publicKey, publicKeyFingerprint: k.fingerprint, signedAt, signature };
 }
