@@ -39,13 +39,9 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
-  let buf: Buffer;
-  try {
-    buf = await readFile(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${code ?? (e as Error).message}).`, { cause: e });
-  }
+  const buf = await readFile(file).catch((e: NodeJS.ErrnoException) => {
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  });
   const kind = sniffKind(buf.subarray(0, 8192));
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
   const encoding = encodingOption(file, kind, options, refuse);
