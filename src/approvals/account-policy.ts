@@ -16,9 +16,8 @@ import { FileLedger } from '../ledger/file.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type GateResult } from './sign.ts';
+import { ApproverSchema } from './approvals-file.ts';
 import type { LoadedPlan } from './payload.ts';
-
-const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
 
 /** What `policy set` gives. */
 export const PolicyRulesSchema = z.object({
@@ -40,7 +39,6 @@ const VersionSchema = z.object({
   signedBy: z.array(z.string()),
   policy: z.string().nullable(),
 });
-export type PolicyVersion = z.infer<typeof VersionSchema>;
 
 const RecordSchema = z.object({
   v: z.literal(1),
@@ -58,11 +56,7 @@ export type AccountPolicy = PolicyRules &
   Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & { key?: string; sentToday?: Record<string, string> };
 
 /** `version` 0: never set. */
-export interface PolicyRecord {
-  policy?: AccountPolicy;
-  version: number;
-  history: PolicyVersion[];
-}
+export type PolicyRecord = Pick<z.infer<typeof RecordSchema>, 'version' | 'history'> & { policy?: AccountPolicy };
 
 /** Nothing is sent against the account (exit 3). */
 export class PolicyError extends Error {
@@ -81,9 +75,9 @@ export function hostFolder(): string {
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }
 
-function hostPolicyPath(baseUrl: string, keyFingerprint: string): string {
-  return join(hostFolder(), `${sha256Hex(`${accountOf(baseUrl)}\n${keyFingerprint}`).slice(0, 32)}.policy.json`);
-}
+/** The account's file (or folder) `<digest>.<what>` in the host folder: `policy.json`, `ledger.json` (its team ledger), `unapproved`. */
+const hostPath = (baseUrl: string, keyFingerprint: string, what: string): string =>
+  join(hostFolder(), `${sha256Hex(`${accountOf(baseUrl)}\n${keyFingerprint}`).slice(0, 32)}.${what}`);
 
 /** False when missing; throws for a path another user could have written. */
 function trusted(path: string, what: string): boolean {
@@ -99,6 +93,9 @@ function trusted(path: string, what: string): boolean {
     );
   return true;
 }
+
+/** The same of the host folder first, then of its file `path`. */
+const trustedInHost = (path: string, what: string) => trusted(hostFolder(), 'the host folder of approval policies') && trusted(path, what);
 
 function parseRecord(text: string, where: string): PolicyRecord {
   let data: unknown;
@@ -132,31 +129,34 @@ function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | 
 
 export const who = () => `${userInfo().username}@${hostname()}`;
 
-export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore {
-  const path = hostPolicyPath(baseUrl, keyFingerprint);
-  const account = accountOf(baseUrl);
-  const read = async (): Promise<PolicyRecord> => {
-    if (!trusted(hostFolder(), 'the host folder of approval policies') || !trusted(path, 'the approval policy'))
-      return { version: 0, history: [] };
-    return parseRecord(readFileSync(path, 'utf8'), path);
-  };
+/** A store whose next version is written as `save` keeps its text. */
+function storeOf(where: string, account: string, read: () => Promise<PolicyRecord>, save: (text: string) => Promise<void>): PolicyStore {
   return {
-    where: path,
+    where,
     read,
     async write(next, signedBy, setBy = who()) {
-      const record = nextRecord(await read(), account, next, signedBy, setBy);
-      try {
-        mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-        await writeFileAtomic(path, JSON.stringify(record, null, 2) + '\n', { mode: 0o644 });
-      } catch (e) {
-        throw new PolicyError(
-          `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
-            `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
-        );
-      }
-      return parseRecord(JSON.stringify(record), path);
+      const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
+      await save(text);
+      return parseRecord(text, where);
     },
   };
+}
+
+export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore {
+  const path = hostPath(baseUrl, keyFingerprint, 'policy.json');
+  const read = async (): Promise<PolicyRecord> =>
+    trustedInHost(path, 'the approval policy') ? parseRecord(readFileSync(path, 'utf8'), path) : { version: 0, history: [] };
+  return storeOf(path, accountOf(baseUrl), read, async (text) => {
+    try {
+      mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+      await writeFileAtomic(path, text, { mode: 0o644 });
+    } catch (e) {
+      throw new PolicyError(
+        `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
+          `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
+      );
+    }
+  });
 }
 
 type TeamLedger = Ledger & Required<Pick<Ledger, 'policy' | 'setPolicy'>>;
@@ -168,24 +168,15 @@ export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicySto
     const p = await ledger.policy();
     return p === undefined ? { version: 0, history: [] } : parseRecord(p.text, where);
   };
-  return {
-    where,
-    read,
-    async write(next, signedBy, setBy = who()) {
-      const text = JSON.stringify(nextRecord(await read(), ledger.account, next, signedBy, setBy), null, 2) + '\n';
-      await ledger.setPolicy(text);
-      await recordTeam(ledger, keyFingerprint);
-      return parseRecord(text, where);
-    },
-  };
+  return storeOf(where, ledger.account, read, async (text) => {
+    await ledger.setPolicy(text);
+    await recordTeam(ledger, keyFingerprint);
+  });
 }
-
-const teamRecordPath = (account: string, keyFingerprint: string) =>
-  hostPolicyPath(account, keyFingerprint).replace(/policy\.json$/, 'ledger.json');
 
 /** Where the host folder lets this user (else its owner records it when they use it). */
 async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void> {
-  const path = teamRecordPath(ledger.account, keyFingerprint);
+  const path = hostPath(ledger.account, keyFingerprint, 'ledger.json');
   try {
     mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
     await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
@@ -195,8 +186,8 @@ async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void>
 }
 
 function teamOnRecord(account: string, keyFingerprint: string): string | undefined {
-  const path = teamRecordPath(account, keyFingerprint);
-  if (!trusted(hostFolder(), 'the host folder of approval policies') || !trusted(path, 'the record of the team ledger')) return undefined;
+  const path = hostPath(account, keyFingerprint, 'ledger.json');
+  if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
   const ledger = (JSON.parse(readFileSync(path, 'utf8')) as { ledger?: unknown }).ledger;
   return typeof ledger === 'string' ? ledger : '(unreadable)';
 }
@@ -206,8 +197,7 @@ function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger)
   return team && !(team instanceof FileLedger) ? team : new FileLedger(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint));
 }
 
-const unapprovedFolder = (baseUrl: string, keyFingerprint: string) =>
-  hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved');
+const unapprovedFolder = (baseUrl: string, keyFingerprint: string) => hostPath(baseUrl, keyFingerprint, 'unapproved');
 
 function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string): string {
   const code = (e as NodeJS.ErrnoException).code;

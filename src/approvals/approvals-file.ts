@@ -17,24 +17,20 @@ export class KeyError extends Error {
   override readonly name = 'KeyError';
 }
 
-export interface NewKeyPair {
-  /** PKCS#8 PEM: never printed or logged. */
-  privatePem: string;
-  publicKey: string;
-  fingerprint: string;
-}
-
-export function newKeyPair(): NewKeyPair {
+/** `privatePem`: PKCS#8 PEM, never printed or logged. */
+export function newKeyPair() {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const raw = rawOf(publicKey);
-  return {
-    privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    publicKey: raw.toString('base64'),
-    fingerprint: fingerprintOf(raw),
-  };
+  return { privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), ...publicOf(publicKey) };
 }
+export type NewKeyPair = ReturnType<typeof newKeyPair>;
 
 const rawOf = (k: KeyObject): Buffer => k.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
+
+/** A public key as lists and approvals hold it: its raw bytes in base64, and their fingerprint. */
+function publicOf(k: KeyObject): { publicKey: string; fingerprint: string } {
+  const raw = rawOf(k);
+  return { publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
+}
 
 /** The first 16 hex of the raw key's sha256. */
 export function fingerprintOf(raw: Buffer): string {
@@ -71,8 +67,7 @@ export function parsePrivateKey(pem: string, where: string): { key: KeyObject; p
     throw new KeyError(
       `${where} holds a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519 (make one with \`payout-batch approver-key new\`)`,
     );
-  const raw = rawOf(createPublicKey(key));
-  return { key, publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
+  return { key, ...publicOf(createPublicKey(key)) };
 }
 
 export const ApprovalSchema = z.object({
@@ -134,12 +129,9 @@ export async function addApproval(approvalsPath: string, a: Approval): Promise<{
   );
 }
 
-export interface Approver {
-  name: string;
-  /** Raw, base64, whatever form the list wrote it in. */
-  publicKey: string;
-  fingerprint: string;
-}
+/** An approvers list's entry, its key read: `publicKey` the raw bytes in base64. */
+export const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
+export type Approver = z.infer<typeof ApproverSchema>;
 
 const ApproverEntry = z.strictObject({ name: z.string().trim().min(1), publicKey: z.string().min(1) });
 const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approvers: z.array(ApproverEntry) }), ApproverEntry]);
@@ -161,13 +153,12 @@ function withoutTwins(path: string, entries: { name: string; publicKey: string }
   for (const [i, e] of entries.entries()) {
     const bad = nameProblem(e.name);
     if (bad) throw new ApprovalsFileError(`${path}: entry ${i + 1} (${JSON.stringify(e.name)}): ${bad}`);
-    let raw: Buffer;
+    let a: Approver;
     try {
-      raw = parsePublicKey(e.publicKey).raw;
+      a = { name: e.name, ...publicOf(parsePublicKey(e.publicKey).key) };
     } catch (err) {
       throw new ApprovalsFileError(`${path}: entry ${i + 1} (${e.name}): publicKey is ${(err as KeyError).message}`);
     }
-    const a = { name: e.name, publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
     const twin = out.find((o) => sameName(o.name, a.name) || o.publicKey === a.publicKey);
     if (twin)
       throw new ApprovalsFileError(

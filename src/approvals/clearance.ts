@@ -33,16 +33,12 @@ const ClearanceSchema = z.object({
 });
 type ClearanceFile = z.infer<typeof ClearanceSchema>;
 
-interface LoadedClearance {
-  path: string;
-  bytes: Buffer;
-  clearance: ClearanceFile;
-}
+type LoadedClearance = ReturnType<typeof loadClearance>;
 
 export const isClearance = (path: string): boolean =>
   path.endsWith(SUFFIX) && existsSync(path) && parseJson(readFileSync(path), ClearanceSchema) !== undefined;
 
-export function loadClearance(path: string): LoadedClearance {
+export function loadClearance(path: string) {
   const bytes = readFileSync(path);
   const clearance = parseJson(bytes, ClearanceSchema);
   if (!clearance) throw new PlanFileError(`${path} is not a clearance of \`payout-batch screen --clear\``);
@@ -67,22 +63,14 @@ export async function writeClearance(dir: string, c: ClearanceFile): Promise<str
   return path;
 }
 
-interface ClearanceStatus {
-  loaded: LoadedClearance;
-  signedBy: string[];
-  /** Why it does not count; undefined: it counts. */
-  problem?: string;
-}
-
-/** Each clearance of `dir`, with its listed signers (each once, under their listed key, never its maker). */
+/** Each clearance of `dir`, with its listed signers (each once, under their listed key, never its maker) and why it does not count (none: it counts). */
 export function clearancesIn(
   dir: string,
   approvers: readonly Approver[],
   required: number,
   /** An account policy's rule: the clearance must carry its maker's signature. */
   makerSigned = false,
-  now = new Date(),
-): ClearanceStatus[] {
+): { loaded: LoadedClearance; signedBy: string[]; problem?: string }[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => f.endsWith(SUFFIX))
@@ -99,14 +87,14 @@ export function clearancesIn(
           ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"
           : signedBy.length < required
             ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
-            : Date.parse(c.expiresAt) <= now.getTime()
+            : Date.parse(c.expiresAt) <= Date.now()
               ? `expired ${c.expiresAt}`
               : undefined;
       return { loaded, signedBy, ...(problem ? { problem } : {}) };
     });
 }
 
-const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
+const clearancesInForce = (statuses: ReturnType<typeof clearancesIn>): Clearance[] =>
   statuses
     .filter((s) => !s.problem)
     .map(({ loaded: { path, clearance: c }, signedBy }) => ({

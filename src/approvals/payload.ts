@@ -10,12 +10,6 @@ import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/pla
 import { canonicalJson, plural } from '../text.ts';
 import { swapText } from '../engine/swap.ts';
 
-export interface LoadedPlan {
-  path: string;
-  bytes: Buffer;
-  plan: PlanFile;
-}
-
 export class PlanFileError extends Error {
   override readonly name = 'PlanFileError';
 }
@@ -38,7 +32,9 @@ export function parseJson<T>(bytes: Buffer, schema: z.ZodType<T>): T | undefined
   }
 }
 
-export function loadPlan(path: string): LoadedPlan {
+export type LoadedPlan = ReturnType<typeof loadPlan>;
+
+export function loadPlan(path: string) {
   const bytes = readBytes(path, (why) => new PlanFileError(`cannot read the plan ${path}: ${why}`));
   try {
     return { path, bytes, plan: parsePlanFile(bytes.toString('utf8'), path) };

@@ -35,11 +35,7 @@ const ProposalSchema = z.object({
 });
 type PolicyProposal = z.infer<typeof ProposalSchema>;
 
-interface LoadedProposal {
-  path: string;
-  bytes: Buffer;
-  proposal: PolicyProposal;
-}
+type LoadedProposal = ReturnType<typeof loadProposal>;
 
 export function isProposal(path: string): boolean {
   try {
@@ -49,7 +45,7 @@ export function isProposal(path: string): boolean {
   }
 }
 
-export function loadProposal(path: string): LoadedProposal {
+export function loadProposal(path: string) {
   const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
   const proposal = parseJson(bytes, ProposalSchema);
   if (!proposal) throw new PolicyError(`${path} is not a policy proposal of \`payout-batch policy set|remove\``);

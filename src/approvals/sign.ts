@@ -21,9 +21,9 @@ import {
 } from './approvals-file.ts';
 
 /** `where`: the key file, named in errors only. */
-export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
+export function signPlan(payload: object, name: string, pem: string, where: string): Approval {
   const k = parsePrivateKey(pem, where);
-  const signedAt = now.toISOString();
+  const signedAt = new Date().toISOString();
   const signature = sign(null, signedBytes(payload, { name, signedAt }), k.key).toString('base64');
   return { name, publicKey: k.publicKey, publicKeyFingerprint: k.fingerprint, signedAt, signature };
 }
@@ -57,13 +57,6 @@ export async function signAsMaker(
   const approval = signPlan(payload, name, pem, where);
   await addApproval(approvalsPathFor(planPath), approval);
   return approval;
-}
-
-export interface ApprovalCheck {
-  ok: boolean;
-  counted: string[];
-  problems: string[];
-  message: string;
 }
 
 export function rawKey(a: Approval): string | undefined {
@@ -177,7 +170,7 @@ export function checkApprovals(
   expiry?: Expiry,
   /** An account policy's rule: the plan must carry its maker's signature (`plan --as NAME --approver-key KEY`). */
   makerSigned = false,
-): ApprovalCheck {
+) {
   const payload = planPayload(plan);
   const { counted, problems, makers } = countSigners(payload, approvals, approvers, payload.preparedBy, expiry);
   const unusable =
@@ -206,7 +199,7 @@ interface GateInput {
   makerSigned?: boolean;
 }
 
-export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalCheck; plan?: LoadedPlan; message: string };
+export type GateResult = ({ ok: true } | { ok: false }) & { check?: ReturnType<typeof checkApprovals>; plan?: LoadedPlan; message: string };
 
 /** A file unreadable or malformed refuses too, never throws. */
 export function approvalGate(g: GateInput): GateResult {

@@ -3,6 +3,7 @@
 // the only floating point here: a drawing, never a total. Amounts of different currencies never
 // share a scale: a chart has one group of bars per currency, each bar its share of the group's sum.
 import { Dec } from '../money.ts';
+import { readAmount } from '../engine/money-totals.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 
 export interface Bar {
@@ -28,13 +29,7 @@ const BAR_SPACE = WIDTH - LABEL - VALUE - 10;
 const COLORS = ['#2f6db5', '#3a9a6a', '#c07a1b', '#8d4fb3', '#b83b4b', '#4a8c9c', '#7a7a2a', '#5c5c8a'];
 
 /** The value as a decimal; 0 for anything that is not one (a drawing must not throw). */
-function decOf(value: string): Dec {
-  try {
-    return new Dec(value);
-  } catch {
-    return new Dec(0);
-  }
-}
+const decOf = (value: string): Dec => readAmount(value) ?? new Dec(0);
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 

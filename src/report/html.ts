@@ -49,8 +49,11 @@ footer { margin-top: 16pt; color: #777; font-size: 8pt; }
 @media print { body { padding: 0; max-width: none; } h2 { margin-top: 10pt; } }
 `;
 
-// The CSP: no fetch of any kind when the file is opened, whatever a value holds.
-function page(kind: 'plan' | 'results', title: string, offline: boolean, body: SafeHtml[]): string {
+// The CSP: no fetch of any kind when the file is opened, whatever a value holds. The notes come last.
+function page(kind: 'plan' | 'results', title: string, offline: boolean, body: SafeHtml[], notes: readonly string[]): string {
+  const notesPart = notes.length
+    ? safe`<section><h2>Notes</h2><ul data-section="notes">${notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`
+    : '';
   return safe`<!doctype html>
 <html lang="en">
 <head>
@@ -62,7 +65,7 @@ function page(kind: 'plan' | 'results', title: string, offline: boolean, body: S
 <style>${CSS}</style>
 </head>
 <body data-kind="${kind}"${offline ? safe` data-offline="true"` : ''}>
-${body}
+${body}${notesPart}
 <footer>Written by payout-batch. This file loads nothing and runs nothing: everything it shows is in it.</footer>
 </body>
 </html>
@@ -194,9 +197,7 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
     );
   if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps proposed to fund short wallets'));
   if (v.payees) body.push(payeesSection(v.payees, o.payeesCsv));
-  if (v.notes.length)
-    body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
-  return page('plan', `Payout plan: ${id.fileName}`, v.offline, body);
+  return page('plan', `Payout plan: ${id.fileName}`, v.offline, body, v.notes);
 }
 
 function totalsSection(v: PlanView): SafeHtml {
@@ -367,9 +368,7 @@ export function resultsHtml(v: ResultsView): string {
   if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps that funded short wallets'));
   if (v.tieOut) body.push(tieOutSection(v.tieOut));
   body.push(rowsSection(v.rows, id.rows));
-  if (v.notes.length)
-    body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
-  return page('results', `Payout results: ${id.fileName}`, false, body);
+  return page('results', `Payout results: ${id.fileName}`, false, body, v.notes);
 }
 
 /** Every row of the results, for the audit: what was paid to whom, its status and payout id, paged. */

@@ -19,27 +19,15 @@ export const MAX_LISTED = 2000;
 /** The most rows a report's paged list holds (every row is in the file, or the CSV beside it). */
 export const MAX_ROWS_LISTED = 10_000;
 
-interface ResultsRowView {
-  row: number;
-  reference: string;
-  name: string;
-  amount: string;
-  currency: string;
-  status: string;
-  payoutId: string;
-  note: string;
-}
+type ResultsRowView = { row: number } & Record<'reference' | 'name' | 'amount' | 'currency' | 'status' | 'payoutId' | 'note', string>;
 
 // ---------------------------------------------------------------- approvals (input)
 
-export interface ApprovalsInput {
-  /** Who made the plan (the plan file's preparedBy). */
-  preparedBy?: string;
-  /** As src/approvals checked them: the report shows them, never verifies them. */
-  approvals?: ApprovalsView['approvals'];
-  /** Checked against an approvers list; without one, `valid` says only that the signature holds and is not the maker's. */
-  listChecked?: boolean;
-}
+/**
+ * Who made the plan (the plan file's preparedBy) and its approvals as src/approvals checked them: the report shows them, never
+ * verifies them. `listChecked`: against an approvers list; without one, `valid` says only that the signature holds and is not the maker's.
+ */
+export type ApprovalsInput = Partial<ApprovalsView> & { listChecked?: boolean };
 
 // ---------------------------------------------------------------- plan
 
@@ -52,30 +40,18 @@ export interface InvalidRow {
 /** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
 type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
+/** `planSha256`: of the plan file's own bytes (what an approval signs), when the report is made from one; `sheet` (Excel): the sheet the plan's rows are read from. */
+type PlanIdentity = { file: string; fileName: string } & Partial<
+  Record<'rows' | 'valid' | 'invalid' | 'toSend' | 'alreadyCreated', number>
+> &
+  Partial<Record<'sha256' | 'planSha256' | 'batchId' | 'batchLabel' | 'sheet' | 'environment' | 'baseUrl' | 'createdAt', string>>;
+
 export interface PlanView {
   kind: 'plan';
   /** Computed from the batch file alone: no fees, balances, quotes or requests. */
   offline: boolean;
   generatedAt: string;
-  identity: {
-    file: string;
-    fileName: string;
-    sha256?: string;
-    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
-    planSha256?: string;
-    rows?: number;
-    valid?: number;
-    invalid?: number;
-    toSend?: number;
-    alreadyCreated?: number;
-    batchId?: string;
-    batchLabel?: string;
-    /** Excel: the sheet the plan's rows are read from. */
-    sheet?: string;
-    environment?: string;
-    baseUrl?: string;
-    createdAt?: string;
-  };
+  identity: PlanIdentity;
   totals: readonly PlanTotal[];
   /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
   payees?: (Payee & { destination: string })[];
@@ -202,18 +178,12 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
 /** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
   plan: PlanFacts,
-  o: {
+  o: Pick<PlanIdentity, 'baseUrl' | 'sha256' | 'planSha256' | 'batchLabel' | 'sheet' | 'createdAt'> & {
     environment: string;
-    baseUrl?: string;
-    sha256?: string;
-    planSha256?: string;
-    batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */
     quotes?: readonly PlanRow[];
-    sheet?: string;
     offline?: OfflineBatch;
     approvals?: ApprovalsInput;
-    createdAt?: string;
     notes?: string[];
   },
 ): PlanView {
@@ -281,21 +251,14 @@ export function planViewOfPlanFile(
   const byRow = (notes: PlanFile['notSent']) => notes.map((r): [number, RowNote] => [r.rowNumber, r]);
   const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[];
   const plan: PlanFacts = {
-    file: pf.file,
-    batchId: pf.batchId,
+    ...pf,
     rows: pf.rowsInBatch,
-    valid: pf.valid,
-    invalid: pf.invalid,
-    alreadyCreated: pf.alreadyCreated,
     toSend: pf.rows,
     currencies: pf.currencies as unknown as PlanTotal[],
-    warnings: pf.warnings,
     invalidRows: byRow(pf.invalidRows),
     notSent: byRow(pf.notSent),
-    requests: pf.requests,
     corridorsNotEnabled,
     corridorBlocked: corridorsNotEnabled.length > 0,
-    swaps: pf.swaps,
   };
   const why = offline ? 'changed since the plan was made (its sha256 differs)' : 'could not be read';
   return planViewOfPlan(plan, {
@@ -384,33 +347,31 @@ type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: D
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
 function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: CanonicalField) => string, notes: string[]): void {
-  {
-    const group = statusGroup((r.result.status ?? '').trim() || undefined);
-    const currency = cell(r, 'sourceCurrency').toUpperCase();
-    const k = `${group} ${currency}`;
-    const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
-    g.rows++;
-    const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
-      if (text === undefined || text.trim() === '') return sum;
-      const d = readAmount(text);
-      if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
-      notes.push(
-        `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
-      );
-      return sum;
-    };
-    g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
-    g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
-    g.refunded = add(g.refunded, 'refunded', r.result.refunded);
-    // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
-    const earlier = parseEarlierPayouts(r.result.earlierPayouts);
-    if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
-    for (const e of earlier.payouts) {
-      g.total = (g.total ?? new Dec(0)).plus(e.amount).plus(e.fee ?? 0);
-      g.refunded = add(g.refunded, 'refunded', e.refunded);
-    }
-    groups.set(k, g);
+  const group = statusGroup((r.result.status ?? '').trim() || undefined);
+  const currency = cell(r, 'sourceCurrency').toUpperCase();
+  const k = `${group} ${currency}`;
+  const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
+  g.rows++;
+  const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
+    if (text === undefined || text.trim() === '') return sum;
+    const d = readAmount(text);
+    if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
+    notes.push(
+      `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
+    );
+    return sum;
+  };
+  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
+  g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
+  g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+  // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
+  const earlier = parseEarlierPayouts(r.result.earlierPayouts);
+  if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
+  for (const e of earlier.payouts) {
+    g.total = (g.total ?? new Dec(0)).plus(e.amount).plus(e.fee ?? 0);
+    g.refunded = add(g.refunded, 'refunded', e.refunded);
   }
+  groups.set(k, g);
 }
 
 function groupTotals(groups: Map<string, GroupSums>) {
@@ -432,11 +393,12 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
   return a.command?.replace('RESULTS', path).replace('PAYOUT_ID', payoutId || 'PAYOUT_ID');
 }
 
-/** The row's amount with its currency, formatted when it reads as an amount (else as written). */
-function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
+/** The row: its number, reference, payee, and amount with its currency, formatted when it reads as an amount (else as written). */
+function rowOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
-  return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
+  const amount = d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount');
+  return { row: r.rowNumber, reference: cell(r, 'reference'), name: cell(r, 'accountName'), amount, currency };
 }
 
 /** What the service said of the row: its reason, error code and message. */
@@ -451,11 +413,8 @@ function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => s
   const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
     urgency: action.urgency,
-    row: r.rowNumber,
-    reference: cell(r, 'reference'),
-    name: cell(r, 'accountName'),
+    ...rowOf(r, cell),
     account: account ? maskAccount(account) : '',
-    ...amountOf(r, cell),
     status: docsMissing ? `${status} (documents not attached)` : status,
     reason: reasonOf(r),
     next: action.next,
@@ -516,10 +475,7 @@ export async function resultsViewOf(
     addToGroups(sums, r, cell, notes);
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
-        row: r.rowNumber,
-        reference: cell(r, 'reference'),
-        name: cell(r, 'accountName'),
-        ...amountOf(r, cell),
+        ...rowOf(r, cell),
         status: (r.result.status ?? '').trim(),
         payoutId: r.result.payoutId ?? '',
         note: reasonOf(r) || (r.result.nextStep ?? ''),

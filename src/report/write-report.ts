@@ -123,15 +123,9 @@ export async function writeReportOf(
     ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(input);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new RangeError(
-      code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${code ?? (e as Error).message}).`,
-    );
-  }
+  const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
+    throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  });
   const head = bytes.subarray(0, 4096).toString('utf8');
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
     const pf = parsePlanFile(bytes.toString('utf8'), input);

@@ -24,25 +24,17 @@ export function resultsPathFor(
   options: { inputFormat?: BatchFormat } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
+    const bad = (why: string) => new ResultsError('BAD_RESULTS_PATH', override, `--results ${override}: ${why}`);
     const ext = extname(override).toLowerCase();
     const writer = RESULTS_WRITERS.find((w) => w.extensions.includes(ext));
     if (!writer) {
       const instead = RESULTS_WRITERS.find((w) => w.forBatches.extensions.includes(ext));
       const hint = instead ? ` (results are written as ${instead.extensions[0]})` : '';
       const names = RESULTS_WRITERS.map((w) => w.extensions[0]).join(' or ');
-      throw new ResultsError(
-        'BAD_RESULTS_PATH',
-        override,
-        `--results ${override}: name the results file ${names}${hint}; the extension decides the format.`,
-      );
+      throw bad(`name the results file ${names}${hint}; the extension decides the format.`);
     }
-    if (resolve(override) === resolve(batchFile)) {
-      throw new ResultsError(
-        'BAD_RESULTS_PATH',
-        override,
-        `--results ${override}: that is the batch file itself; choose another name so the batch is not overwritten.`,
-      );
-    }
+    if (resolve(override) === resolve(batchFile))
+      throw bad('that is the batch file itself; choose another name so the batch is not overwritten.');
     return { path: override, format: writer.format };
   }
   const ext = extname(batchFile);

@@ -39,13 +39,9 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
-  let buf: Buffer;
-  try {
-    buf = await readFile(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${code ?? (e as Error).message}).`, { cause: e });
-  }
+  const buf = await readFile(file).catch((e: NodeJS.ErrnoException) => {
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  });
   const kind = sniffKind(buf.subarray(0, 8192));
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
   const encoding = encodingOption(file, kind, options, refuse);
@@ -54,15 +50,7 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
     const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
     const records = sheetRecords(ws);
-    const table = resultsTableOf(
-      file,
-      'xlsx',
-      records,
-      (async function* () {
-        yield* records;
-      })(),
-    );
-    return { ...table, ...(swaps.length ? { swaps } : {}) };
+    return { ...resultsTableOf(file, 'xlsx', records, records), ...(swaps.length ? { swaps } : {}) };
   }
   const { head, records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', head, records), delimiter };
@@ -89,7 +77,7 @@ function resultsTableOf(
   file: string,
   format: ResultsFormat,
   head: readonly SourceRecord[],
-  records: AsyncIterable<SourceRecord>,
+  records: Iterable<SourceRecord> | AsyncIterable<SourceRecord>,
 ): ResultsStream {
   const headerRec = head.find((r) => !isBlank(r.values));
   if (!headerRec) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);

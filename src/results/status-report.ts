@@ -162,8 +162,7 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
     g.rows.push(r);
     const status = isoTxOf(r.result).status;
     const amount = amountOf(r);
-    g.tally.add(status, amount && new Dec(amount['#']));
-    all.add(status, amount && new Dec(amount['#']));
+    for (const t of [g.tally, all]) t.add(status, amount && new Dec(amount['#']));
   }
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {

@@ -15,14 +15,8 @@ export async function writeResults(path: string, source: ResultsTable | ResultsS
       // (streamed: the CSV writer makes its text a chunk of rows at a time)
       await writeFileAtomic(path, writerOf(source.format).chunks(sourceOf(source)));
     } catch (e) {
-      const { code, message } = e as NodeJS.ErrnoException;
-      const why = (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;
-      throw new ResultsError(
-        'WRITE_FAILED',
-        path,
-        `${path}: cannot write the results file: ${why}. The previous version, if any, is unchanged.`,
-        { cause: e },
-      );
+      const why = `cannot write the results file: ${whyNotWritten(e)}. The previous version, if any, is unchanged.`;
+      throw new ResultsError('WRITE_FAILED', path, `${path}: ${why}`, { cause: e });
     }
   });
 }
@@ -32,11 +26,8 @@ export async function publishResults(partial: string, path: string): Promise<voi
   try {
     await withLock(resultsLockPath(path), () => rename(partial, path), { purpose: 'results write' });
   } catch (e) {
-    const { code, message } = e as NodeJS.ErrnoException;
-    const why = (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;
-    throw new ResultsError('WRITE_FAILED', path, `${path}: cannot put the results in place: ${why}. They are complete in ${partial}.`, {
-      cause: e,
-    });
+    const why = `cannot put the results in place: ${whyNotWritten(e)}. They are complete in ${partial}.`;
+    throw new ResultsError('WRITE_FAILED', path, `${path}: ${why}`, { cause: e });
   }
 }
 
@@ -47,4 +38,8 @@ const WHY_NOT_WRITTEN: Record<string, string> = {
   ENOENT: 'the folder does not exist',
   ENOSPC: 'the disk is full',
   EISDIR: 'a folder has that name',
+};
+const whyNotWritten = (e: unknown): string => {
+  const { code, message } = e as NodeJS.ErrnoException;
+  return (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;
 };

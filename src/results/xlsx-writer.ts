@@ -25,12 +25,7 @@ export const xlsxWriter: ResultsWriter = {
 };
 
 /** What SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_). */
-function escapeOoxmlText(s: string): string {
-  let out = s;
-  if (out.includes('_')) out = out.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_');
-  if (out.includes('\r')) out = out.replace(/\r/g, '_x000D_');
-  return out;
-}
+const escapeOoxmlText = (s: string): string => s.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_').replace(/\r/g, '_x000D_');
 
 function textCell(text: string): XLSX.CellObject | undefined {
   if (text === '') return undefined;
