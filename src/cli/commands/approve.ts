@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, str, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural, saying, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import {
   KeyError,
@@ -53,13 +53,7 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
   const name = personName(as);
   const path = resolve(cwd, keyFile);
   const pem = readKeyFile(path);
-  let mine;
-  try {
-    mine = parsePrivateKey(pem, path);
-  } catch (e) {
-    if (e instanceof KeyError) throw new CommandError(e.message);
-    throw e;
-  }
+  const mine = saying(() => parsePrivateKey(pem, path), KeyError);
   if (approvers?.some((a) => sameName(a.name, name))) keyProblem(name, mine, approvers, "the account's approval policy");
   return { name, sign: (planPath: string, payload?: object) => signAsMaker(planPath, name, pem, path, payload) };
 }

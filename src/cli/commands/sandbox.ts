@@ -1,10 +1,9 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, num, parseShapes, saying, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
-import type { Seed } from '../../sandbox/seed.ts';
 import { autoAdvanceFlag } from '../local-sandbox.ts';
 
 /** "5", or "off" for no limit. */
@@ -54,15 +53,14 @@ export default defineCommand<SandboxArgs>({
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
     const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
-    let seed: Seed | undefined;
-    if (args.seed) {
-      try {
-        seed = readSeedFile(args.seed);
-      } catch (err) {
-        if (err instanceof SeedError) throw new CommandError(`bad seed file ${err.message}`);
-        throw err;
-      }
-    }
+    const file = args.seed;
+    const seed =
+      file &&
+      saying(
+        () => readSeedFile(file),
+        SeedError,
+        (e) => new CommandError(`bad seed file ${e.message}`),
+      );
     const options: SandboxOptions = {
       port: args.port,
       rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
