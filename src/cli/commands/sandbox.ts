@@ -53,31 +53,28 @@ export default defineCommand<SandboxArgs>({
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
     const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
-    const file = args.seed;
-    const seed =
-      file &&
-      saying(
-        () => readSeedFile(file),
-        SeedError,
-        (e) => new CommandError(`bad seed file ${e.message}`),
-      );
+    const seedFile = args.seed;
+    const seed = seedFile
+      ? saying(
+          () => readSeedFile(seedFile),
+          SeedError,
+          (e) => new CommandError(`bad seed file ${e.message}`),
+        )
+      : undefined;
     const options: SandboxOptions = {
       port: args.port,
       rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
       monthlyQuota: limitFlag('quota', args.quota),
       shapes,
-      ...(args['store-refusals'] !== undefined ? { storeRefusals: args['store-refusals'] } : {}),
-      ...(seed ? { seed } : {}),
-      ...(args.latency ? { faults: { latencyMs: latencyFlag(args.latency) } } : {}),
-      ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
-      ...(args['random-seed'] !== undefined ? { randomSeed: args['random-seed'] } : {}),
-      ...(args['propagating-key'] ? { propagatingKeys: args['propagating-key'] } : {}),
-      ...(args.quiet
-        ? {}
-        : {
-            onRequest: (e) =>
-              io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
-          }),
+      storeRefusals: args['store-refusals'],
+      seed,
+      faults: args.latency ? { latencyMs: latencyFlag(args.latency) } : undefined,
+      autoAdvance: args['auto-advance'] ? autoAdvanceFlag(args['auto-advance']) : undefined,
+      randomSeed: args['random-seed'],
+      propagatingKeys: args['propagating-key'],
+      onRequest: args.quiet
+        ? undefined
+        : (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
     };
     let sandbox;
     try {
