@@ -5,6 +5,7 @@ import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
 import type { SandboxShapes } from '../sandbox/contract.ts';
+import { parseDuration } from '../approvals/account-policy.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -56,11 +57,36 @@ export class UsageError extends Error {
 /** A failure not of how the command was called (key, environment, ledger, folder): no pointer to --help. */
 export class CommandError extends UsageError {}
 
+/** f's value (or promise); an error of class `kind` it throws is said `as` a message for the user (by default, its own). */
+export function saying<T, E extends Error>(
+  f: () => T,
+  kind: abstract new (...a: never[]) => E,
+  as: (e: E) => UsageError = (e) => new CommandError(e.message),
+): T {
+  const said = (e: unknown): never => {
+    throw e instanceof kind ? as(e) : e;
+  };
+  try {
+    const value = f();
+    return (value instanceof Promise ? value.catch(said) : value) as T;
+  } catch (e) {
+    return said(e);
+  }
+}
+
 /** The shapes of most yargs options here: a boolean flag false unless given, a string, strings (repeatable), a number. */
 export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;
 export const str = (describe: string) => ({ type: 'string', describe }) as const;
 export const strs = (describe: string) => ({ type: 'string', array: true, describe }) as const;
 export const num = (describe: string) => ({ type: 'number', describe }) as const;
+
+/** --FLAG TEXT, a duration (7d, 12h, 90m), in milliseconds. */
+export const durationFlag = (flag: string, text: string): number =>
+  saying(
+    () => parseDuration(text),
+    RangeError,
+    (e) => new UsageError(`--${flag} ${e.message}`),
+  );
 
 export const SHAPES_VARIABLE = 'PAYOUT_SANDBOX_SHAPES';
 

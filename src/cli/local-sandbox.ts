@@ -7,7 +7,7 @@ import { acquireLock, LockBusy } from '../files/lock.ts';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { SandboxStateSchema, startSandbox, type LocalSandbox, type SandboxShapes } from '../sandbox/start-sandbox.ts';
 import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
-import { CommandError, UsageError } from './command.ts';
+import { CommandError, saying, UsageError } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
@@ -32,16 +32,12 @@ export async function startLocalSandbox(
   const autoAdvance = advance ? autoAdvanceFlag(advance, `$${AUTO_ADVANCE_VARIABLE}`) : false;
   mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
   const path = join(stateRoot, 'local-sandbox.json');
-  let lock;
-  try {
-    lock = await acquireLock(`${path.slice(0, -'.json'.length)}.lock`, { waitMs: 60_000, purpose: 'local sandbox' });
-  } catch (e) {
-    if (!(e instanceof LockBusy)) throw e;
-    throw new CommandError(
-      `the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`,
-      ExitCode.SERVICE_UNAVAILABLE,
-    );
-  }
+  const lock = await saying(
+    () => acquireLock(`${path.slice(0, -'.json'.length)}.lock`, { waitMs: 60_000, purpose: 'local sandbox' }),
+    LockBusy,
+    (e) =>
+      new CommandError(`the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`, ExitCode.SERVICE_UNAVAILABLE),
+  );
   try {
     const saved = readJsonFile(path);
     const parsed = saved === undefined ? undefined : SandboxStateSchema.safeParse(saved);

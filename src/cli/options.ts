@@ -292,7 +292,7 @@ export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
 });
 
 /** engine/duplicates.ts: plan, run, retry. */
-export function duplicateOptions<T>(y: Argv<T>) {
+function duplicateOptions<T>(y: Argv<T>) {
   return y
     .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
     .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });

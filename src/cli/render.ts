@@ -1,5 +1,6 @@
 // What run, retry, plan, demo, status and reconcile print: plan, summary, why a run ended,
 // progress (the bar's text is pure), requests used, and the engine's errors as a message and an exit code.
+import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
@@ -15,7 +16,7 @@ import { swapText } from '../engine/swap.ts';
 import { hitText, listText, type Screened } from '../engine/screen-batch.ts';
 import { swapRequestsText } from '../follow-up/swap-views.ts';
 import type { RequestCounts } from '../follow-up/reconcile-fetch.ts';
-import type { PipelineResult } from '../engine/pipeline.ts';
+import type { EngineEvents, PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, BatchUnusable, FailedAfterSending } from '../engine/engine-errors.ts';
@@ -377,7 +378,10 @@ export function stoppingText(inFlight: number | undefined): string {
   );
 }
 
-/** A bar on a terminal unless quiet, and log lines; the preflight's step is one line rewritten in place. */
+/**
+ * A bar on a terminal unless quiet, and log lines, from the engine's `events` and the client's; the
+ * preflight's step is one line rewritten in place.
+ */
 export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
   const onTerminal = !!io.stderr.isTTY && !quiet;
   const meter = requestMeter();
@@ -392,42 +396,42 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     if (stepShown) io.stderr.write('\r\x1b[K');
     stepShown = false;
   };
+  const events: EngineEvents = new EventEmitter();
+  events.on('event', (e: EngineEvent) => {
+    if (e.type === 'preflight') {
+      if (onTerminal) io.stderr.write(`\r\x1b[K${preflightText(e.step)}`);
+      stepShown = onTerminal;
+      return;
+    }
+    if (pending && onTerminal) {
+      bar = new cliProgress.SingleBar(
+        { stream: io.stderr, format: (_o, p, payload: BarValues) => barLine({ ...payload, ...p }, p.maxWidth), hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      );
+      bar.start(pending, 0, { failed: 0, rps: '0.0' });
+    }
+    pending = 0;
+    underWay ??= new Set();
+    if (e.type === 'row-start') underWay.add(e.rowNumber);
+    else if (e.type === 'row-done') {
+      underWay.delete(e.rowNumber);
+      done++;
+      if (!isCreatedStatus(e.outcome.status)) failed++;
+      bar?.update(done, { failed, rps: meter.perSecond() });
+      logRowDone(logger, e, { batchId: batchLabel() });
+    } else if (e.type === 'halted') {
+      logger.error({ batchId: batchLabel(), reason: e.reason }, 'run halted');
+    } else if (e.type === 'settle-pass') {
+      logger.info({ batchId: batchLabel(), rows: e.rows }, 'settling rows of unknown outcome with their original keys');
+    }
+  });
   return {
-    onClientEvent(e: ClientEvent) {
-      meter.add(e);
-    },
+    events,
+    onClientEvent: (e: ClientEvent) => meter.add(e),
     // the bar appears with the first row, after any confirmation question
     start(total: number) {
       clearStep();
       pending = total;
-    },
-    onEvent(e: EngineEvent) {
-      if (e.type === 'preflight') {
-        if (onTerminal) io.stderr.write(`\r\x1b[K${preflightText(e.step)}`);
-        stepShown = onTerminal;
-        return;
-      }
-      if (pending && onTerminal) {
-        bar = new cliProgress.SingleBar(
-          { stream: io.stderr, format: (_o, p, payload: BarValues) => barLine({ ...payload, ...p }, p.maxWidth), hideCursor: true },
-          cliProgress.Presets.shades_classic,
-        );
-        bar.start(pending, 0, { failed: 0, rps: '0.0' });
-      }
-      pending = 0;
-      underWay ??= new Set();
-      if (e.type === 'row-start') underWay.add(e.rowNumber);
-      else if (e.type === 'row-done') {
-        underWay.delete(e.rowNumber);
-        done++;
-        if (!isCreatedStatus(e.outcome.status)) failed++;
-        bar?.update(done, { failed, rps: meter.perSecond() });
-        logRowDone(logger, e, { batchId: batchLabel() });
-      } else if (e.type === 'halted') {
-        logger.error({ batchId: batchLabel(), reason: e.reason }, 'run halted');
-      } else if (e.type === 'settle-pass') {
-        logger.info({ batchId: batchLabel(), rows: e.rows }, 'settling rows of unknown outcome with their original keys');
-      }
     },
     // Ctrl-C: the bar ends where it is and the answer is shown at once, quiet or not
     stopping() {

@@ -1,6 +1,5 @@
 // The one handler of `run` and `retry`: flags -> connection and progress -> the engine -> plan,
 // confirmation, summary and exit code. They differ only in the engine function they call.
-import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { abortOn, plural, printJson, type CliIO } from './command.ts';
@@ -26,7 +25,7 @@ import {
   type ConnectionArgs,
 } from './options.ts';
 import { exitReasonText, handleEngineError, planJson, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
-import { execute, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
+import { execute, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/write-report.ts';
@@ -34,7 +33,6 @@ import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/acc
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
 import type { GuardOptions } from '../engine/guards.ts';
-import type { ClientEvent } from '../client/http.ts';
 
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
@@ -128,9 +126,6 @@ export async function sendBatch<
   const stop = abortOn(io.stopSignal);
   let running = true;
   stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
-  const events: EngineEvents = new EventEmitter();
-  events.on('event', (e) => progress.onEvent(e));
-  const onEvent = (e: ClientEvent) => progress.onClientEvent(e);
   return withConnection(
     args,
     io,
@@ -139,7 +134,12 @@ export async function sendBatch<
       const environment = conn.environment.name;
       io.note?.({ conn });
       try {
-        const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
+        const settings = {
+          mergeDocuments: args['merge-documents'],
+          concurrency: args.concurrency ?? inFlightFor(args.rate),
+          stop,
+          events: progress.events,
+        };
         const prepared = await prepare({ conn, stateDir, guards, settings, screening: screeningOf(args, io, o.policy) });
         const { plan } = prepared;
         progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
@@ -205,6 +205,6 @@ export async function sendBatch<
         return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
       }
     },
-    { stateRoot: stateDir, logger, onEvent },
+    { stateRoot: stateDir, logger, onEvent: progress.onClientEvent },
   );
 }

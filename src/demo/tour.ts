@@ -17,17 +17,14 @@ import { reconcile } from '../follow-up/reconciliation.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { writePlanReport, writeResultsReport } from '../report/write-report.ts';
 
-export const SAMPLE = 'payroll-2025-01.csv';
+const SAMPLE = 'payroll-2025-01.csv';
 const SAMPLES_DIR = join(packageRoot(), 'samples');
 
-export interface DemoHooks {
+interface DemoOptions {
   say?: (line: string) => void;
   onPlan?: (plan: BatchPlan, environment: string) => void;
   events?: EngineEvents;
   onClientEvent?: (e: ClientEvent) => void;
-}
-
-export interface DemoOptions {
   /** Requests per second of the sandbox and the client (the spec's limit is 5). */
   rate?: number;
   /** Default: a new temp folder. The folder given is kept. */
@@ -36,16 +33,15 @@ export interface DemoOptions {
   keep?: boolean;
 }
 
-export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) {
-  const say = hooks.say ?? (() => {});
-  const rate = options.rate ?? 50;
+export async function runDemo(options: DemoOptions = {}) {
+  const { say = () => {}, rate = 50, onPlan, events, onClientEvent } = options;
   const sandbox = await startSandbox({ rateLimitPerSecond: rate });
   const conn = await connect({
     env: 'local',
     stateDir: false,
     sandbox,
     fallbackKey: sandboxSeedKey(sandbox.keys[0]!.key),
-    client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
+    client: { requestsPerSecond: rate, ...(onClientEvent ? { onEvent: onClientEvent } : {}) },
   });
   const { name: environment, baseUrl } = conn.environment;
   // removed at the end unless kept (not a folder given with --dir: the user's)
@@ -68,9 +64,9 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
 
     const guards = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [] };
     const common = { conn, file: batchFile, guards };
-    const prepared = await prepareRun({ ...common, settings: { mergeDocuments: false, events: hooks.events } });
+    const prepared = await prepareRun({ ...common, settings: { mergeDocuments: false, events } });
     const planShown = prepared.plan;
-    if (planShown) hooks.onPlan?.(planShown, environment);
+    if (planShown) onPlan?.(planShown, environment);
     const first = await execute(prepared);
 
     const initiates = () => sandbox.requestLog().filter((r) => r.route === 'initiate').length;

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, str, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural, saying, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import {
   KeyError,
@@ -41,9 +41,11 @@ export function personName(text: string): string {
   return name;
 }
 
-/** Never printed. */
-const readKeyFile = (path: string): string =>
-  readBytes(path, (why) => new CommandError(`cannot read the key file ${path}: ${why}`)).toString('utf8');
+/** A private approver key file: its PEM (never printed) and its key. */
+function readKeyFile(path: string) {
+  const pem = readBytes(path, (why) => new CommandError(`cannot read the key file ${path}: ${why}`)).toString('utf8');
+  return { pem, mine: saying(() => parsePrivateKey(pem, path), KeyError) };
+}
 
 /** `plan --as NAME --approver-key KEY`: checked before anything is planned, and what signs the plan once written. */
 export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string, approvers?: Approver[]) {
@@ -52,14 +54,7 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
     throw new UsageError('--as NAME and --approver-key KEY go together: the maker signs the plan with their approver key');
   const name = personName(as);
   const path = resolve(cwd, keyFile);
-  const pem = readKeyFile(path);
-  let mine;
-  try {
-    mine = parsePrivateKey(pem, path);
-  } catch (e) {
-    if (e instanceof KeyError) throw new CommandError(e.message);
-    throw e;
-  }
+  const { pem, mine } = readKeyFile(path);
   if (approvers?.some((a) => sameName(a.name, name))) keyProblem(name, mine, approvers, "the account's approval policy");
   return { name, sign: (planPath: string, payload?: object) => signAsMaker(planPath, name, pem, path, payload) };
 }
@@ -105,8 +100,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const planPath = resolve(io.cwd, args.plan);
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
-      const pem = readKeyFile(keyPath);
-      const mine = parsePrivateKey(pem, keyPath);
+      const { pem, mine } = readKeyFile(keyPath);
       const { payload, text, listed, preparedBy } = await whatIsSigned(
         planPath,
         args.plan,

@@ -1,10 +1,8 @@
 // `payout-batch demo`: the sample payroll end to end on the embedded sandbox (src/demo).
-import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, printJson, str, UsageError } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
-import type { EngineEvents } from '../../engine/pipeline.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
 import { planText, progressSink, summaryText, widthFor } from '../render.ts';
@@ -25,20 +23,18 @@ export default defineCommand<ArgsOf<typeof builder>>({
     };
     const logger = createLogger({ level: 'silent' });
     const progress = progressSink(io, logger, () => 'demo', args.json);
-    const events: EngineEvents = new EventEmitter();
-    events.on('event', (e) => progress.onEvent(e));
-    const outcome = await runDemo(
-      {
-        say,
-        onPlan: (plan, env) => {
-          progress.start(plan.toSend.length);
-          say(planText(plan, env, undefined, widthFor(io.stdout, io.env)));
-        },
-        events,
-        onClientEvent: (e) => progress.onClientEvent(e),
+    const outcome = await runDemo({
+      say,
+      onPlan: (plan, env) => {
+        progress.start(plan.toSend.length);
+        say(planText(plan, env, undefined, widthFor(io.stdout, io.env)));
       },
-      { rate: args.rate, dir: args.dir, keep: args.keep || args.dir !== undefined },
-    );
+      events: progress.events,
+      onClientEvent: progress.onClientEvent,
+      rate: args.rate,
+      dir: args.dir,
+      keep: args.keep || args.dir !== undefined,
+    });
     progress.stop();
     if (args.json) {
       const { first, replay } = outcome;

@@ -126,9 +126,7 @@ export default defineCommand<Args>({
     const logger = makeLogger(args, io, `ledger ${args.action}`);
     const { db } = (await openTeamLedger(args, io, logger, { init: args.action === 'init' }))!;
     try {
-      if (args.action === 'init') return await init(db, args, io);
-      if (args.action === 'import') return await importLedger(db, args, io);
-      return await status(db, args, io);
+      return await { init, import: importLedger, status }[args.action](db, args, io);
     } catch (e) {
       if (e instanceof TeamLedgerError) throw new CommandError(e.message, ExitCode.SERVICE_UNAVAILABLE);
       throw e;

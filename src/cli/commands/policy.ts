@@ -2,13 +2,12 @@
 // (approvals/account-policy.ts). The first is set at once; a change is a proposal its approvers sign.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, durationFlag, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
 import {
   describePolicy,
   hostStore,
-  parseDuration,
   PolicyError,
   teamStore,
   type PolicyRecord,
@@ -59,13 +58,7 @@ function rulesOf(args: Args, io: CliIO): PolicyRules {
   const approvers = readApprovers(resolve(io.cwd, args.approvers));
   if (approvers.length < required)
     throw new UsageError(`--require-approvals ${required}, but ${args.approvers} lists ${approvers.length}: nobody could ever approve`);
-  const duration = (flag: 'approvals-expire-after' | 'screening-max-age') => {
-    try {
-      return args[flag] ? parseDuration(args[flag]) : undefined;
-    } catch (e) {
-      throw new UsageError(`--${flag} ${(e as Error).message}`);
-    }
-  };
+  const duration = (flag: 'approvals-expire-after' | 'screening-max-age') => args[flag] && durationFlag(flag, args[flag]);
   const [expireAfterMs, screeningMaxAgeMs] = [duration('approvals-expire-after'), duration('screening-max-age')];
   const above = args.above?.length
     ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))

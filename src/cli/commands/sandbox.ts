@@ -1,10 +1,9 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, num, parseShapes, saying, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
-import type { Seed } from '../../sandbox/seed.ts';
 import { autoAdvanceFlag } from '../local-sandbox.ts';
 
 /** "5", or "off" for no limit. */
@@ -54,32 +53,28 @@ export default defineCommand<SandboxArgs>({
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
     const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
-    let seed: Seed | undefined;
-    if (args.seed) {
-      try {
-        seed = readSeedFile(args.seed);
-      } catch (err) {
-        if (err instanceof SeedError) throw new CommandError(`bad seed file ${err.message}`);
-        throw err;
-      }
-    }
+    const seedFile = args.seed;
+    const seed = seedFile
+      ? saying(
+          () => readSeedFile(seedFile),
+          SeedError,
+          (e) => new CommandError(`bad seed file ${e.message}`),
+        )
+      : undefined;
     const options: SandboxOptions = {
       port: args.port,
       rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
       monthlyQuota: limitFlag('quota', args.quota),
       shapes,
-      ...(args['store-refusals'] !== undefined ? { storeRefusals: args['store-refusals'] } : {}),
-      ...(seed ? { seed } : {}),
-      ...(args.latency ? { faults: { latencyMs: latencyFlag(args.latency) } } : {}),
-      ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
-      ...(args['random-seed'] !== undefined ? { randomSeed: args['random-seed'] } : {}),
-      ...(args['propagating-key'] ? { propagatingKeys: args['propagating-key'] } : {}),
-      ...(args.quiet
-        ? {}
-        : {
-            onRequest: (e) =>
-              io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
-          }),
+      storeRefusals: args['store-refusals'],
+      seed,
+      faults: args.latency ? { latencyMs: latencyFlag(args.latency) } : undefined,
+      autoAdvance: args['auto-advance'] ? autoAdvanceFlag(args['auto-advance']) : undefined,
+      randomSeed: args['random-seed'],
+      propagatingKeys: args['propagating-key'],
+      onRequest: args.quiet
+        ? undefined
+        : (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
     };
     let sandbox;
     try {

@@ -3,11 +3,10 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { loadBatch } from '../../engine/prepare.ts';
 import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
-import { parseDuration } from '../../approvals/account-policy.ts';
 import { readApprovers } from '../../approvals/approvals-file.ts';
 import { CLEARANCE_KIND, clearancePayload, clearancesIn, clearanceText, loadClearance, writeClearance } from '../../approvals/clearance.ts';
 import { makerSigner } from './approve.ts';
@@ -67,12 +66,7 @@ async function clear(
   const hit = held?.hits.find((h) => h.list === list && h.entryId === id);
   if (!held || !hit) throw new UsageError(`${args.clear} has no hit of ${args.entry} to clear (see \`payout-batch screen\`)`);
   const p = rows.find((r) => r.payout?.reference === args.clear)!.payout!;
-  let expires: number;
-  try {
-    expires = parseDuration(args.expires);
-  } catch (e) {
-    throw new UsageError(`--expires ${(e as Error).message}`);
-  }
+  const expires = durationFlag('expires', args.expires);
   const payee = payeeOf(p);
   const madeBy = args.as?.trim() || userInfo().username;
   const maker = args['approver-key'] === undefined ? undefined : makerSigner(madeBy, args['approver-key'], io.cwd);

@@ -22,11 +22,9 @@ const builder = (y: Argv) =>
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
-    let method;
-    if (args.method !== undefined) {
-      method = canonicalMethod(args.method);
-      if (!method) throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
-    }
+    const method = args.method === undefined ? undefined : canonicalMethod(args.method);
+    if (args.method !== undefined && !method)
+      throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
     const format = args.format === 'xlsx' || args.format === 'pain.001' ? args.format : 'csv';
     const content = readTemplate(method, format);
     const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);

@@ -1,7 +1,7 @@
 // `payout-batch watch DIR`: unattended runs of the files dropped into DIR/inbox (src/watch/).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, CommandError, defineCommand, flag, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { abortOn, CommandError, defineCommand, flag, plural, printJson, saying, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
@@ -23,13 +23,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io: CliIO) => {
     if (!args.dir) throw new UsageError('name the watch folder');
     const dir = resolve(io.cwd, args.dir);
-    let config;
-    try {
-      config = readWatchConfig(dir);
-    } catch (e) {
-      if (e instanceof WatchConfigError) throw new CommandError(e.message);
-      throw e;
-    }
+    const config = saying(() => readWatchConfig(dir), WatchConfigError);
     if (args.env && args.env !== config.environment) {
       throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
     }
