@@ -426,16 +426,12 @@ export function kindOf(kind: RunKind, summary: RunSummary, notDue = 0): RunKind 
 }
 
 /** Writes the results file under the lock `status` and `listen` take, statuses caught up first: none moves backward. */
-function writeResultsFile(
-  { batch, session, o }: Run,
-  scope: Scope,
-  view: RunView,
-  swaps?: SwapLine[],
-): Promise<(RowOutcome | undefined)[]> {
+function writeResultsFile(run: Run, scope: Scope, view: RunView, swaps?: SwapLine[]): Promise<(RowOutcome | undefined)[]> {
+  const { batch, o } = run;
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
-      const now = await outcomesNow({ batch, session, o }, scope, view);
+      const now = await outcomesNow(run, scope, view);
       const table: ResultsSource = {
         format: o.results.format,
         inputColumns: batch.inputColumns,
