@@ -9,7 +9,7 @@ import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/li
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
-import { corridorKey, rowsText, type PreflightResult, type RowIssue } from './preflight.ts';
+import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
 import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
@@ -40,6 +40,11 @@ export interface CurrencyPlan {
 /** A valid row left out, and why; ALREADY_PAID: with the payout that paid its reference, when the ledger has it. */
 export type LeftOut = RowIssue & { payout?: PayoutSnapshot };
 
+/** A corridor not enabled, and how many rows it holds back. */
+type BlockedCorridor = Pick<CorridorInfo, 'sourceCurrency' | 'destinationCurrency' | 'destinationCountryCode' | 'pairId'> & {
+  rows: number;
+};
+
 /** A row created by an earlier run: never sent again. */
 interface CreatedRow {
   rowNumber: number;
@@ -65,13 +70,7 @@ export interface BatchPlan {
   alreadyCreated: number;
   toSettle: number;
   currencies: CurrencyPlan[];
-  corridorsNotEnabled: {
-    sourceCurrency: string;
-    destinationCurrency: string;
-    destinationCountryCode: string;
-    pairId?: string;
-    rows: number;
-  }[];
+  corridorsNotEnabled: BlockedCorridor[];
   warnings: string[];
   /** Rows to send with no supporting document (validate's NO_DOCUMENT). */
   withoutDocument?: number;
@@ -240,12 +239,9 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
 export function requestCost(
   rows: readonly { payout: PayoutRow; settling: boolean }[],
   sha256Of: (path: string) => string | undefined,
-  o: {
+  o: Pick<PlanOptions, 'quoteRows' | 'mergeDocuments' | 'usage'> & {
     preflight: number;
-    quoteRows?: boolean;
     quoteGroups?: ReadonlyMap<number, string>;
-    mergeDocuments: boolean;
-    usage?: UsageReport;
     swaps?: number;
   },
 ): RequestCost {
@@ -295,7 +291,7 @@ export function requestLimitReason(r: RequestCost, max: number | undefined): str
 function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, o: PlanOptions) {
   const invalidRows = new Map<number, { code: string; message: string }>();
   const notSent = new Map<number, LeftOut>();
-  const blockedCorridors = new Map<string, BatchPlan['corridorsNotEnabled'][number]>();
+  const blockedCorridors = new Map<string, BlockedCorridor>();
   const candidates: Candidate[] = [];
   const created: CreatedRow[] = [];
   let valid = 0;

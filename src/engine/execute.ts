@@ -99,12 +99,8 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
 /** The request's own values, for what the answer does not repeat. */
 type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;
 
-const lacksResultValues = (p: PayoutAnswer): boolean =>
-  p.payoutRef === undefined ||
-  p.transactionFees === undefined ||
-  p.destinationAmount === undefined ||
-  p.exchangeRate === undefined ||
-  p.sourceAmount === undefined;
+const RESULT_FIELDS = ['payoutRef', 'transactionFees', 'destinationAmount', 'exchangeRate', 'sourceAmount'] as const;
+const lacksResultValues = (p: PayoutAnswer): boolean => RESULT_FIELDS.some((k) => p[k] === undefined);
 
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

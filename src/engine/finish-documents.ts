@@ -2,17 +2,11 @@
 // §4.2, §4.5). A later run GETs the payout first and sends only the URLs it lacks: never more than 5
 // (§8), nothing to a payout in a final status (§3); a resent PATCH adds nothing twice (§4.5).
 import type { PayoutClient } from '../client/client.ts';
+import type { PayoutAnswer } from '../client/answers.ts';
 import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/lines.ts';
 import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 
 const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
-
-interface PayoutRead {
-  status: string;
-  statusDetail?: string | null;
-  updatedAt?: string | null;
-  supportingDocuments?: readonly { url?: string | null }[] | null;
-}
 
 interface DocumentFinisherOptions {
   client: PayoutClient;
@@ -41,7 +35,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
     let missing = want;
     let held = p.documents;
     if (!fresh || !s.attach) {
-      let read: PayoutRead;
+      let read: PayoutAnswer;
       try {
         read = await o.client.getPayout(p.id);
       } catch (e) {

@@ -196,9 +196,7 @@ const expectedTotals = (flags: MoneyFlag[]) => flags.reduce((m, e) => addTo(m, e
 // ---- the names of a plan's maker and approvers (four eyes)
 
 /** NFKC, case folded (upper then lower: "Straße" is "STRASSE"), spaces collapsed. */
-function foldName(name: string): string {
-  return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
-}
+const foldName = (name: string): string => name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
 
 /** The Unicode TR39 confusable skeleton without diacritics, punctuation or spaces: "Kim" is "Kirn", "Al ice" is "Alice". */
 const skeleton = (name: string): string =>
@@ -208,7 +206,7 @@ const skeleton = (name: string): string =>
 
 /** Skeletons meet folded, as written ("Ian" / "lan") or in upper case (Cyrillic "вох" / "Box"). */
 export const sameName = (a: string, b: string): boolean =>
-  [(n: string) => foldName(n), (n: string) => n.normalize('NFKC'), (n: string) => foldName(n).toUpperCase()].some(
+  [foldName, (n: string) => n.normalize('NFKC'), (n: string) => foldName(n).toUpperCase()].some(
     (form) => skeleton(form(a)) === skeleton(form(b)),
   );
 

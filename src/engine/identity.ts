@@ -10,7 +10,7 @@ export const BATCH_LABEL_TAG = 'pb1-batch-id|';
 export const KEY_VERSIONS = { payout: 'pb3', swap: 'pbs1' } as const;
 
 /** The one digest of this tool (keys, batches, plans, ledgers). */
-export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+export const sha256Hex = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
 
 export async function fileSha256(path: string): Promise<string> {
   const h = createHash('sha256');

@@ -132,14 +132,15 @@ interface Run {
   o: PipelineOptions;
 }
 
-const emitter = (o: Pick<PipelineOptions, 'settings'>) => o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e));
-
-/** Plans a batch and judges the plan by the guards; executed, it sends and finishes; `end.release` is called however it ends. */
+/**
+ * Plans a batch and judges the plan by the guards; executed, it sends and finishes, then `complete`
+ * makes the caller's result. The session's reservation is released however it ends.
+ */
 export async function preparePipeline<R>(
   batch: LoadedBatch,
   session: BatchSession,
   o: PipelineOptions,
-  end: { complete: (r: PipelineResult) => Promise<R>; release: () => Promise<void> },
+  complete: (r: PipelineResult) => Promise<R>,
 ): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
   const scope: Scope = { only: o.only, keep: o.keep };
@@ -150,14 +151,21 @@ export async function preparePipeline<R>(
     } catch {
       // (a failed fsync here: the error the run ended with, if any, is the one to report)
     }
-    await end.release().catch(() => undefined);
+    await release().catch(() => undefined);
   };
+  const release = () => session.reservation?.release() ?? Promise.resolve();
   let done = false;
   const once = (finishing: (answer: Answer) => Promise<PipelineResult>) => (answer: Answer) => {
     if (done) return Promise.reject(new Error('a prepared batch is executed once'));
     done = true;
     return finishing(answer)
-      .then((r) => end.complete(r))
+      .then(async (r) => {
+        // (every line of the run recorded in the ledger, or the run is not done)
+        await release().catch((e: unknown) => {
+          throw new FailedAfterSending(session.journalPath, e);
+        });
+        return complete(r);
+      })
       .finally(close);
   };
   const resume = session.report;
@@ -174,7 +182,7 @@ export async function preparePipeline<R>(
         ...o.guards,
         ledger: session.ledger,
         mergeDocuments: o.settings.mergeDocuments,
-        onEvent: emitter(o),
+        onEvent: o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e)),
       });
     } catch (e) {
       if (!(e instanceof PayoutApiError)) throw e;
@@ -418,16 +426,12 @@ export function kindOf(kind: RunKind, summary: RunSummary, notDue = 0): RunKind 
 }
 
 /** Writes the results file under the lock `status` and `listen` take, statuses caught up first: none moves backward. */
-function writeResultsFile(
-  { batch, session, o }: Run,
-  scope: Scope,
-  view: RunView,
-  swaps?: SwapLine[],
-): Promise<(RowOutcome | undefined)[]> {
+function writeResultsFile(run: Run, scope: Scope, view: RunView, swaps?: SwapLine[]): Promise<(RowOutcome | undefined)[]> {
+  const { batch, o } = run;
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
-      const now = await outcomesNow({ batch, session, o }, scope, view);
+      const now = await outcomesNow(run, scope, view);
       const table: ResultsSource = {
         format: o.results.format,
         inputColumns: batch.inputColumns,
@@ -547,15 +551,13 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   const journal = journalReader(ledger);
-  const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
     {
-      encoding: o.encoding,
+      ...o,
       sheet: planned ? planned.sheet : o.sheet,
       documents: o.documents ?? planned?.documents,
-      allowDuplicateRows: o.allowDuplicateRows,
-      batchId,
+      batchId: planned ? planned.batchLabel : o.batchId,
       stop: o.settings.stop,
     },
     journal.lookup,
@@ -595,13 +597,6 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     await reservation.release().catch(() => undefined);
     throw e;
   }
-  const complete = async (result: PipelineResult): Promise<RunResult> => {
-    // (every line of the run recorded in the ledger, or the run is not done)
-    await reservation.release().catch((e: unknown) => {
-      throw new FailedAfterSending(session.journalPath, e);
-    });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
-  };
   const pipeline: PipelineOptions = {
     ...o,
     results: { ...results, delimiter: batch.delimiter },
@@ -612,7 +607,12 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     // (a plan file's swaps are the approved ones: none, when it holds none)
     ...(planned ? { approvedSwaps: planned.swaps ?? [], approvedScreening: planned.screening ?? null } : {}),
   };
-  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
+  return preparePipeline(batch, session, pipeline, async (result) => ({
+    ...result,
+    batchId: batch.identity.batchId,
+    journalPath: session.journalPath,
+    executedPlan: planned,
+  }));
 }
 
 /** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */

@@ -70,7 +70,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const journal = journalReader(ledger);
   const batch = await loadBatch(o.file, o, journal.lookup);
   const folded = journal.read()?.folded ?? emptyFold();
-  if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
+  checkSameBatch(folded, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
   const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   const quoteRows = !!o.out && o.quote;
   const fundBySwap = o.fundBySwap ?? true;

@@ -147,15 +147,18 @@ interface PreflightOptions {
 }
 
 export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, options: PreflightOptions = {}): Promise<PreflightResult> {
-  const requests = { n: 0 };
+  let requests = 0;
   // nothing to send: no request of the monthly quota
   if (!rows.length)
     return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], countries: new Map(), requests: 0 };
+  const counted = <T>(request: () => Promise<T>): Promise<T> => {
+    requests++;
+    return request();
+  };
   // Reads go out together to fill the rate limit; each group settles in full before an error is
   // thrown, so nothing (a pair toggle least of all) runs on once preflight has failed.
-  requests.n += 2;
   options.onStep?.({ step: 'wallets' });
-  const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
+  const [walletList, list] = await settledAll([counted(() => client.listWallets()), counted(() => client.listCountries({ limit: 250 }))]);
   const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
   const corridors = new Map<string, CorridorInfo>();
   for (const p of rows) {
@@ -164,45 +167,6 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
       corridors.set(corridorKey(p), { sourceCurrency, destinationCurrency, destinationCountryCode, enabled: false, methods: [] });
   }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
-  const loader = corridorLoader(client, countries, options, requests, loaded);
-  let done = 0;
-  const methodsStep = () => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
-  methodsStep();
-  await settledAll(
-    [...corridors.values()].map(async (c) => {
-      await loader(c);
-      done++;
-      methodsStep();
-    }),
-  );
-  const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
-  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n, ...loaded };
-}
-
-/** The pairs a short wallet's swap is priced from (spec §4.9), read once; "400 when no pair is enabled": none. */
-export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
-  if (pf.pairs) return;
-  pf.requests++;
-  try {
-    pf.pairs = (await client.listPairs()).data;
-  } catch (e) {
-    if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
-    pf.pairs = [];
-  }
-}
-
-/** Loads a corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
-function corridorLoader(
-  client: PayoutClient,
-  countries: Map<string, CountryAnswer>,
-  options: PreflightOptions,
-  requests: { n: number },
-  loaded: { pairs?: CurrencyPairAnswer[] },
-): (c: CorridorInfo) => Promise<void> {
-  const counted = <T>(request: () => Promise<T>): Promise<T> => {
-    requests.n++;
-    return request();
-  };
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
   const pairsAll = () => (allPairs ??= counted(() => client.listPairs({ all: true }).then((r) => (loaded.pairs = r.data))));
   const toggled = new Map<string, Promise<unknown>>();
@@ -211,18 +175,20 @@ function corridorLoader(
     toggled.set(id, toggle);
     return toggle;
   };
-  return async (c) => {
+  /** A corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
+  const loadCorridor = async (c: CorridorInfo) => {
     if (countries.get(c.destinationCountryCode)?.isProhibited) {
       c.error = 'PROHIBITED_DESTINATION';
       return;
     }
     const load = async () => {
-      requests.n++;
-      const r = await client.listMethods({
-        sourceCurrency: c.sourceCurrency,
-        destinationCurrency: c.destinationCurrency,
-        destinationCountryCode: c.destinationCountryCode,
-      });
+      const r = await counted(() =>
+        client.listMethods({
+          sourceCurrency: c.sourceCurrency,
+          destinationCurrency: c.destinationCurrency,
+          destinationCountryCode: c.destinationCountryCode,
+        }),
+      );
       c.enabled = true;
       c.rate = r.rate === undefined ? undefined : String(r.rate);
       c.methods = r.methods;
@@ -248,6 +214,30 @@ function corridorLoader(
       }
     }
   };
+  let done = 0;
+  const methodsStep = () => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
+  methodsStep();
+  await settledAll(
+    [...corridors.values()].map(async (c) => {
+      await loadCorridor(c);
+      done++;
+      methodsStep();
+    }),
+  );
+  const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
+  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
+}
+
+/** The pairs a short wallet's swap is priced from (spec §4.9), read once; "400 when no pair is enabled": none. */
+export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
+  if (pf.pairs) return;
+  pf.requests++;
+  try {
+    pf.pairs = (await client.listPairs()).data;
+  } catch (e) {
+    if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
+    pf.pairs = [];
+  }
 }
 
 function checkRows(

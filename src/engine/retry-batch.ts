@@ -32,7 +32,7 @@ import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
-import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
+import { BatchRefused, openSession } from './session.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -85,12 +85,8 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const { reservation, session } = await reservedSession(
-    ledger,
-    batch,
-    folded.rows,
-    { command: 'retry', results: results.path, only, resend },
-    () => openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
+  const { session } = await reservedSession(ledger, batch, folded.rows, { command: 'retry', results: results.path, only, resend }, () =>
+    openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
   );
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
@@ -99,9 +95,6 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     o.settings.events?.emit('event', e);
   });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
-    await reservation.release().catch((e: unknown) => {
-      throw new FailedAfterSending(session.journalPath, e);
-    });
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
     if (written) await publishResults(partial, results.path);
@@ -126,7 +119,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     mode: 'retry' as const,
     resend,
   };
-  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
+  return preparePipeline(batch, session, pipeline, complete);
 }
 
 /**

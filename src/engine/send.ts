@@ -108,16 +108,11 @@ export function snapshotOfError(e: unknown, resend = false): ErrorSnapshot {
         'stays unknown and no new key is used; run `status` or ask the service about this reference',
       requestId: e.requestId,
     };
-  const fields = e.fieldErrors.length
-    ? ` (${e.fieldErrors
-        .slice(0, 3)
-        .map((f) => `${f.field}: ${f.message}`)
-        .join('; ')})`
-    : '';
+  const fields = e.fieldErrors.slice(0, 3).map((f) => `${f.field}: ${f.message}`);
   return {
     status: e.status,
     code: e.code ?? (e.status ? `HTTP_${e.status}` : e.kind.toUpperCase().replace(/-/g, '_')),
-    message: e.message + fields,
+    message: e.message + (fields.length ? ` (${fields.join('; ')})` : ''),
     requestId: e.requestId,
   };
 }

@@ -44,7 +44,7 @@ export interface BatchSession {
   /** How far the journal has been folded (catchUpStatuses). */
   readOffset: number;
   /** This run's reservation of its references in the account's ledger, once taken. */
-  reservation?: Pick<Reservation, 'guard'>;
+  reservation?: Pick<Reservation, 'guard' | 'release'>;
 }
 
 export interface OpenSessionOptions {
@@ -71,10 +71,7 @@ export async function readAgain(read: BatchFold): Promise<BatchFold> {
 export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: string) => RowState | undefined) | undefined>;
 
 /** For loadBatch: reads the journal once the identity is known, and keeps that read for the session to open on. */
-export function journalReader(ledger: Ledger): {
-  lookup: JournalLookup;
-  read: () => BatchFold | undefined;
-} {
+export function journalReader(ledger: Ledger): { lookup: JournalLookup; read: () => BatchFold | undefined } {
   let read: BatchFold | undefined;
   const lookup: JournalLookup = async (identity) => {
     read = await foldBatch(ledger, identity.batchId);
@@ -84,29 +81,28 @@ export function journalReader(ledger: Ledger): {
   return { lookup, read: () => read };
 }
 
+/** The ResumeReport count each phase adds to (none: a row not sent). */
+const COUNTED: Partial<Record<RowState['phase'], 'created' | 'toSettle' | 'rejected' | 'conflicts'>> = {
+  created: 'created',
+  initiating: 'toSettle',
+  unknown: 'toSettle',
+  rejected: 'rejected',
+  conflict: 'conflicts',
+};
+
 function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
-  let created = 0;
-  let toSettle = 0;
-  let rejected = 0;
-  let conflicts = 0;
+  const n = { created: 0, toSettle: 0, rejected: 0, conflicts: 0 };
   for (const s of folded.rows.values()) {
-    if (s.phase === 'created') created++;
-    else if (s.phase === 'initiating' || s.phase === 'unknown') toSettle++;
-    else if (s.phase === 'rejected') rejected++;
-    else if (s.phase === 'conflict') conflicts++;
+    const k = COUNTED[s.phase];
+    if (k) n[k]++;
   }
-  return { resumed, interrupted: folded.interrupted, runs: folded.runs, created, toSettle, rejected, conflicts, skippedLines: skipped };
+  return { resumed, interrupted: folded.interrupted, runs: folded.runs, ...n, skippedLines: skipped };
 }
 
-/** I4: the same content under another file name is refused once anything was sent; the same name is a resume. */
-export function checkSameBatch(
-  folded: FoldedJournal,
-  header: BatchHeader,
-  file: string,
-  identity: BatchIdentity,
-  env: string,
-  journal: string,
-): boolean {
+/** I4: the same content under another file name is refused once anything was sent; the same name is a resume (false: no journal yet). */
+export function checkSameBatch(folded: FoldedJournal, file: string, identity: BatchIdentity, env: string, journal: string): boolean {
+  const { header } = folded;
+  if (!header) return false;
   const sent = folded.uploads.size > 0 || [...folded.rows.values()].some((s) => s.phase !== 'none' || s.documents.length > 0);
   const renamed = basename(header.file) !== basename(file);
   if (identity.source === 'content' && renamed && sent) {
@@ -129,8 +125,7 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
   const read = o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await foldBatch(ledger, o.identity.batchId);
   const folded = read.folded;
   const resumed = !!folded.header;
-  let renamed = false;
-  if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
+  const renamed = o.command === 'run' && checkSameBatch(folded, o.file, o.identity, o.env, path);
   const writer = ledger.open(o.identity.batchId);
   let header = folded.header;
   if (!header || renamed) {
@@ -169,27 +164,21 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
 }
 
 /**
- * Journals a fresh attempt's `initiating` line, fsynced, before its request leaves. With a
- * reservation, under the ledger's lock and only while it still holds the reference, so two
- * processes never both send it; throws otherwise, and after `stop`: nothing is written.
+ * Journals a fresh attempt's `initiating` line (a row's or a swap's), fsynced, before its request
+ * leaves. With a reservation, under the ledger's lock and only while it still holds the reference
+ * (a swap: while it is still this run's), so two processes never both send it; throws otherwise,
+ * and after `stop`: nothing is written.
  */
 export async function recordInitiating(
   session: BatchSession,
-  e: Extract<RowEvent, { t: 'initiating' }>,
+  e: Extract<RowEvent, { t: 'initiating' }> | Extract<SwapEvent, { phase: 'initiating' }>,
   stop?: AbortSignal,
 ): Promise<void> {
   const write = () => {
     stop?.throwIfAborted();
     record(session, e, { sync: true });
   };
-  if (session.reservation) await session.reservation.guard(e.ref, write);
-  else write();
-}
-
-/** A swap's `initiating` line, as recordInitiating's: under the ledger's lock while the reservation is still this run's. */
-export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
-  const write = () => record(session, e, { sync: true });
-  if (session.reservation) await session.reservation.guard(null, write);
+  if (session.reservation) await session.reservation.guard(e.t === 'initiating' ? e.ref : null, write);
   else write();
 }
 

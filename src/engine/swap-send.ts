@@ -9,11 +9,11 @@ import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../spec/codes.ts';
-import { applyEvent, type ErrorSnapshot, type SwapSnapshot, type SwapState } from '../journal/lines.ts';
+import { type ErrorSnapshot, type SwapSnapshot, type SwapState } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
 import { idempotencyKey } from './identity.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
-import { record, recordSwapInitiating, type BatchSession } from './session.ts';
+import { record, recordInitiating, type BatchSession } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
 interface SwapSendContext {
@@ -129,13 +129,8 @@ class SwapSender {
   private async request(p: SwapProposal, a: Attempt): Promise<Sent> {
     const { attempt, key, body, resend } = a;
     const ids = { t: 'swap' as const, currency: p.currency, reference: p.reference, attempt, key };
-    const { session } = this.ctx;
     const sent = await sendStep(this.send, a, {
-      initiating: async (at) => {
-        const line = { ...ids, phase: 'initiating' as const, body, at };
-        await recordSwapInitiating(session, line);
-        applyEvent(session.folded, line);
-      },
+      initiating: (at) => recordInitiating(this.ctx.session, { ...ids, phase: 'initiating', body, at }),
       request: () => this.ctx.client.swap(body, { idempotencyKey: key }),
       created: (r) => ({ ...ids, phase: 'created', swap: swapSnapshotOf(r.swap), at: this.send.at() }),
       // 'Invalid payout amount' is the service's refusal of a moved rate: stale-rate, not rejected

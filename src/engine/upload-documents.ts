@@ -1,13 +1,13 @@
 // A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch: keyed
 // by the sha256 of the bytes sent, its stable documentUrl journalled and reused by every row and run.
 // `--merge-documents` merges a row's files into one PDF first (§4.5), keyed by the merged bytes.
-import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { record, type BatchSession } from './session.ts';
+import { sha256Hex } from './identity.ts';
 
 interface UploadFile {
   bytes: Uint8Array;
@@ -38,7 +38,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
     }
   };
   const urlOf = (file: UploadFile): Promise<string> => {
-    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+    const sha256 = sha256Hex(file.bytes);
     const journalled = o.session.folded.uploads.get(sha256);
     if (journalled) return Promise.resolve(journalled);
     let pending = inFlight.get(sha256);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { batchIdentity, idempotencyKey } from '../../src/engine/identity.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
-import { openSession, recordSwapInitiating, type BatchSession } from '../../src/engine/session.ts';
+import { openSession, recordInitiating, type BatchSession } from '../../src/engine/session.ts';
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
@@ -147,7 +147,7 @@ describe('the swap is sent once', () => {
     const body = swapBody(f.proposal, new Dec(f.proposal.amountToBeSent));
     const line = { t: 'swap' as const, currency: 'USD', reference: f.proposal.reference, at: new Date().toISOString(), body };
     // the request never left: resent as journalled
-    await recordSwapInitiating(f.session, {
+    await recordInitiating(f.session, {
       ...line,
       phase: 'initiating',
       attempt: 1,
@@ -162,7 +162,7 @@ describe('the swap is sent once', () => {
     const g = await fixture(3);
     const gBody = swapBody(g.proposal, new Dec(g.proposal.amountToBeSent));
     const gKey = idempotencyKey(g.proposal.reference, 1, 'swap');
-    await recordSwapInitiating(g.session, {
+    await recordInitiating(g.session, {
       ...line,
       reference: g.proposal.reference,
       body: gBody,
