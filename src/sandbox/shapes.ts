@@ -13,10 +13,10 @@ import type * as views from './views.ts';
 import type { subscriptionView } from './webhooks.ts';
 
 type Quote = ReturnType<typeof quoteView>;
-type ListItem = ReturnType<typeof views.payoutListItem | typeof views.swapListItem>;
 type PaymentMethod = ReturnType<typeof methodView>;
 type Subscription = ReturnType<typeof subscriptionView>;
 type Pair = ReturnType<typeof views.pairView>;
+type Corridor = { destinationCurrency: string; destinationCountryCode: string };
 
 interface ShapeContext {
   sb: Sandbox;
@@ -27,24 +27,45 @@ interface ShapeContext {
 const amountOf = (value: number | string, currency: string): string => amountText(fromApi(value), currency, { exact: true });
 const rateText = (value: number | string): string => fromApi(value).toFixed();
 
-/** The envelope of NestJS services: the status, a message, the object in data. */
-const envelope = (ctx: ShapeContext, message: string, data: unknown) => ({ statusCode: ctx.status, message, data });
+/** Each amount field with the field naming its currency (exchangeRate and rate are rates, written in full). */
+const CURRENCY_OF: Partial<Record<string, string>> = {
+  sourceAmount: 'sourceCurrency',
+  destinationAmount: 'destinationCurrency',
+  transactionFees: 'sourceCurrency',
+  totalDeductible: 'sourceCurrency',
+  amount: 'currency',
+  balance: 'currency',
+  balanceBefore: 'currency',
+  balanceAfter: 'currency',
+};
 
-const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[]; meta?: views.Page<T>['meta'] }, item: (t: T) => U) => ({
-  statusCode: ctx.status,
-  message,
-  data: page.data.map(item),
-  ...(page.meta ? { meta: page.meta } : {}),
-});
+/** A record with its amounts and rates as decimal strings, every other field (and the order) kept. */
+function asText(record: object): Record<string, unknown> {
+  const r = record as Record<string, unknown>;
+  const text = ([k, v]: [string, unknown]): [string, unknown] => {
+    const currency = CURRENCY_OF[k];
+    if (k === 'exchangeRate' || k === 'rate') return [k, rateText(v as number)];
+    return [k, currency ? amountOf(v as number, String(r[currency])) : v];
+  };
+  return Object.fromEntries(Object.entries(r).map(text));
+}
+
+/** The envelope of NestJS services: the status, a message, the object in data. */
+const one =
+  <T>(message: string, data: (body: T, ctx: ShapeContext) => unknown) =>
+  (body: T, ctx: ShapeContext) => ({ statusCode: ctx.status, message, data: data(body, ctx) });
+
+/** A list in the same envelope, each item rewritten, its meta kept. */
+const each =
+  <T>(message: string, item: (t: T, ctx: ShapeContext) => unknown) =>
+  (page: { data: T[]; meta?: unknown }, ctx: ShapeContext) => ({
+    statusCode: ctx.status,
+    message,
+    data: page.data.map((t) => item(t, ctx)),
+    ...(page.meta ? { meta: page.meta } : {}),
+  });
 
 const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.baseUrl()}${path}` } });
-
-const itemAmounts = (p: ListItem) => ({
-  sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
-  destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
-  transactionFees: amountOf(p.transactionFees, p.sourceCurrency),
-  exchangeRate: rateText(p.exchangeRate),
-});
 
 /** A method's fee (spec §4.11: "not shown"): {amount, currency, type: 'FLAT'}, SWIFT's tiered, NIP's a bare number, ALIPAY's absent. */
 const FEE_SHAPE: Partial<Record<PayoutMethod, 'number' | 'absent'>> = { NIP: 'number', ALIPAY: 'absent' };
@@ -80,7 +101,7 @@ function variantFee(m: PaymentMethod): unknown {
   return { type: 'TIERED', currency, tiers };
 }
 
-function variantMethod(m: PaymentMethod, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
+function variantMethod(m: PaymentMethod, corridor: Corridor) {
   const { code } = m;
   const names = NAMES_ONLY.has(code);
   const field = (f: Field) => ('oneOf' in f ? { oneOf: f.oneOf.map((group) => group.map((d) => d.name)) } : names ? f.name : describe(f));
@@ -109,130 +130,87 @@ function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | nu
 
 const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => unknown>> = {
   /** Spec §4.1: amounts as strings. */
-  quote: (q: Quote, ctx: ShapeContext) =>
-    envelope(ctx, 'Quote retrieved successfully', {
-      ...q,
-      sourceAmount: amountOf(q.sourceAmount, q.sourceCurrency),
-      destinationAmount: amountOf(q.destinationAmount, q.destinationCurrency),
-      totalDeductible: amountOf(q.totalDeductible, q.sourceCurrency),
-      exchangeRate: rateText(q.exchangeRate),
-      fee: { amount: amountOf(q.fee.amount, q.fee.currency), currency: q.fee.currency },
-    }),
+  quote: one('Quote retrieved successfully', (q: Quote) => ({ ...asText(q), fee: asText(q.fee) })),
 
   /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too). */
-  initiate: (p: views.Payout, ctx: ShapeContext) =>
-    envelope(ctx, 'Payout initiated successfully', {
-      id: p.id,
-      status: p.status,
-      payoutRef: p.payoutRef,
-      sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
-      destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
-      exchangeRate: rateText(p.exchangeRate),
-    }),
+  initiate: one('Payout initiated successfully', (p: views.Payout) => {
+    const { id, status, payoutRef, sourceAmount, destinationAmount, exchangeRate } = asText(p);
+    return { id, status, payoutRef, sourceAmount, destinationAmount, exchangeRate };
+  }),
 
   /** Spec §2 Payout: absent optional fields null, amounts as strings, extra fields. */
-  getPayout: (p: views.Payout, ctx: ShapeContext) =>
-    envelope(ctx, 'Payout retrieved successfully', {
-      ...p,
-      ...itemAmounts(p),
-      statusDetail: p.statusDetail ?? null,
-      informationRequests: p.informationRequests ?? null,
-      businessId: ctx.req.business.id,
-      _links: links(ctx, ctx.req.path),
-    }),
+  getPayout: one('Payout retrieved successfully', (p: views.Payout, ctx) => ({
+    ...asText(p),
+    statusDetail: p.statusDetail ?? null,
+    informationRequests: p.informationRequests ?? null,
+    businessId: ctx.req.business.id,
+    _links: links(ctx, ctx.req.path),
+  })),
 
-  listPayouts: (page: views.Page<ListItem>, ctx: ShapeContext) =>
-    listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...itemAmounts(p) })),
+  listPayouts: each('Payouts retrieved successfully', asText),
 
-  patchDocuments: (r: { payoutId: string; totalDocuments: number; documents: views.Payout['supportingDocuments'] }, ctx: ShapeContext) =>
-    envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) }),
+  patchDocuments: one('Documents attached successfully', (r: { documents: views.Payout['supportingDocuments'] }) => ({
+    ...r,
+    documents: r.documents.map((d) => ({ ...d, deletedAt: null })),
+  })),
 
   /** Spec §4.6, with how long the uploadUrl lasts (spec §8: 15 minutes), in seconds. */
-  uploadUrl: (u: { uploadUrl: string; documentUrl: string; headers: Record<string, string> }, ctx: ShapeContext) =>
-    envelope(ctx, 'Upload URL created successfully', { ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 }),
+  uploadUrl: one('Upload URL created successfully', (u: object) => ({ ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 })),
 
-  swap: (s: ReturnType<typeof views.swapCreatedView>, ctx: ShapeContext) =>
-    envelope(ctx, 'Swap initiated successfully', { ...s, ...itemAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) }),
+  swap: one('Swap initiated successfully', (s: { id: string }, ctx) => ({ ...asText(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) })),
 
-  listSwaps: (page: views.Page<ListItem>, ctx: ShapeContext) =>
-    listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...itemAmounts(s) })),
+  listSwaps: each('Swaps retrieved successfully', asText),
 
-  getSwap: (s: ReturnType<typeof views.swapView>, ctx: ShapeContext) =>
-    envelope(ctx, 'Swap retrieved successfully', { ...s, ...itemAmounts(s), businessId: ctx.req.business.id, deletedAt: null }),
+  getSwap: one('Swap retrieved successfully', (s: object, ctx) => ({ ...asText(s), businessId: ctx.req.business.id, deletedAt: null })),
 
   /** Spec §2 Currency pair ("other fields: not shown"): `id`, a `code` "USD/NGN", no `enabled`, the rate as text. */
-  pairs: (list: { data: Pair[] }, ctx: ShapeContext) =>
-    listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
-      id: p.currencyPairId,
-      code: `${p.baseCurrency}/${p.quoteCurrency}`,
-      baseCurrency: p.baseCurrency,
-      quoteCurrency: p.quoteCurrency,
-      rate: rateText(p.rate),
-    })),
+  pairs: each('Currency pairs retrieved successfully', (p: Pair) => ({
+    id: p.currencyPairId,
+    code: `${p.baseCurrency}/${p.quoteCurrency}`,
+    baseCurrency: p.baseCurrency,
+    quoteCurrency: p.quoteCurrency,
+    rate: rateText(p.rate),
+  })),
 
   /** Spec §4.10 "response: not shown": the pair's id, its currencies and isEnabled. */
-  togglePair: (p: Pair, ctx: ShapeContext) =>
-    envelope(ctx, 'Currency pair updated successfully', {
-      id: p.currencyPairId,
-      baseCurrency: p.baseCurrency,
-      quoteCurrency: p.quoteCurrency,
-      isEnabled: p.enabled,
-    }),
+  togglePair: one('Currency pair updated successfully', (p: Pair) => ({
+    id: p.currencyPairId,
+    baseCurrency: p.baseCurrency,
+    quoteCurrency: p.quoteCurrency,
+    isEnabled: p.enabled,
+  })),
 
-  methods: (
-    r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: PaymentMethod[] },
-    ctx: ShapeContext,
-  ) =>
-    envelope(ctx, 'Payment methods retrieved successfully', {
-      corridor: r.corridor,
-      rate: { rate: rateText(r.rate.rate) },
-      methods: r.methods.map((m) => variantMethod(m, r.corridor)),
-    }),
+  methods: one('Payment methods retrieved successfully', (r: { corridor: Corridor; rate: object; methods: PaymentMethod[] }) => ({
+    corridor: r.corridor,
+    rate: asText(r.rate),
+    methods: r.methods.map((m) => variantMethod(m, r.corridor)),
+  })),
 
   /** Spec §4.12 "Other wallet fields: not shown": the balance as a string, businessId. */
-  wallets: (list: { data: ReturnType<typeof views.walletView>[] }, ctx: ShapeContext) =>
-    listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
-      ...w,
-      balance: amountOf(w.balance, w.currency),
-      businessId: ctx.req.business.id,
-    })),
+  wallets: each('Wallets retrieved successfully', (w: object, ctx) => ({ ...asText(w), businessId: ctx.req.business.id })),
 
-  registerWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook registered successfully', subscription(s, ctx)),
-  listWebhooks: (list: { data: Subscription[] }, ctx: ShapeContext) =>
-    listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx)),
-  getWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx)),
-  updateWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx)),
-  deleteWebhook: (s: Subscription, ctx: ShapeContext) =>
-    envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso())),
+  registerWebhook: one('Webhook registered successfully', subscription),
+  listWebhooks: each('Webhooks retrieved successfully', subscription),
+  getWebhook: one('Webhook retrieved successfully', subscription),
+  updateWebhook: one('Webhook updated successfully', subscription),
+  deleteWebhook: one('Webhook deleted successfully', (s: Subscription, ctx) => subscription(s, ctx, ctx.sb.clock.iso())),
 
   /** Spec §2 Country types only some fields: id a number, cpi and gdpPerCapitaInUsd as text, extra fields. */
-  countries: (page: views.Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
-    ...page,
-    data: page.data.map((c) => ({
-      ...c,
-      id: typeof c.id === 'number' ? c.id : ctx.sb.store.countries.findIndex((x) => x.code === c.code) + 1,
-      cpi: c.cpi === null ? null : String(c.cpi),
-      gdpPerCapitaInUsd: c.gdpPerCapitaInUsd === null ? null : String(c.gdpPerCapitaInUsd),
-      slug: c.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
-      isActive: true,
-    })),
-  }),
+  countries: each('Countries retrieved successfully', (c: Country, ctx) => ({
+    ...c,
+    id: typeof c.id === 'number' ? c.id : ctx.sb.store.countries.findIndex((x) => x.code === c.code) + 1,
+    cpi: c.cpi === null ? null : String(c.cpi),
+    gdpPerCapitaInUsd: c.gdpPerCapitaInUsd === null ? null : String(c.gdpPerCapitaInUsd),
+    slug: c.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+    isActive: true,
+  })),
 
   /** Spec §2 Wallet transaction ("beyond these: not shown"): amounts as strings, extra fields. */
-  transactions: (
-    page: views.Page<ReturnType<typeof views.transactionView>> & { statusCode: number; message: string },
-    ctx: ShapeContext,
-  ) => ({
-    ...page,
-    data: page.data.map((t) => ({
-      ...t,
-      amount: amountOf(t.amount, t.currency),
-      balanceBefore: amountOf(t.balanceBefore, t.currency),
-      balanceAfter: amountOf(t.balanceAfter, t.currency),
-      walletId: t.wallet.walletId,
-      businessId: ctx.req.business.id,
-    })),
-  }),
+  transactions: each('Transactions retrieved successfully', (t: { wallet: { walletId: string } }, ctx) => ({
+    ...asText(t),
+    walletId: t.wallet.walletId,
+    businessId: ctx.req.business.id,
+  })),
 };
 
 /** Spec §7 message is a string; NestJS sends a validation failure's as an array of strings, one per problem (no `errors`). */
