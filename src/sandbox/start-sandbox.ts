@@ -19,7 +19,7 @@ import { Limits } from './rate-limits.ts';
 import { defaultSeed, parseSeed } from './seed.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
-import { Storage, type StoredFile } from './storage.ts';
+import { Storage } from './storage.ts';
 import { Store, type PayoutRec, type SwapRec, type TransactionRec } from './store.ts';
 import { Webhooks } from './webhooks.ts';
 
@@ -104,7 +104,6 @@ export async function startSandbox(options: SandboxOptions = {}) {
 export function snapshotState(sb: Sandbox): SandboxState {
   const { store, storage, idempotency } = sb;
   const plain = (r: object) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
-  const tokenOf = new Map([...storage.byDocument].map(([token, f]) => [f, token]));
   return {
     v: STATE_VERSION,
     hosts: [new URL(sb.baseUrl()).host, ...storage.formerHosts],
@@ -114,13 +113,9 @@ export function snapshotState(sb: Sandbox): SandboxState {
     swaps: [...store.swaps.values()].map(plain),
     transactions: store.transactions.map(plain),
     idempotency: [...idempotency.entries].map(([slot, e]) => ({ slot, ...e })),
-    documents: [...storage.byUpload].map(([uploadToken, f]) => ({
-      uploadToken,
-      documentToken: tokenOf.get(f) ?? '',
-      businessId: f.businessId,
-      contentType: f.contentType,
-      expiresAt: f.expiresAt,
-      ...(f.uploaded ? { uploaded: { base64: f.uploaded.bytes.toString('base64'), at: f.uploaded.at } } : {}),
+    documents: [...storage.byUpload.values()].map(({ uploaded, ...f }) => ({
+      ...f,
+      ...(uploaded ? { uploaded: { base64: uploaded.bytes.toString('base64'), at: uploaded.at } } : {}),
     })),
   };
 }
@@ -145,12 +140,8 @@ export function restoreState(sb: Sandbox, state: SandboxState): void {
   for (const s of state.swaps) store.swaps.set(s.id as string, decs<SwapRec>(s, MOVED));
   for (const t of state.transactions) store.transactions.push(decs<TransactionRec>(t, ['amount', 'balanceBefore', 'balanceAfter']));
   for (const { slot, ...e } of state.idempotency) idempotency.entries.set(slot, e);
-  for (const d of state.documents) {
-    const f: StoredFile = { businessId: d.businessId, contentType: d.contentType, expiresAt: d.expiresAt };
-    if (d.uploaded) f.uploaded = { bytes: Buffer.from(d.uploaded.base64, 'base64'), at: d.uploaded.at };
-    storage.byUpload.set(d.uploadToken, f);
-    storage.byDocument.set(d.documentToken, f);
-  }
+  for (const { uploaded, ...f } of state.documents)
+    storage.add({ ...f, ...(uploaded ? { uploaded: { bytes: Buffer.from(uploaded.base64, 'base64'), at: uploaded.at } } : {}) });
   for (const h of state.hosts) storage.formerHosts.add(h);
   sb.lifecycle.catchUp();
 }

@@ -8,18 +8,15 @@
 // - a filename's extension fits the content type (.pdf; .jpg/.jpeg; .png).
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
+import type { SandboxState } from './contract.ts';
 import { apiError, type Reply } from './http.ts';
 import { newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';
 export const DOCUMENT_PATH = '/_storage/documents/';
 
-export interface StoredFile {
-  businessId: string;
-  contentType: DocumentContentType;
-  expiresAt: number;
-  uploaded?: { bytes: Buffer; at: string };
-}
+/** A document as the state file keeps it, with its bytes once uploaded. */
+export type StoredFile = Omit<SandboxState['documents'][number], 'uploaded'> & { uploaded?: { bytes: Buffer; at: string } };
 
 const EXTENSIONS: Record<DocumentContentType, string[]> = {
   'application/pdf': ['pdf'],
@@ -47,11 +44,15 @@ export class Storage {
     private readonly clock: Clock,
   ) {}
 
+  add(f: StoredFile): void {
+    this.byUpload.set(f.uploadToken, f);
+    this.byDocument.set(f.documentToken, f);
+  }
+
   issue(businessId: string, filename: string, contentType: DocumentContentType) {
     const [uploadToken, documentToken] = [newToken(), newToken()];
-    const f: StoredFile = { businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
-    this.byUpload.set(uploadToken, f);
-    this.byDocument.set(documentToken, f);
+    const f: StoredFile = { uploadToken, documentToken, businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
+    this.add(f);
     const expires = new Date(f.expiresAt).toISOString();
     return {
       uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
