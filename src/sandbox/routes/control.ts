@@ -5,7 +5,7 @@ import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
 import { control } from '../context.ts';
-import { apiError, notFound, ok } from '../http.ts';
+import { apiError, found, ok } from '../http.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 
@@ -18,21 +18,18 @@ const RateBody = z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), '
 export const CONTROL_ROUTES = [
   /** One move of the state table; 409 INVALID_TRANSITION otherwise. */
   control('POST', 'payouts/:id/status', PayoutStatusBody, (sb, req, body) => {
-    const p = sb.store.payouts.get(req.params.id ?? '');
-    if (!p) return notFound('PAYOUT_NOT_FOUND', 'Payout');
+    const p = found(sb.store.payouts, req.params.id, 'PAYOUT_NOT_FOUND', 'Payout');
     sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
     return ok(payoutView(p));
   }),
   control('POST', 'swaps/:id/status', SwapStatusBody, (sb, req, body) => {
-    const s = sb.store.swaps.get(req.params.id ?? '');
-    if (!s) return notFound('SWAP_NOT_FOUND', 'Swap');
+    const s = found(sb.store.swaps, req.params.id, 'SWAP_NOT_FOUND', 'Swap');
     sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
     return ok(swapView(s));
   }),
   /** A top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
   control('POST', 'wallets/:walletId/credit', CreditBody, (sb, req, body) => {
-    const w = sb.store.wallets.get(req.params.walletId ?? '');
-    if (!w) return notFound('NOT_FOUND', 'Wallet');
+    const w = found(sb.store.wallets, req.params.walletId, 'NOT_FOUND', 'Wallet');
     const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
     if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
     const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
@@ -40,8 +37,7 @@ export const CONTROL_ROUTES = [
   }),
   /** Moves the live rate (spec §1.11: rates are not locked). */
   control('PUT', 'pairs/:currencyPairId/rate', RateBody, (sb, req, body) => {
-    const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
-    if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+    const pair = found(sb.store.pairs, req.params.currencyPairId, 'CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
     pair.rate = body.rate.toSignificantDigits(12);
     return ok(pairView(pair));
   }),

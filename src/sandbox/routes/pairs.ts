@@ -4,7 +4,7 @@ import { MethodsQuery, ToggleRequest } from '../../spec/schemas.ts';
 import { toApi } from '../../money.ts';
 import { route } from '../context.ts';
 import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
-import { apiError, notFound, ok, parseWith } from '../http.ts';
+import { apiError, found, ok, parseWith } from '../http.ts';
 import { corridorMethods } from '../rules.ts';
 import { pairView } from '../views.ts';
 
@@ -25,8 +25,7 @@ export const PAIR_ROUTES = [
 
   /** Spec §4.10 ("not shown"): {enabled?} sets the state, an empty body flips it; 200 with the pair; 404 CURRENCY_PAIR_NOT_FOUND. */
   route('togglePair', 'PATCH', `${P}/currency-pairs/:currencyPairId/toggle`, ToggleRequest.default({}), (sb, req, body) => {
-    const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
-    if (!pair || pair.businessId !== req.business.id) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+    const pair = found(sb.store.pairs, req.params.currencyPairId, 'CURRENCY_PAIR_NOT_FOUND', 'Currency pair', req.business.id);
     pair.enabled = body.enabled ?? !pair.enabled;
     return ok(pairView(pair));
   }),

@@ -15,7 +15,7 @@ import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
 import { creating, define, route, type Sandbox } from '../context.ts';
-import { apiError, checkFields, header, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { apiError, checkFields, found, header, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
@@ -92,11 +92,8 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   return { status: 201, body: payoutView(p), created: p.id };
 }
 
-function payoutOf(sb: Sandbox, req: Request): PayoutRec {
-  const p = sb.store.payouts.get(req.params.id ?? '');
-  if (p?.businessId === req.business.id) return p;
-  throw notFound('PAYOUT_NOT_FOUND', 'Payout');
-}
+const payoutOf = (sb: Sandbox, req: Request): PayoutRec =>
+  found(sb.store.payouts, req.params.id, 'PAYOUT_NOT_FOUND', 'Payout', req.business.id);
 
 /**
  * Spec §4.5. Checks in order: body, payout (404), status, each URL (issued to this business, uploaded),

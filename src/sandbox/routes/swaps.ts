@@ -5,7 +5,7 @@ import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
 import { PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { creating, route, type Sandbox } from '../context.ts';
-import { apiError, ApiError, checkFields, notFound, ok, type Reply, type Request } from '../http.ts';
+import { apiError, ApiError, checkFields, found, ok, type Reply, type Request } from '../http.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
 import { pageOf, swapCreatedView, swapListItem, swapView } from '../views.ts';
@@ -21,10 +21,8 @@ function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
   if (body.sourceWalletId === body.destinationWalletId) {
     return apiError(400, 'SWAP_WALLETS_MUST_DIFFER', 'sourceWalletId and destinationWalletId must be different wallets');
   }
-  const source = sb.store.wallets.get(body.sourceWalletId);
-  if (!source || source.businessId !== business.id) return notFound('SOURCE_WALLET_NOT_FOUND', 'Source wallet');
-  const destination = sb.store.wallets.get(body.destinationWalletId);
-  if (!destination || destination.businessId !== business.id) return notFound('DESTINATION_WALLET_NOT_FOUND', 'Destination wallet');
+  const source = found(sb.store.wallets, body.sourceWalletId, 'SOURCE_WALLET_NOT_FOUND', 'Source wallet', business.id);
+  const destination = found(sb.store.wallets, body.destinationWalletId, 'DESTINATION_WALLET_NOT_FOUND', 'Destination wallet', business.id);
   if (source.currency !== body.swapCurrency) {
     return apiError(400, 'INVALID_SOURCE_CURRENCY', `The source wallet holds ${source.currency}, not swapCurrency ${body.swapCurrency}`);
   }
@@ -92,8 +90,7 @@ function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
 export const SWAP_ROUTES = [
   creating('swap', `${P}/swap`, SwapRequest, (sb, id) => swapCreatedView(sb.store.swaps.get(id)!), swap),
   route('listSwaps', 'GET', `${P}/swaps`, null, (sb, req) => ok(pageOf(sb.store.swaps.values(), req, swapListItem))),
-  route('getSwap', 'GET', `${P}/swaps/:id`, null, (sb, req) => {
-    const s = sb.store.swaps.get(req.params.id ?? '');
-    return s && s.businessId === req.business.id ? ok(swapView(s)) : notFound('SWAP_NOT_FOUND', 'Swap');
-  }),
+  route('getSwap', 'GET', `${P}/swaps/:id`, null, (sb, req) =>
+    ok(swapView(found(sb.store.swaps, req.params.id, 'SWAP_NOT_FOUND', 'Swap', req.business.id))),
+  ),
 ];
