@@ -1,30 +1,51 @@
-// What a route handler receives, and the one way to define a route. The parts never import this file (their
+// What a route handler receives (the parts, built here), and the one way to define a route. The parts never import this file (their
 // routes are in routes/): no cycle.
 import type { z } from 'zod';
-import type { Clock } from './clock.ts';
-import type { RequestLogEntry, RouteName, SandboxShapes } from './contract.ts';
+import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
+import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
+import { Clock } from './clock.ts';
+import type { RequestLogEntry, RouteName, SandboxOptions } from './contract.ts';
 import { parseWith, type Reply, type Request } from './http.ts';
-import type { Faults } from './faults.ts';
-import type { IdempotencyStore } from './idempotency.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import type { Limits } from './rate-limits.ts';
-import type { Storage } from './storage.ts';
-import type { Store } from './store.ts';
-import type { Webhooks } from './webhooks.ts';
+import { Faults } from './faults.ts';
+import { IdempotencyStore } from './idempotency.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { Limits } from './rate-limits.ts';
+import { defaultSeed, parseSeed } from './seed.ts';
+import { Storage } from './storage.ts';
+import { Store } from './store.ts';
+import { Webhooks } from './webhooks.ts';
 
-export interface Sandbox {
-  clock: Clock;
-  store: Store;
-  limits: Limits;
-  idempotency: IdempotencyStore;
-  storage: Storage;
-  lifecycle: Lifecycle;
-  webhooks: Webhooks;
-  faults: Faults;
-  shapes: SandboxShapes;
-  baseUrl(): string;
-  requestLog(): RequestLogEntry[];
+/** The sandbox's parts, built from its options (startSandbox then listens); an invalid seed, faults or shapes throws here. */
+export function buildSandbox(options: SandboxOptions, randomSeed: number, baseUrl: () => string, log: RequestLogEntry[]) {
+  const shapes = options.shapes ?? 'strict';
+  if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
+  const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
+  const faults = new Faults(options.faults, randomSeed);
+  const clock = new Clock(options.now);
+  const store = new Store(seed, clock);
+  return {
+    clock,
+    store,
+    limits: new Limits({
+      rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
+      monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
+    }),
+    idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant'),
+    storage: new Storage(baseUrl, clock),
+    lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
+    webhooks: new Webhooks(clock, {
+      headers: options.serviceHeaders ?? DEFAULT_SERVICE_HEADERS,
+      retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
+      timeoutMs: options.webhookTimeoutMs || 5000,
+    }),
+    faults,
+    shapes,
+    baseUrl,
+    requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
+  };
 }
+
+export type Sandbox = ReturnType<typeof buildSandbox>;
 
 export type Handler<B = unknown> = (sb: Sandbox, req: Request, body: B) => Reply | Promise<Reply>;
 

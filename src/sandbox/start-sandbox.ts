@@ -5,23 +5,13 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
-import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { Dec } from '../money.ts';
-import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
-import { Clock } from './clock.ts';
 import { STATE_VERSION } from './contract.ts';
 import type { FaultConfig, RequestLogEntry, SandboxOptions, SandboxState } from './contract.ts';
-import type { Sandbox } from './context.ts';
-import { Faults } from './faults.ts';
-import { IdempotencyStore } from './idempotency.ts';
-import { Lifecycle } from './lifecycle.ts';
-import { Limits } from './rate-limits.ts';
-import { defaultSeed, parseSeed } from './seed.ts';
+import { buildSandbox, type Sandbox } from './context.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
-import { Storage } from './storage.ts';
-import { Store, type PayoutRec, type SwapRec, type TransactionRec } from './store.ts';
-import { Webhooks } from './webhooks.ts';
+import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
 export type * from './contract.ts';
 export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
@@ -32,37 +22,12 @@ export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;
 
 /** Throws before listening on an invalid seed (SeedError), faults or shapes (TypeError), or a taken port (EADDRINUSE). */
 export async function startSandbox(options: SandboxOptions = {}) {
-  const shapes = options.shapes ?? 'strict';
-  if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
-  const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
-  const faults = new Faults(options.faults, randomSeed);
-  const clock = new Clock(options.now);
-  const store = new Store(seed, clock);
   let base = '';
   const log: RequestLogEntry[] = [];
-  const webhooks = new Webhooks(clock, {
-    headers: options.serviceHeaders ?? DEFAULT_SERVICE_HEADERS,
-    retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
-    timeoutMs: options.webhookTimeoutMs || 5000,
-  });
+  const sb = buildSandbox(options, randomSeed, () => base, log);
+  const { clock, store, webhooks, faults, shapes } = sb;
   store.publish = (e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e);
-  const sb: Sandbox = {
-    clock,
-    store,
-    limits: new Limits({
-      rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
-      monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
-    }),
-    idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant'),
-    storage: new Storage(() => base, clock),
-    lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
-    webhooks,
-    faults,
-    shapes,
-    baseUrl: () => base,
-    requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
-  };
 
   if (options.state) restoreState(sb, options.state);
 
