@@ -1,5 +1,6 @@
 // What a route handler receives (the parts, built here), and the one way to define a route. The parts never import this file (their
 // routes are in routes/): no cycle.
+import { randomInt } from 'node:crypto';
 import type { z } from 'zod';
 import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
@@ -16,13 +17,16 @@ import { Store } from './store.ts';
 import { Webhooks } from './webhooks.ts';
 
 /** The sandbox's parts, built from its options (startSandbox then listens); an invalid seed, faults or shapes throws here. */
-export function buildSandbox(options: SandboxOptions, randomSeed: number, baseUrl: () => string, log: RequestLogEntry[]) {
+export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
   const shapes = options.shapes ?? 'strict';
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
   const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
+  const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
   const faults = new Faults(options.faults, randomSeed);
   const clock = new Clock(options.now);
   const store = new Store(seed, clock);
+  /** Every request, from its arrival (status -1 until answered). */
+  const log: RequestLogEntry[] = [];
   return {
     clock,
     store,
@@ -39,8 +43,12 @@ export function buildSandbox(options: SandboxOptions, randomSeed: number, baseUr
       timeoutMs: options.webhookTimeoutMs || 5000,
     }),
     faults,
+    randomSeed,
     shapes,
     baseUrl,
+    log,
+    propagatingKeys: new Set(options.propagatingKeys),
+    onRequest: options.onRequest,
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };
 }

@@ -35,27 +35,20 @@ function readBody(req: IncomingMessage, limit: number): Promise<{ buf: Buffer; s
   });
 }
 
-export interface ServerDeps {
-  sb: Sandbox;
-  propagatingKeys: ReadonlySet<string>;
-  log: RequestLogEntry[];
-  onRequest?: (entry: RequestLogEntry) => void;
-}
-
 /** Before any await, so the limits count in arrival order: a spec route's business, or 401, 403, 429. */
-function admit({ sb, propagatingKeys }: ServerDeps, route: Route, apiKey: string, at: number): Business | Reply {
+function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business | Reply {
   if (route.kind !== 'spec') return NO_BUSINESS;
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
   if (!business) return unauthorized();
-  if (propagatingKeys.has(apiKey)) return forbidden();
+  if (sb.propagatingKeys.has(apiKey)) return forbidden();
   const refusal = sb.limits.check(apiKey, at);
   if (refusal) return refusal;
   sb.limits.record(apiKey, at);
   return business;
 }
 
-export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { sb, log } = deps;
+export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerResponse) => void {
+  const { log } = sb;
 
   return (req, res) => {
     const at = sb.clock.now();
@@ -70,7 +63,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     if (log.length > 100_000) log.splice(0, log.length - 100_000);
 
     const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
-    const admitted = route ? admit(deps, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
+    const admitted = route ? admit(sb, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
 
     const finish = (reply: Reply | 'drop') => {
       if (reply === 'drop') {
@@ -80,7 +73,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         entry.status = reply.status;
         write(res, reply, requestId, req.headers);
       }
-      deps.onRequest?.({ ...entry });
+      sb.onRequest?.({ ...entry });
     };
 
     void (async () => {

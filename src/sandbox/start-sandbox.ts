@@ -4,10 +4,9 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomInt } from 'node:crypto';
 import { Dec } from '../money.ts';
 import { STATE_VERSION } from './contract.ts';
-import type { FaultConfig, RequestLogEntry, SandboxOptions, SandboxState } from './contract.ts';
+import type { FaultConfig, SandboxOptions, SandboxState } from './contract.ts';
 import { buildSandbox, type Sandbox } from './context.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
@@ -22,17 +21,14 @@ export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;
 
 /** Throws before listening on an invalid seed (SeedError), faults or shapes (TypeError), or a taken port (EADDRINUSE). */
 export async function startSandbox(options: SandboxOptions = {}) {
-  const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
   let base = '';
-  const log: RequestLogEntry[] = [];
-  const sb = buildSandbox(options, randomSeed, () => base, log);
+  const sb = buildSandbox(options, () => base);
   const { clock, store, webhooks, faults, shapes } = sb;
   store.publish = (e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e);
 
   if (options.state) restoreState(sb, options.state);
 
-  const propagatingKeys = new Set(options.propagatingKeys);
-  const server: Server = createServer(requestHandler({ sb, propagatingKeys, log, onRequest: options.onRequest }));
+  const server: Server = createServer(requestHandler(sb));
   server.keepAliveTimeout = 5000;
   await once(server.listen(options.port ?? 0, '127.0.0.1'), 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -45,7 +41,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     /** Replaces the fault configuration: setFaults({}) clears. */
     setFaults: (f: Partial<FaultConfig>) => faults.set(f),
     faults: () => faults.get(),
-    randomSeed,
+    randomSeed: sb.randomSeed,
     shapes,
     storeRefusals: sb.idempotency.storeRefusals,
     deliveries: () => webhooks.deliveries(),
@@ -53,7 +49,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     pendingDeliveries: () => webhooks.pending(),
     advanceClock: (ms: number) => clock.advance(ms),
     /** Requests received, not yet answered nor dropped (tests wait for 0). */
-    inFlight: () => log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
+    inFlight: () => sb.log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
     snapshot: () => snapshotState(sb),
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
