@@ -141,7 +141,6 @@ function descriptor(name: string, required: boolean) {
   const type = name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
   return { name, type, required, ...(hint ? { validation: hint } : {}) };
 }
-type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
  * One item of the methods route, for a method `corridorMethods` offers. Readings: fee in the source currency
@@ -151,13 +150,11 @@ type FieldDescriptor = ReturnType<typeof descriptor>;
 export function methodView(method: PayoutMethod, q: MethodsQuery, corridor: UsableCorridor) {
   const rule = METHOD_FIELDS[method];
   const row = publishedRow(method, q.destinationCurrency, q.destinationCountryCode)!;
-  const required: (FieldDescriptor | { name: string; required: boolean; oneOf: FieldDescriptor[][] })[] = [
-    ...ALWAYS_REQUIRED,
-    ...rule.required,
-  ].map((f) => descriptor(f, true));
-  if (rule.oneOf) {
-    required.push({ name: groupName(rule.oneOf), required: true, oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))) });
-  }
+  const group = rule.oneOf && {
+    name: groupName(rule.oneOf),
+    required: true,
+    oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))),
+  };
   const { bands } = row.fee.kind === 'bands' ? row.fee : { bands: undefined };
   return {
     code: method,
@@ -170,7 +167,7 @@ export function methodView(method: PayoutMethod, q: MethodsQuery, corridor: Usab
         ? { bands: bands.map((b) => ({ below: b.below === null ? null : toApi(new Dec(b.below)), amount: toApi(new Dec(b.amount)) })) }
         : {}),
     },
-    requiredFields: required,
+    requiredFields: [...[...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true)), ...(group ? [group] : [])],
     optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD].map((f) => descriptor(f, false)),
   };
 }
