@@ -57,24 +57,19 @@ export type Sandbox = ReturnType<typeof buildSandbox>;
 
 export type Handler<B = unknown> = (sb: Sandbox, req: Request, body: B) => Reply | Promise<Reply>;
 
-export interface Route {
-  name: RouteName;
-  kind: 'spec' | 'storage' | 'control';
-  method: string;
-  pattern: string;
-  handler: (sb: Sandbox, req: Request) => Reply | Promise<Reply>;
-}
-
 export function define<B>(
-  kind: Route['kind'],
+  kind: 'spec' | 'storage' | 'control',
   name: RouteName,
   method: string,
   pattern: string,
   body: z.ZodType<B> | null,
   handle: Handler<B>,
-): Route {
-  return { name, kind, method, pattern, handler: (sb, req) => handle(sb, req, body ? parseWith(body, req.body) : (req.body as B)) };
+) {
+  const handler = (sb: Sandbox, req: Request) => handle(sb, req, body ? parseWith(body, req.body) : (req.body as B));
+  return { name, kind, method, pattern, handler };
 }
+
+export type Route = ReturnType<typeof define>;
 
 /** A route; given a schema, the request body is parsed by it first (400 VALIDATION_ERROR) and handed over. */
 export const route = <B>(name: RouteName, method: string, pattern: string, body: z.ZodType<B> | null, handle: Handler<B>) =>
@@ -95,9 +90,8 @@ export function creating<B>(
   view: (sb: Sandbox, recordId: string) => unknown,
   make: (sb: Sandbox, req: Request, body: B) => Reply,
 ): Route {
-  const handler: Route['handler'] = (sb, req) => {
+  return define('spec', name, 'POST', pattern, null, (sb, req) => {
     const create = () => make(sb, req, parseWith(body, req.body));
     return sb.idempotency.once(req, name, (id) => view(sb, id), create);
-  };
-  return { name, kind: 'spec', method: 'POST', pattern, handler };
+  });
 }
