@@ -13,16 +13,12 @@ export const ALWAYS_REQUIRED = ['accountName', 'accountCurrency'] as const;
 export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode', 'remitterAddress'] as const;
 
 /** Spec §1.9 settlement as written, with the hours it spans. */
-export interface Settlement {
-  text: string;
-  minHours: number;
-  maxHours: number;
-}
-const ONE_DAY: Settlement = { text: '1 day', minHours: 24, maxHours: 24 };
-const ONE_TO_THREE_DAYS: Settlement = { text: '1 to 3 days', minHours: 24, maxHours: 72 };
-const DAY_TO_THREE: Settlement = { text: '24 to 72 hours', minHours: 24, maxHours: 72 };
-const UNDER_48_HOURS: Settlement = { text: 'under 48 hours', minHours: 0, maxHours: 48 };
-const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHours: 24 };
+const settlement = (text: string, minHours: number, maxHours: number) => ({ text, minHours, maxHours });
+const ONE_DAY = settlement('1 day', 24, 24);
+const ONE_TO_THREE_DAYS = settlement('1 to 3 days', 24, 72);
+const DAY_TO_THREE = settlement('24 to 72 hours', 24, 72);
+const UNDER_48_HOURS = settlement('under 48 hours', 0, 48);
+const UNDER_24_HOURS = settlement('under 24 hours', 0, 24);
 
 /** A published fee, in `currency` where the table writes one, else the source's; SWIFT's by band (`below` exclusive, null last). */
 export type Fee =
@@ -45,7 +41,7 @@ export interface PublishedRow {
   currencies?: string[];
   countries?: string[];
   fee: Fee;
-  settlement: Settlement;
+  settlement: ReturnType<typeof settlement>;
 }
 
 /** Spec §1.9 "EUR to EU countries": the 27 member states. */

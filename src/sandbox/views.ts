@@ -94,18 +94,13 @@ export function transactionView(t: TransactionRec) {
   };
 }
 
-export interface Page<T> {
-  data: T[];
-  meta: { total: number; page: number; limit: number; size: number };
-}
-
 /** Spec §4.4: page from 1, limit default 20, max 100, meta.size the items on this page; readings: out of range is 400, not clamped. */
 export function paginate<T, V>(
   items: T[],
   query: URLSearchParams,
   view: (t: T) => V,
   defaults: { limit: number; max: number } = { limit: 20, max: 100 },
-): Page<V> {
+) {
   const schema = z.object({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(defaults.max).default(defaults.limit),
@@ -117,6 +112,6 @@ export function paginate<T, V>(
 }
 
 /** The business's records, newest first (they are kept in creation order), paged. */
-export function pageOf<T extends { businessId: string }, V>(records: Iterable<T>, req: Request, view: (t: T) => V): Page<V> {
+export function pageOf<T extends { businessId: string }, V>(records: Iterable<T>, req: Request, view: (t: T) => V) {
   return paginate([...records].filter((r) => r.businessId === req.business.id).reverse(), req.query, view);
 }
