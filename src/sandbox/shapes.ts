@@ -7,6 +7,7 @@ import type { Sandbox } from './context.ts';
 import { ApiError, type Reply, type Request } from './http.ts';
 import { Dec, amountText, fromApi, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
+import type { Storage } from './storage.ts';
 import type { Country, Store, StoreEvent } from './store.ts';
 import type { methodView, quoteView } from './corridors.ts';
 import type * as views from './views.ts';
@@ -155,7 +156,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   })),
 
   /** Spec §4.6, with how long the uploadUrl lasts (spec §8: 15 minutes), in seconds. */
-  uploadUrl: one('Upload URL created successfully', (u: object) => ({ ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 })),
+  uploadUrl: one('Upload URL created successfully', (u: ReturnType<Storage['issue']>) => ({ ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 })),
 
   swap: one('Swap initiated successfully', (s: { id: string }, ctx) => ({ ...asText(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) })),
 
@@ -180,7 +181,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     isEnabled: p.enabled,
   })),
 
-  methods: one('Payment methods retrieved successfully', (r: { corridor: Corridor; rate: object; methods: PaymentMethod[] }) => ({
+  methods: one('Payment methods retrieved successfully', (r: { corridor: Corridor; rate: { rate: number }; methods: PaymentMethod[] }) => ({
     corridor: r.corridor,
     rate: asText(r.rate),
     methods: r.methods.map((m) => variantMethod(m, r.corridor)),
@@ -206,7 +207,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   })),
 
   /** Spec §2 Wallet transaction ("beyond these: not shown"): amounts as strings, extra fields. */
-  transactions: each('Transactions retrieved successfully', (t: { wallet: { walletId: string } }, ctx) => ({
+  transactions: each('Transactions retrieved successfully', (t: ReturnType<typeof views.transactionView>, ctx) => ({
     ...asText(t),
     walletId: t.wallet.walletId,
     businessId: ctx.req.business.id,
