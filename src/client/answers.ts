@@ -38,19 +38,8 @@ function unwrapList(v: unknown): unknown {
   return v;
 }
 
-/** `v` read with `schema`, else `fallback`. `.optional()` first: zod 4 refuses a missing key before a transform runs. */
-const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
-  z
-    .unknown()
-    .optional()
-    .transform((v): z.output<T> | F => {
-      if (v === undefined || v === null) return fallback;
-      const r = schema.safeParse(v);
-      return r.success ? r.data : fallback;
-    });
-
 /** `v` read with `schema`, else undefined: a field only shown when it is readable. */
-const lenient = <T extends z.ZodType>(schema: T) => orElse(schema, undefined);
+const lenient = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
 
 /** Spec §4.4 meta, all of it optional. */
 const PageMeta = z.looseObject({ total: maybe(count), page: maybe(count), limit: maybe(count), size: maybe(count) });
@@ -250,8 +239,6 @@ export type MethodFee =
   | { kind: 'tiered'; currency?: string; tiers: { from?: ApiAmount; below?: ApiAmount; upTo?: ApiAmount; amount: ApiAmount }[] }
   | { kind: 'unknown' };
 
-const UNKNOWN_FEE: MethodFee = { kind: 'unknown' };
-
 const Band = z.looseObject({ below: maybe(amount), amount });
 const Tier = renamed({ min: ['from'], max: ['to'], amount: ['fee'] }, z.looseObject({ min: maybe(amount), max: maybe(amount), amount }));
 /** An upper bound equal to the next tier's lower bound is exclusive: 2000 pays 40 by spec §1.9's "40 (2k to under 10k)". */
@@ -307,7 +294,7 @@ export const PaymentMethodAnswer = renamed(
     .looseObject({
       code: maybe(text),
       settlement: SettlementAnswer,
-      fee: orElse(MethodFeeAnswer, UNKNOWN_FEE),
+      fee: MethodFeeAnswer.catch({ kind: 'unknown' }),
       requiredFields: lenient(FieldListAnswer),
     })
     .refine((m) => !!m.code, 'a method code')

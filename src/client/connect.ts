@@ -5,7 +5,7 @@ import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient } from './client.ts';
 import type { PayoutClientOptions } from './http.ts';
-import type { PaceShare, SlidingWindowLimiter } from './pace.ts';
+import type { PaceShare } from './pace.ts';
 import { UsageCounter, defaultStateDir, type UsageStore } from './quota.ts';
 
 export interface ConnectOptions extends EnvironmentOptions {
@@ -20,7 +20,6 @@ export interface ConnectOptions extends EnvironmentOptions {
   sandbox?: EmbeddedSandbox;
   /** When none is configured (`local`: sandboxSeedKey). */
   fallbackKey?: ApiKey;
-  limiter?: SlidingWindowLimiter;
   /** The team ledger, opened by the caller, closed with the connection (or when it fails to open). */
   shared?: SharedStore;
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter' | 'sharedPace'>>;
@@ -86,8 +85,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     assertKeyFitsEnvironment(key, environment, await usage?.environmentOf(key.fingerprint));
     const client = new PayoutClient({
       ...options.client,
-      limiter: options.limiter,
-      ...(shared ? { sharedPace: (name: string, onError: (e: Error) => void) => shared.pace(name, onError) } : {}),
+      ...(shared ? { sharedPace: shared.pace.bind(shared) } : {}),
       baseUrl,
       apiKey: key,
       usage,

@@ -321,19 +321,15 @@ export function emptyFold(): FoldedJournal {
   return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false, swaps: new Map() };
 }
 
-/** Folds the swap lines among `lines` (any other is ignored): each short currency's swap. */
-export function foldSwaps(lines: Iterable<JournalLine>): Map<string, SwapState> {
-  const swaps = new Map<string, SwapState>();
-  for (const e of lines) if (e.t === 'swap') applySwap(swaps, e);
-  return swaps;
-}
-
 /** Folds lines, in order, into every row's state. */
 export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   const folded = emptyFold();
   for (const e of lines) applyEvent(folded, e);
   return folded;
 }
+
+/** Each short currency's swap among `lines`. */
+export const foldSwaps = (lines: Iterable<JournalLine>): Map<string, SwapState> => foldJournal(lines).swaps;
 
 /** Reads and folds a journal file in one pass: no array of events, only the row states. */
 export function foldJournalFile(path: string): JournalScan & { folded: FoldedJournal } {
