@@ -199,7 +199,7 @@ const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund'
  * per swap leg, the unexplained debits, those explained elsewhere, then the other credits.
  */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
-  const line = (kind: string, r: RowReconciliation, p: PayoutReconciliation, walletId?: string) => ({
+  const line = (kind: string, r: RowReconciliation, p: RowReconciliation | PayoutReconciliation, walletId?: string) => ({
     kind,
     row: String(r.rowNumber),
     reference: r.reference,
