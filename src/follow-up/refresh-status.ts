@@ -46,7 +46,6 @@ interface StatusOptions extends ApplyOptions, FetchOptions {
 }
 
 type RowRef = { rowNumber: number; reference?: string; payoutId: string };
-type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
 export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
 type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
@@ -116,7 +115,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
     else if (listed && listed.status !== held.status)
       updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
   }
-  const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
+  const failures = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
     payoutId,
     ...failureOf(e),
