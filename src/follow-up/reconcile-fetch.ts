@@ -13,7 +13,7 @@ import type { PayoutState, ReconTx } from './tie-out.ts';
 /** The service could not be used: what was read is not a reconciliation. */
 export class Halted extends Error {}
 
-interface FetchOptions {
+export interface FetchOptions {
   client: PayoutClient;
   logger?: Logger;
   stop?: AbortSignal;
@@ -66,16 +66,6 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   };
 }
 
-interface ItemsRead<T> {
-  /** A list item carries the fields of a get but the details (spec §2). */
-  listed: Map<string, T>;
-  /** For an item no page showed, or one `ask` sends for. */
-  got: Map<string, T>;
-  errors: Map<string, PayoutApiError>;
-  /** Service trouble: the items not read by then were not asked. */
-  halted?: PayoutApiError;
-}
-
 /** A list the service refuses (a 4xx) shows none: each item is asked for. */
 export async function readItems<T extends { id: string; createdAt?: string }>(
   ids: Iterable<string>,
@@ -85,8 +75,16 @@ export async function readItems<T extends { id: string; createdAt?: string }>(
     get: (id: string) => Promise<T>;
     ask?: (listed: T) => boolean;
   },
-): Promise<ItemsRead<T>> {
-  const out: ItemsRead<T> = { listed: new Map(), got: new Map(), errors: new Map() };
+) {
+  const out = {
+    /** A list item carries the fields of a get but the details (spec §2). */
+    listed: new Map<string, T>(),
+    /** For an item no page showed, or one `ask` sends for. */
+    got: new Map<string, T>(),
+    errors: new Map<string, PayoutApiError>(),
+    /** Service trouble: the items not read by then were not asked. */
+    halted: undefined as PayoutApiError | undefined,
+  };
   const all = [...new Set(ids)];
   const missing = new Set(all);
   try {

@@ -4,8 +4,6 @@
 import { existsSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
-import type { Logger } from 'pino';
-import type { PayoutClient } from '../client/client.ts';
 import type { RunKind } from '../engine/pipeline.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -20,7 +18,8 @@ import { neutralise } from '../results/neutralise.ts';
 import { numberCell } from '../results/numbers.ts';
 import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
-import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listing, type RequestCounts } from './reconcile-fetch.ts';
+import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './reconcile-fetch.ts';
+import type { FetchOptions, Listing, RequestCounts } from './reconcile-fetch.ts';
 import { batchSwapsOf } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { writeStatement } from './statement.ts';
@@ -28,15 +27,12 @@ import { isoTime } from '../spec/status-order.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 import type { ForeignTransaction, PayoutReconciliation, RowReconciliation } from './tie-out.ts';
 
-interface ReconcileOptions {
-  client: PayoutClient;
+interface ReconcileOptions extends FetchOptions {
   resultsFile: string;
   since?: string;
   until?: string;
   /** Each row's latest state, and the batches that explain other debits. */
   ledgers?: Ledger[];
-  logger?: Logger;
-  stop?: AbortSignal;
   /** `--statement FILE`: the camt.053 statement of the batch's wallets for the period. */
   statement?: string;
   /** Called once before the first request. */
@@ -199,7 +195,7 @@ const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund'
  * per swap leg, the unexplained debits, those explained elsewhere, then the other credits.
  */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
-  const line = (kind: string, r: RowReconciliation, p: PayoutReconciliation, walletId?: string) => ({
+  const line = (kind: string, r: RowReconciliation, p: RowReconciliation | PayoutReconciliation, walletId?: string) => ({
     kind,
     row: String(r.rowNumber),
     reference: r.reference,

@@ -2,10 +2,9 @@
 // reference, never line number), payouts not final refreshed from the list (spec §4.4; get-payout
 // only where the list cannot answer), refunds found (§4.15), the file rewritten forward only.
 import { resolve } from 'node:path';
-import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
-import type { PayoutAnswer } from '../client/answers.ts';
+import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
@@ -37,19 +36,16 @@ import {
 import { moneyEntryOfEarlier, moneyTotals, parseEarlierPayouts, readAmount, type MoneyEntry } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
-import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
+import { counted, failureOf, readPayouts, requestsTotal, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
 import { statusOfSwaps } from './swap-views.ts';
 
-interface StatusOptions extends ApplyOptions {
-  client: PayoutClient;
+interface StatusOptions extends ApplyOptions, FetchOptions {
   resultsFile: string;
   /** Called once before the first request. */
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
-  stop?: AbortSignal;
 }
 
 type RowRef = { rowNumber: number; reference?: string; payoutId: string };
-type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
 export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
 type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
@@ -119,7 +115,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
     else if (listed && listed.status !== held.status)
       updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
   }
-  const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
+  const failures = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
     payoutId,
     ...failureOf(e),
@@ -143,11 +139,10 @@ async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMa
   const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
   const wanted = new Set(sought.keys());
   try {
-    const listing = await readPages({
-      fetch: (page) => {
-        requests.transactionPages++;
-        return o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
-      },
+    const listing = await readPages<WalletTransactionAnswer>({
+      fetch: counted(requests, 'transactionPages', (page: number) =>
+        o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }),
+      ),
       wanted,
       settles: (t) => [...sought.values()].find((p) => isRefundOf(t, p))?.id,
       stopBelow: times.every((t) => t !== undefined) ? Math.min(...times) : undefined,
@@ -157,10 +152,8 @@ async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMa
     });
     for (const p of sought.values()) found(p, refundIn(listing.items, p));
     const short = listing.ended === 'budget' || listing.ended === 'repeated page';
-    for (const id of short ? wanted : []) {
-      requests.transactionPages++;
-      found(sought.get(id)!, await findRefund(o.client, sought.get(id)!));
-    }
+    const lookUp = counted(requests, 'transactionPages', (p: PayoutToRefund) => findRefund(o.client, p));
+    for (const id of short ? wanted : []) found(sought.get(id)!, await lookUp(sought.get(id)!));
   } catch (e) {
     if (!(e instanceof PayoutApiError)) throw e;
     o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');

@@ -15,14 +15,9 @@ type Kind = 'payout' | 'refund' | 'swap' | 'other';
 /** ISO bank transaction codes (domain, family, sub-family). */
 const DOMAIN: Partial<Record<Kind, [string, string, string]>> = { payout: ['PMNT', 'ICDT', 'XBCT'], refund: ['PMNT', 'ICDT', 'RRTN'] };
 
-interface Owner {
-  row: ResultRow;
-  fee?: string;
-}
-
 /** Each payout (a row's own, and those it replaced) by its payoutRef and its id. */
 function ownersOf(table: ResultsTable) {
-  const owners = payoutIndex<Owner>();
+  const owners = payoutIndex<{ row: ResultRow; fee?: string }>();
   for (const row of table.rows) {
     owners.add({ row, fee: row.result.fee }, row.result.payoutId, row.result.payoutRef);
     for (const e of parseEarlierPayouts(row.result.earlierPayouts).payouts) owners.add({ row, fee: e.fee }, e.payoutId, e.payoutRef);

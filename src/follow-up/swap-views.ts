@@ -2,8 +2,6 @@
 // journal, refreshed from the swaps list, never sent. A results file names no batch: its journal is
 // the one whose rows carry the file's idempotency keys (or whose header names the file).
 import { resolve } from 'node:path';
-import type { Logger } from 'pino';
-import type { PayoutClient } from '../client/client.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
@@ -14,7 +12,7 @@ import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultsTable } from '../results/types.ts';
-import { counted, failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
+import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
 /** One swap per short currency. */
@@ -51,10 +49,8 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
 const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
 
-type SwapsOptions = { client: PayoutClient; logger?: Logger; stop?: AbortSignal };
-
 /** The swaps not final, from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
-async function refreshSwaps(o: SwapsOptions, batch: BatchSwaps, requests: RequestCounts) {
+async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: RequestCounts) {
   const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
   const moved: { currency: string; reference: string; id: string; from: string; to: string }[] = [];
   if (!asked.size) return { moved, failures: [] };
@@ -85,7 +81,7 @@ async function refreshSwaps(o: SwapsOptions, batch: BatchSwaps, requests: Reques
 }
 
 /** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
-export async function statusOfSwaps(o: SwapsOptions, file: string, ledgers: Iterable<Ledger>, requests: RequestCounts) {
+export async function statusOfSwaps(o: FetchOptions, file: string, ledgers: Iterable<Ledger>, requests: RequestCounts) {
   const table = await readResults(file);
   const batch = await batchSwapsOf(table, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };

@@ -4,7 +4,7 @@
 import { amountText, Dec } from '../money.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
-import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut, type TieOutSummary } from '../engine/money-totals.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -22,22 +22,13 @@ export interface ReconRow {
   problems?: string[];
 }
 
-export interface PayoutReconciliation {
-  payoutId?: string;
-  payoutRef?: string;
-  /** The service's status when it was read, else the results file's. */
-  status?: string;
-  /** What the results say was debited (amount plus fee), positive. */
-  expected?: string;
-  /** Sum of the debits referencing the payout (negative), "0" when none. */
-  debit: string;
-  refund: string;
-  /** debit + refund: 0 for a payout refunded in full. */
-  net: string;
-  transactionIds: string[];
-  ok: boolean;
-  problems: string[];
-}
+export type PayoutReconciliation = ReturnType<typeof tieOutEarlier>;
+export type RowReconciliation = ReturnType<typeof tieOutRow>;
+/** A movement of the period no row of the batch explains; `explainedBy`: another batch of the account, or a swap. */
+export type ForeignTransaction = ReturnType<typeof foreign>;
+export type TieOutReport = ReturnType<typeof tieOut>;
+/** The period judged for unexplained debits (no `to`: up to the listing's reading). */
+type Period = { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
 
 /** One wallet transaction: `amount` negative for a debit (spec §2). */
 export interface ReconTx {
@@ -63,41 +54,12 @@ export interface PayoutState {
   error?: string;
 }
 
-export interface RowReconciliation extends PayoutReconciliation, Pick<ReconRow, 'rowNumber' | 'reference' | 'currency'> {
-  /** The first wallet the row's movements were in. */
-  walletId?: string;
-  created: boolean;
-  earlier: PayoutReconciliation[];
-}
-
-/** A movement of the period no row of the batch explains. */
-export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId' | 'balanceAfter'> {
-  type: 'DEBIT' | 'CREDIT';
-  amount: string;
-  /** Another batch of the account, or a swap. */
-  explainedBy?: string;
-}
-
 /** A batch of the account's ledger and the payouts it created. */
 export interface LedgerBatch {
   /** "batch <16 hex of its id> (<its file>)". */
   name: string;
   payoutRefs: readonly string[];
   payoutIds: readonly string[];
-}
-
-export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems' | 'others'> {
-  rows: RowReconciliation[];
-  /** Debits no row, batch or swap explains: `others`, not a failure. */
-  unexplained: ForeignTransaction[];
-  /** Debits another batch or a swap explains: listed, not a failure. */
-  explained: ForeignTransaction[];
-  /** Credits no row explains (top-ups...). */
-  otherCredits: ForeignTransaction[];
-  swaps: SwapTieOut[];
-  /** The period judged for unexplained debits (no `to`: up to the listing's reading). */
-  period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
-  counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
 }
 
 export type ReconSwap = Pick<SwapState, 'currency' | 'reference' | 'swap'>;
@@ -125,6 +87,7 @@ const untilTime = (iso: string | undefined): number | undefined => {
 /** With the currency's minor units, never rounded. */
 const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
 
+/** The results' expected debit (amount + fee, positive); the debits (negative, "0" when none), refunds, net (0 when refunded in full). */
 const shown = (m: Movements, currency: string | undefined, expected: Dec | undefined, problems: string[]) => ({
   expected: expected === undefined ? undefined : money(expected, currency),
   debit: money(m.debit, currency),
@@ -266,7 +229,7 @@ function payoutProblems(
 }
 
 /** A replaced payout was debited and refunded: nothing of it in the expected net. */
-function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hit[], rowCurrency?: string): PayoutReconciliation {
+function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hit[], rowCurrency?: string) {
   const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
   const m = movements(hits);
   const fee = readAmount(e.fee);
@@ -282,7 +245,7 @@ function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hi
   };
 }
 
-function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums): RowReconciliation {
+function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums) {
   const state = r.payoutId ? payouts.get(r.payoutId) : undefined;
   const mine = hits?.get(-1) ?? [];
   const status = state?.status ?? r.status;
@@ -381,7 +344,7 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
     used.order = true;
     return index <= oldest;
   };
-  const described = (): TieOutReport['period'] => ({
+  const described = (): Period => ({
     from: from === undefined ? undefined : new Date(from).toISOString(),
     to: to === undefined ? undefined : new Date(to).toISOString(),
     by: used.dates ? 'dates' : used.order ? 'listing order' : 'none',
@@ -389,9 +352,9 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   return { contains, described };
 }
 
-const foreign = (tx: ReconTx, explainedBy?: string): ForeignTransaction => ({
+const foreign = (tx: ReconTx, explainedBy?: string) => ({
   id: tx.id,
-  type: tx.amount.isNegative() ? 'DEBIT' : 'CREDIT',
+  type: tx.amount.isNegative() ? ('DEBIT' as const) : ('CREDIT' as const),
   amount: money(tx.amount, tx.currency),
   currency: tx.currency,
   walletId: tx.walletId,
@@ -426,7 +389,11 @@ const unexplainedProblem = (f: ForeignTransaction) =>
     ' ',
   );
 
-export function tieOut(input: TieOutInput): TieOutReport {
+/**
+ * `unexplained`: debits no row, batch or swap explains (`others`, not a failure); `explained`: those another batch
+ * or a swap explains; `otherCredits`: credits no row explains (top-ups...).
+ */
+export function tieOut(input: TieOutInput) {
   const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
   const sums = new CurrencySums();
   const rows = input.rows.map((r, i) => tieOutRow(r, matched.get(i), input.payouts, sums));

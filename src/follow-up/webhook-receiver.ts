@@ -1,7 +1,7 @@
 // `listen` (spec §6): verify, drop replays, record (fsynced) and only then answer 200, so a delivery
 // is durable before the service is told it arrived; then apply, one at a time in arrival order.
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +11,7 @@ import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhoo
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
-import { acquireLock, type HeldLock } from '../files/lock.ts';
+import { acquireLock } from '../files/lock.ts';
 import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -37,7 +37,7 @@ interface ListenerOptions {
 
 type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
 
-export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
+export type RunningListener = Awaited<ReturnType<typeof startListener>>;
 
 interface DeliveryLine extends JournalEvent {
   t: 'delivery';
@@ -102,125 +102,99 @@ function mayHold(file: string, payoutId: string): boolean {
 
 type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string });
 
-/** `start` takes the state folder's lock and recovers the inbox; then `receive`, `accept`, `apply`. */
-class WebhookListener {
-  url = '';
-  port = 0;
-  private readonly log: Logger | undefined;
-  private readonly inbox: JournalWriter;
-  private readonly heartbeat: ReturnType<typeof setInterval>;
-  private readonly server: Server;
-  private readonly counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
+/** Takes the state folder's lock and recovers the inbox; then each delivery is received, accepted, applied. */
+export async function startListener(o: ListenerOptions) {
+  if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
+  const stateDir = resolve(o.stateDir);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
+  const log = o.logger;
+  const heartbeat = setInterval(() => lock.touch(), 10_000);
+  heartbeat.unref();
+  const counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
   /** "id:…" and "event:…" keys recorded: the newest SEEN_MAX, in insertion order. */
-  private readonly seen = new Set<string>();
-  private chain: Promise<void> = Promise.resolve();
-  private closed = false;
+  const seen = new Set<string>();
+  let chain: Promise<void> = Promise.resolve();
+  let closed = false;
 
-  private constructor(
-    private readonly o: ListenerOptions,
-    private readonly stateDir: string,
-    private readonly lock: HeldLock,
-  ) {
-    this.log = o.logger;
-    this.heartbeat = setInterval(() => lock.touch(), 10_000);
-    this.heartbeat.unref();
-    const inboxPath = join(stateDir, 'inbox.jsonl');
-    const unapplied = this.recover(readJournal<InboxLine>(inboxPath).events);
-    this.inbox = JournalWriter.open(inboxPath);
-    // accepted before a restart but never applied: first, in order
-    for (const d of unapplied) this.enqueue(d);
-    this.server = createServer((req, res) => {
-      try {
-        this.receive(req, res);
-      } catch (e) {
-        this.log?.error({ err: (e as Error).message }, 'listener error');
-        if (!res.headersSent) answer(res, 500, { error: 'internal' });
-      }
-    });
-  }
-
-  static async start(o: ListenerOptions): Promise<WebhookListener> {
-    if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
-    const stateDir = resolve(o.stateDir);
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
-    const listener = new WebhookListener(o, stateDir, lock);
-    try {
-      await listener.listen();
-    } catch (e) {
-      listener.release();
-      throw e;
-    }
-    return listener;
-  }
-
-  /** Remembers the inbox's keys; returns its deliveries not applied. */
-  private recover(lines: InboxLine[]): DeliveryLine[] {
-    const appliedIds = new Set<string>();
-    for (const e of lines) {
-      if (e.t === 'delivery') this.remember(e);
-      else if (e.t === 'applied') appliedIds.add(e.deliveryId);
-    }
-    return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
-  }
-
-  private remember(d: DeliveryLine): void {
+  const remember = (d: DeliveryLine): void => {
     for (const k of [`id:${d.deliveryId}`, `event:${d.eventKey}`]) {
-      this.seen.delete(k);
-      this.seen.add(k);
+      seen.delete(k);
+      seen.add(k);
     }
-    while (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value!);
+    while (seen.size > SEEN_MAX) seen.delete(seen.values().next().value!);
+  };
+
+  const inboxPath = join(stateDir, 'inbox.jsonl');
+  const recorded = readJournal<InboxLine>(inboxPath).events;
+  const appliedIds = new Set(recorded.flatMap((e) => (e.t === 'applied' ? [e.deliveryId] : [])));
+  for (const e of recorded) if (e.t === 'delivery') remember(e);
+  const inbox = JournalWriter.open(inboxPath);
+
+  const enqueue = (d: DeliveryLine): void => {
+    chain = chain
+      .then(() => apply(d))
+      .catch((e: unknown) => {
+        log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
+      });
+  };
+
+  async function apply(d: DeliveryLine): Promise<void> {
+    const event = JSON.parse(d.raw) as WebhookEvent;
+    let rows = 0;
+    if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
+      rows = await applyStatusEvent(event, d.deliveryId);
+    } else {
+      const { eventType, data } = event as WalletEvent;
+      const { transactionType, amount, currency, reference, transactionId } = data;
+      const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
+      log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+    }
+    inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
+    counts.applied++;
   }
 
-  private async listen(): Promise<void> {
-    const host = this.o.host ?? '127.0.0.1';
-    await new Promise<void>((ok, fail) => {
-      this.server.once('error', fail);
-      this.server.listen(this.o.port, host, () => ok());
-    });
-    this.port = (this.server.address() as AddressInfo).port;
-    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${this.port}/`;
-    this.log?.info(
-      { url: this.url, stateDir: this.stateDir, results: this.o.results ?? [], watchDirs: this.o.watchDirs ?? [] },
-      'listening',
+  /** Returns the rows changed. */
+  async function applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
+    const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
+    const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
+    const targets = targetFiles(o);
+    const r = await applyStatus(
+      targets.filter((t) => mayHold(t.file, payoutId)),
+      [update],
+      // a payout no file holds: its journal is searched in every watch folder's state too
+      {
+        stateDirs: targets.flatMap((t) => t.stateDirs ?? []),
+        stateRoots: o.stateRoots,
+        shared: o.shared,
+        logger: log,
+        context: { deliveryId },
+      },
     );
+    return r.applied.length;
   }
 
-  private receive(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooBig = false;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_DELIVERY_BYTES) tooBig = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => {
-      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
-      this.accept(req, Buffer.concat(chunks), res);
-    });
-    req.on('error', () => answer(res, 400, { error: 'bad request' }));
-  }
+  // accepted before a restart but never applied: first, in order
+  for (const d of recorded) if (d.t === 'delivery' && !appliedIds.has(d.deliveryId)) enqueue(d);
 
-  private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+  function accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
     let verified: ReturnType<typeof verifyWebhook>;
     try {
-      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret });
+      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: o.secret });
     } catch (e) {
       if (!(e instanceof WebhookVerificationError)) throw e;
-      this.counts.rejected++;
+      counts.rejected++;
       const deliveryId = req.headers['x-service-delivery-id'];
-      this.log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
+      log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
       return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
     }
     const id = verified.deliveryId;
     // all of the body's data, not only the fields the spec names
     const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
-    if (this.seen.has(`id:${id}`) || this.seen.has(`event:${key}`)) {
-      this.counts.duplicates++;
-      this.log?.info(
-        { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: this.seen.has(`id:${id}`) },
+    if (seen.has(`id:${id}`) || seen.has(`event:${key}`)) {
+      counts.duplicates++;
+      log?.info(
+        { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: seen.has(`id:${id}`) },
         'replayed delivery dropped',
       );
       return answer(res, 200, { received: true, duplicate: true });
@@ -234,95 +208,86 @@ class WebhookListener {
       raw: raw.toString('utf8'),
     };
     try {
-      this.inbox.append(line, { sync: true });
+      inbox.append(line, { sync: true });
     } catch (e) {
-      this.log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
+      log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
       return answer(res, 503, { error: 'not recorded' });
     }
-    this.remember(line);
-    this.counts.accepted++;
+    remember(line);
+    counts.accepted++;
     answer(res, 200, { received: true });
-    if (!this.closed) this.enqueue(line);
+    if (!closed) enqueue(line);
   }
 
-  private enqueue(d: DeliveryLine): void {
-    this.chain = this.chain
-      .then(() => this.apply(d))
-      .catch((e: unknown) => {
-        this.log?.error(
-          { deliveryId: d.deliveryId, err: (e as Error).message },
-          'delivery not applied: it is applied again on the next start',
-        );
-      });
-  }
-
-  private async apply(d: DeliveryLine): Promise<void> {
-    const event = JSON.parse(d.raw) as WebhookEvent;
-    let rows = 0;
-    if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
-      rows = await this.applyStatusEvent(event, d.deliveryId);
-    } else {
-      const { eventType, data } = event as WalletEvent;
-      const { transactionType, amount, currency, reference, transactionId } = data;
-      const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
-      this.log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
-    }
-    this.inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
-    this.counts.applied++;
-  }
-
-  /** Returns the rows changed. */
-  private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
-    const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
-    const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
-    const targets = targetFiles(this.o);
-    const r = await applyStatus(
-      targets.filter((t) => mayHold(t.file, payoutId)),
-      [update],
-      // a payout no file holds: its journal is searched in every watch folder's state too
-      {
-        stateDirs: targets.flatMap((t) => t.stateDirs ?? []),
-        stateRoots: this.o.stateRoots,
-        shared: this.o.shared,
-        logger: this.log,
-        context: { deliveryId },
-      },
-    );
-    return r.applied.length;
-  }
-
-  stats(): ListenerStats {
-    return { ...this.counts };
-  }
-
-  /** Resolves when every accepted delivery has been applied. */
-  async idle(): Promise<void> {
-    let last: Promise<void>;
-    do {
-      last = this.chain;
-      await last;
-    } while (last !== this.chain);
-  }
-
-  /** The deliveries accepted are applied before the state folder is let go. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await new Promise<void>((ok) => {
-      this.server.close(() => ok());
-      this.server.closeAllConnections?.();
+  function receive(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_DELIVERY_BYTES) tooBig = true;
+      else chunks.push(c);
     });
-    await this.chain;
-    this.release();
+    req.on('end', () => {
+      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
+      accept(req, Buffer.concat(chunks), res);
+    });
+    req.on('error', () => answer(res, 400, { error: 'bad request' }));
   }
 
-  private release(): void {
-    clearInterval(this.heartbeat);
-    this.inbox.close();
-    this.lock.release();
+  const server = createServer((req, res) => {
+    try {
+      receive(req, res);
+    } catch (e) {
+      log?.error({ err: (e as Error).message }, 'listener error');
+      if (!res.headersSent) answer(res, 500, { error: 'internal' });
+    }
+  });
+  const release = (): void => {
+    clearInterval(heartbeat);
+    inbox.close();
+    lock.release();
+  };
+
+  const host = o.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(o.port, host, () => ok());
+    });
+  } catch (e) {
+    release();
+    throw e;
   }
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  log?.info({ url, stateDir, results: o.results ?? [], watchDirs: o.watchDirs ?? [] }, 'listening');
+
+  return {
+    url,
+    port,
+    stats: (): ListenerStats => ({ ...counts }),
+    /** Resolves when every accepted delivery has been applied. */
+    async idle(): Promise<void> {
+      let last: Promise<void>;
+      do {
+        last = chain;
+        await last;
+      } while (last !== chain);
+    },
+    /** The deliveries accepted are applied before the state folder is let go. */
+    async close(): Promise<void> {
+      closed = true;
+      await new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections?.();
+      });
+      await chain;
+      release();
+    },
+  };
 }
-
-export const startListener = (o: ListenerOptions): Promise<RunningListener> => WebhookListener.start(o);
 
 function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {
   res.writeHead(status, { 'content-type': 'application/json' });
