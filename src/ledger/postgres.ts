@@ -34,14 +34,12 @@ import type { Queryable } from './schema.ts';
 
 export class PgLedgers implements SharedStore {
   readonly usage: TeamUsage;
+  readonly where: string;
   private readonly ledgers = new Map<string, PgLedger>();
 
   constructor(readonly db: TeamDb) {
     this.usage = new TeamUsage(db);
-  }
-
-  get where(): string {
-    return this.db.where;
+    this.where = db.where;
   }
 
   pace(name: string, onError: (e: Error) => void): TeamPace {
@@ -495,10 +493,10 @@ export class TeamPace implements PaceShare {
 // them). Each hand-over adds, never overwrites, so two hosts flushing at once both count. Keys are
 // named by their fingerprint, never themselves.
 export class TeamUsage implements UsageStore {
-  constructor(private readonly db: TeamDb) {}
+  readonly where: string;
 
-  get where(): string {
-    return `the team ledger ${this.db.where}`;
+  constructor(private readonly db: TeamDb) {
+    this.where = `the team ledger ${db.where}`;
   }
 
   /** `counts`: fingerprint → month → requests; `labels`: where keys answered 2xx. */

@@ -101,8 +101,7 @@ export function judgeRun(
   o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
 ): RunJudgement {
   const { name, resumed } = o;
-  const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement =>
-    reason === undefined ? { resumed, outcome, kind } : { resumed, outcome, kind, reason };
+  const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement => ({ resumed, outcome, kind, reason });
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
   if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
   if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
@@ -161,6 +160,14 @@ function claimedElsewhereText(c: WatchClaim): string {
 
 type Claimed = { claimDir: string; refused?: string };
 type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
+
+const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
+  out: { resumed, outcome: 'failed', kind, reason },
+  summary,
+});
+
+/** This process as a claim's owner; pidStart always set, so that a claim taken over never keeps the last owner's. */
+const owner = () => ({ pid: process.pid, host: hostname(), pidStart: myStart().pidStart });
 
 export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
@@ -312,13 +319,7 @@ export class FolderWatch {
           continue;
         }
         if (!abandoned) continue;
-        writeClaim(claimDir, {
-          ...c,
-          pid: process.pid,
-          host: hostname(),
-          pidStart: myStart().pidStart,
-          takenOverAt: new Date().toISOString(),
-        });
+        writeClaim(claimDir, { ...c, ...owner(), takenOverAt: new Date().toISOString() });
         this.mine.add(claimDir);
         taken.push(claimDir);
         this.o.logger?.warn(
@@ -338,7 +339,7 @@ export class FolderWatch {
       const id = newClaimId(name);
       const claimDir = join(this.L.processing, id);
       mkdirSync(claimDir);
-      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), ...myStart(), claimedAt: new Date().toISOString() };
+      const claim: ClaimRecord = { name, ...owner(), claimedAt: new Date().toISOString() };
       writeClaim(claimDir, claim);
       try {
         renameSync(src, join(claimDir, name));
@@ -440,11 +441,9 @@ export class FolderWatch {
 
   /** Refused before sending, or its run through the engine judged. */
   private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
-    const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
-      out: { resumed, outcome: 'failed', kind, reason },
-      summary,
-    });
-    const held = await this.holdClaim(claimDir, claim, resumed, refuse);
+    const refuse = (reason: string, kind?: 'unusable' | 'refused', summary?: Record<string, unknown>) =>
+      failed(resumed, reason, kind, summary);
+    const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;
     const file = join(claimDir, claim.name);
@@ -474,7 +473,7 @@ export class FolderWatch {
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
       // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
       const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
-      const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
+      const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one)
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
@@ -533,12 +532,7 @@ export class FolderWatch {
    * claim is the folder): new, or taken from a process that is gone (resumed through its journal).
    * Content claimed elsewhere, or sent before, is refused, naming where.
    */
-  private async holdClaim(
-    claimDir: string,
-    claim: ClaimRecord,
-    resumed: boolean,
-    refuse: (reason: string, kind?: 'refused', summary?: Record<string, unknown>) => Judged,
-  ): Promise<{ resumed: boolean } | Judged> {
+  private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
     const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
@@ -555,19 +549,15 @@ export class FolderWatch {
     const log = this.o.logger;
     if (!a.held) {
       log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
-      return refuse(claimedElsewhereText(a.by), 'refused', { claimedElsewhere: elsewhere(a.by) });
+      return failed(resumed, claimedElsewhereText(a.by), 'refused', { claimedElsewhere: elsewhere(a.by) });
     }
     if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
-    if (sent) return refuse(sent);
+    if (sent) return failed(resumed, sent);
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
   /** With "requireApprovals": why the file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy. */
-  private approvedPlan(
-    claimDir: string,
-    claim: ClaimRecord,
-    file: string,
-  ): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
+  private approvedPlan(claimDir: string, claim: ClaimRecord): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
     const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
@@ -588,7 +578,10 @@ export class FolderWatch {
     if (other) return `${plan} ${other}`;
     // (the same account under another label, e.g. "custom": the copy run says this watch's environment)
     const planFile = join(claimDir, '.approved-plan.json');
-    writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file, env: this.o.conn.environment.name }, null, 2) + '\n');
+    writeFileSync(
+      planFile,
+      JSON.stringify({ ...g.plan.plan, file: join(claimDir, claim.name), env: this.o.conn.environment.name }, null, 2) + '\n',
+    );
     this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
     return { planFile, approvedBy: g.check.counted, checked: g.plan };
   }
