@@ -27,23 +27,25 @@ export interface ValidatedRow {
   payout?: PayoutRow;
 }
 
-export interface BatchSummary {
-  file: string;
-  format: BatchSource['format'];
+/** The summary of a batch, counted as its rows are read. */
+const emptySummary = (file: string, format: BatchSource['format']) => ({
+  file,
+  format,
   /** Payout rows (blank and totals rows excluded). */
-  rows: number;
-  valid: number;
-  invalid: number;
+  rows: 0,
+  valid: 0,
+  invalid: 0,
   /** Blank rows and totals rows skipped. */
-  skipped: number;
-  errors: number;
-  warnings: number;
-  problemsByCode: Record<string, number>;
+  skipped: 0,
+  errors: 0,
+  warnings: 0,
+  problemsByCode: {} as Record<string, number>,
   /** Of the valid rows: what would be debited, before fees (exact decimal text with the currency's minor units). */
-  totalsBySourceCurrency: Record<string, { rows: number; amount: string }>;
-  byMethod: Record<string, { rows: number; totals: Record<string, string> }>;
-  corridors: Corridor[];
-}
+  totalsBySourceCurrency: {} as Record<string, { rows: number; amount: string }>,
+  byMethod: {} as Record<string, { rows: number; totals: Record<string, string> }>,
+  corridors: [] as Corridor[],
+});
+export type BatchSummary = ReturnType<typeof emptySummary>;
 
 export interface Corridor {
   sourceCurrency: string;
@@ -72,20 +74,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   const { rows: rawRows, warnings, close, ...info } = src;
   const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
   const fileProblems: Problem[] = [];
-  const summary: BatchSummary = {
-    file: src.file,
-    format: src.format,
-    rows: 0,
-    valid: 0,
-    invalid: 0,
-    skipped: 0,
-    errors: 0,
-    warnings: 0,
-    problemsByCode: {},
-    totalsBySourceCurrency: {},
-    byMethod: {},
-    corridors: [],
-  };
+  const summary = emptySummary(src.file, src.format);
   let drained = 0;
   const drain = () => {
     for (; drained < warnings.length; drained++) {

@@ -1,5 +1,5 @@
-// One beneficiary schema per method, from the spec's method table (src/spec/methods.ts) and the
-// field validators (fields.ts): the row parses with them, the templates list their fields.
+// Each method's beneficiary fields and rules, from the spec's method table (src/spec/methods.ts) and
+// the field validators (fields.ts): the row is checked by them, the templates list their fields.
 import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
@@ -9,21 +9,6 @@ import { Dec } from '../money.ts';
 import type { BeneficiaryColumn, CanonicalField } from '../input/batch-columns.ts';
 import * as F from './fields.ts';
 import type { ProblemCode } from './problems.ts';
-
-/** What a custom zod issue carries, so it becomes a Problem. */
-export interface IssueParams {
-  problem: ProblemCode;
-  expected?: string;
-}
-
-/** A zod schema from a field validator: text in, normalized text out, or an issue. */
-const fieldSchema = (check: F.FieldCheck) =>
-  z.string().transform((v, ctx) => {
-    const r = check(v);
-    if (r.ok) return r.value;
-    ctx.addIssue({ code: 'custom', message: r.message, params: { problem: r.code, expected: r.expected } satisfies IssueParams });
-    return z.NEVER;
-  });
 
 /** Default validator of each beneficiary field. */
 export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
@@ -72,49 +57,39 @@ export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...new Set(fields)];
 }
 
-/** The method's rules across fields, on the parsed beneficiary: one-of groups, the IBAN against the method and the UK account. */
-function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  const issue = (path: string[], message: string, expected: string, problem: ProblemCode = 'IBAN_MISMATCH') =>
-    ctx.addIssue({ code: 'custom', path, message, params: { problem, expected } satisfies IssueParams });
+/**
+ * The method's rules across fields: one-of groups (of the fields `given`, valid or not), the IBAN
+ * against the method and the UK account (of the `valid` values); `issue`: on a field, or (undefined) on the groups.
+ */
+export function checkBeneficiaryRules(
+  method: PayoutMethod,
+  given: Set<string>,
+  valid: Record<string, string>,
+  issue: (field: BeneficiaryColumn | undefined, code: ProblemCode, message: string, expected: string) => void,
+): void {
+  const mismatch = (field: BeneficiaryColumn, message: string, expected: string) => issue(field, 'IBAN_MISMATCH', message, expected);
   const rule = METHOD_RULES[method];
-  if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => b[f] !== undefined))) {
+  if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => given.has(f)))) {
     const expected = rule.oneOf.map((g) => g.join(' + ')).join(' | ');
-    issue([], `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, expected, 'MISSING_ONE_OF');
+    issue(undefined, 'MISSING_ONE_OF', `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, expected);
   }
-  const iban = typeof b.iban === 'string' ? b.iban : undefined;
+  const { iban } = valid;
   if (!iban) return;
   const country = iban.slice(0, 2);
   if (method === 'SEPA' && !isSEPACountry(country))
-    issue(['iban'], `SEPA reaches accounts in the SEPA area; ${country} is not in it`, 'an IBAN of a SEPA country (or method SWIFT)');
+    mismatch('iban', `SEPA reaches accounts in the SEPA area; ${country} is not in it`, 'an IBAN of a SEPA country (or method SWIFT)');
   if (method !== 'FASTER_PAYMENTS' && method !== 'BACS') return;
-  if (country !== 'GB') return issue(['iban'], `${method} pays UK accounts: the IBAN starts with GB, not ${country}`, 'a GB IBAN');
+  if (country !== 'GB') return mismatch('iban', `${method} pays UK accounts: the IBAN starts with GB, not ${country}`, 'a GB IBAN');
   const sortCode = iban.slice(8, 14);
-  if (typeof b.sortCode === 'string' && b.sortCode !== sortCode)
-    issue(['sortCode'], `the sort code differs from the one inside the IBAN (${sortCode})`, `${sortCode}, as in the IBAN`);
-  if (typeof b.accountNumber === 'string' && b.accountNumber !== iban.slice(14, 22))
-    issue(['accountNumber'], 'the account number differs from the one inside the IBAN', 'the 8 digits at the end of the IBAN');
+  if (valid.sortCode !== undefined && valid.sortCode !== sortCode)
+    mismatch('sortCode', `the sort code differs from the one inside the IBAN (${sortCode})`, `${sortCode}, as in the IBAN`);
+  if (valid.accountNumber !== undefined && valid.accountNumber !== iban.slice(14, 22))
+    mismatch('accountNumber', 'the account number differs from the one inside the IBAN', 'the 8 digits at the end of the IBAN');
 }
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
 }
-
-function beneficiarySchema(method: PayoutMethod) {
-  const required = new Set<string>(requiredFields(method));
-  const shape: Record<string, z.ZodType> = {};
-  for (const f of methodFields(method)) {
-    const s = fieldSchema(fieldCheck(f, method));
-    shape[f] = required.has(f) ? s : s.optional();
-  }
-  // `when`: the cross-field rules run even when a field has an issue, so a row's problems are all told at once
-  return z.object(shape).superRefine((b: Record<string, unknown>, ctx) => checkBeneficiaryRules(method, b, ctx), { when: () => true });
-}
-
-/** One beneficiary schema per method. */
-export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, beneficiarySchema(m)])) as Record<
-  PayoutMethod,
-  ReturnType<typeof beneficiarySchema>
->;
 
 const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);

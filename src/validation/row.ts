@@ -3,7 +3,6 @@
 // The package's main entry loads every language's names; the codes need none of them.
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
-import type { z } from 'zod';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
@@ -15,11 +14,11 @@ import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import { RISKY_WARNINGS, type Problem, type ProblemCode, type Severity } from './problems.ts';
 import {
-  BENEFICIARY_SCHEMAS,
+  checkBeneficiaryRules,
   methodFields,
   PAYOUT_FIELDS,
   fieldCheck,
-  type IssueParams,
+  requiredFields,
   type PayoutField,
   type PayoutRow,
 } from './row-schemas.ts';
@@ -301,15 +300,17 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
   return undefined;
 }
 
-/** The beneficiary, by the method's zod schema (spec §4.2); a value in a column the method does not use is not sent. */
+/** The beneficiary, by the method's fields and rules (spec §4.2); a value in a column the method does not use is not sent. */
 function beneficiaryOf(
   r: RowReader,
   method: PayoutMethod,
   overrides: Record<string, string>,
   trapped: Set<string>,
 ): Beneficiary | undefined {
-  const used = new Set<string>(methodFields(method));
-  // the method's non-empty fields (an empty cell is a missing value to the schema)
+  const fields = methodFields(method);
+  const used = new Set<string>(fields);
+  const required = new Set<string>(requiredFields(method));
+  // the method's non-empty fields (an empty cell is a missing value)
   const input: Record<string, string> = {};
   for (const f of BENEFICIARY_COLUMNS) {
     const cell = r.cell(f);
@@ -320,15 +321,31 @@ function beneficiaryOf(
       r.add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
     }
   }
-  const parsed = BENEFICIARY_SCHEMAS[method].safeParse(input);
-  if (!parsed.success) {
-    for (const iss of parsed.error.issues) beneficiaryIssue(r, method, iss, trapped);
-    return undefined;
+  // every problem is told at once (the rules across fields too); none on a field Excel's traps refused already
+  let errors = 0;
+  const issue = (f: string | undefined, code: ProblemCode, message: string, expected?: string) => {
+    errors++;
+    if (f === undefined) {
+      const group = new Set((METHOD_RULES[method].oneOf ?? []).flat());
+      r.add('error', code, { column: [...group].map((g) => headerOf(r.ctx, g)).join(' | ') }, message, expected);
+    } else if (!trapped.has(f)) r.add('error', code, f, message, expected);
+  };
+  const valid: Record<string, string> = {};
+  for (const f of fields) {
+    const v = input[f];
+    if (v === undefined) {
+      const noColumn = r.ctx.fields[f] === undefined ? `, and the file has no ${f} column` : '';
+      if (required.has(f)) issue(f, 'MISSING_VALUE', `${method} needs ${f}${noColumn}`);
+      continue;
+    }
+    const c = fieldCheck(f, method)(v);
+    if (c.ok) valid[f] = c.value;
+    else issue(f, c.code, c.message, c.expected);
   }
+  checkBeneficiaryRules(method, new Set(Object.keys(input)), valid, issue);
+  if (errors) return undefined;
   // only the non-empty values are sent
-  const b: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parsed.data as Record<string, unknown>)) if (typeof v === 'string' && v !== '') b[k] = v;
-  const beneficiary = b as Beneficiary;
+  const beneficiary = Object.fromEntries(Object.entries(valid).filter(([, v]) => v !== '')) as Beneficiary;
   if (
     method === 'NIP' &&
     beneficiary.bankCode?.length === 3 &&
@@ -344,25 +361,6 @@ function beneficiaryOf(
     );
   }
   return beneficiary;
-}
-
-/** One issue of a method's schema as a problem (none for a field Excel's traps refused already). */
-function beneficiaryIssue(r: RowReader, method: PayoutMethod, iss: z.core.$ZodIssue, trapped: Set<string>): void {
-  const { ctx } = r;
-  const f = iss.path[0] as string | undefined;
-  if (f !== undefined && trapped.has(f)) return;
-  const params = (iss as { params?: IssueParams }).params;
-  if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
-    const fields = new Set((METHOD_RULES[method].oneOf ?? []).flat());
-    r.add('error', 'MISSING_ONE_OF', { column: [...fields].map((g) => headerOf(ctx, g)).join(' | ') }, iss.message, params.expected);
-  } else if (iss.code === 'custom') {
-    r.add('error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
-  } else if (iss.code === 'invalid_type') {
-    const noColumn = ctx.fields[f as CanonicalField] === undefined;
-    r.add('error', 'MISSING_VALUE', f, noColumn ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
-  } else {
-    r.add('error', 'INVALID_TEXT', f, iss.message);
-  }
 }
 
 /** Fields that disagree with one another: warnings only (the service decides). */
