@@ -12,56 +12,37 @@ import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 
 export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
 
+/** `{ ISO code: [ours...] }` read the other way: each of ours → its ISO code. */
+const byOurs = <C extends string>(table: Record<C, readonly string[]>): Record<string, C> =>
+  Object.fromEntries(Object.entries<readonly string[]>(table).flatMap(([iso, ours]) => ours.map((o) => [o, iso as C])));
+
 /** Our row statuses (the payout's, or ours when none exists: README.md) → ISO transaction status. Any other: PDNG. */
-export const ISO_STATUS: Record<string, IsoTxStatus> = {
-  SUCCESSFUL: 'ACSC',
-  PENDING: 'ACSP',
-  PROCESSING: 'ACSP',
-  ADDITIONAL_INFO_REQUIRED: 'PDNG',
-  UNKNOWN_OUTCOME: 'PDNG',
-  NOT_SENT: 'ACTC',
-  FAILED: 'RJCT',
-  REJECTED: 'RJCT',
-  INVALID: 'RJCT',
-  FAILED_TO_SEND: 'RJCT',
-  CONFLICT: 'RJCT',
-  ALREADY_PAID: 'RJCT',
-};
+export const ISO_STATUS = byOurs<IsoTxStatus>({
+  ACSC: ['SUCCESSFUL'],
+  ACSP: ['PENDING', 'PROCESSING'],
+  PDNG: ['ADDITIONAL_INFO_REQUIRED', 'UNKNOWN_OUTCOME'],
+  ACTC: ['NOT_SENT'],
+  RJCT: ['FAILED', 'REJECTED', 'INVALID', 'FAILED_TO_SEND', 'CONFLICT', 'ALREADY_PAID'],
+});
 
 /**
  * The service's error codes (spec §7), our problem codes (src/validation/problems.ts) and statuses
- * → ISO 20022 ExternalStatusReason1Code. Anything else: NARR, with the service's or our text.
+ * → ISO 20022 ExternalStatusReason1Code (REFERENCE.md's table). Anything else: NARR, with the service's or our text.
  */
-export const ISO_REASON: Record<string, string> = {
-  INSUFFICIENT_FUNDS: 'AM04',
-  INVALID_IBAN: 'AC01',
-  IBAN_MISMATCH: 'AC01',
-  INVALID_ACCOUNT_NUMBER: 'AC01',
-  NUBAN_CHECK_DIGIT: 'AC01',
-  EXCEL_DIGITS_LOST: 'AC01',
-  EXCEL_LEADING_ZEROS_LOST: 'AC01',
-  INVALID_BIC: 'RC01',
-  INVALID_ROUTING_NUMBER: 'RC01',
-  INVALID_SORT_CODE: 'RC01',
-  INVALID_BANK_CODE: 'RC01',
-  MISSING_REQUIRED_FIELDS: 'BE01',
-  MISSING_VALUE: 'BE01',
-  MISSING_ONE_OF: 'BE01',
-  INVALID_COUNTRY: 'BE09',
-  CORRIDOR_NOT_ENABLED: 'AG01',
-  METHOD_NOT_AVAILABLE: 'AG03',
-  INVALID_METHOD: 'AG03',
-  PROHIBITED_DESTINATION: 'RR04',
-  INVALID_CURRENCY: 'AM03',
-  ACCOUNT_CURRENCY_MISMATCH: 'AM03',
-  INVALID_AMOUNT: 'AM12',
-  AMBIGUOUS_AMOUNT: 'AM12',
-  AMOUNT_PRECISION: 'AM12',
-  DUPLICATE_REFERENCE: 'AM05',
-  PROBABLE_DUPLICATE: 'AM05',
-  ALREADY_PAID: 'DUPL',
-  CONFLICT: 'DUPL',
-};
+const ISO_REASON = byOurs({
+  AM04: ['INSUFFICIENT_FUNDS'],
+  AC01: ['INVALID_IBAN', 'IBAN_MISMATCH', 'INVALID_ACCOUNT_NUMBER', 'NUBAN_CHECK_DIGIT', 'EXCEL_DIGITS_LOST', 'EXCEL_LEADING_ZEROS_LOST'],
+  RC01: ['INVALID_BIC', 'INVALID_ROUTING_NUMBER', 'INVALID_SORT_CODE', 'INVALID_BANK_CODE'],
+  BE01: ['MISSING_REQUIRED_FIELDS', 'MISSING_VALUE', 'MISSING_ONE_OF'],
+  BE09: ['INVALID_COUNTRY'],
+  AG01: ['CORRIDOR_NOT_ENABLED'],
+  AG03: ['METHOD_NOT_AVAILABLE', 'INVALID_METHOD'],
+  RR04: ['PROHIBITED_DESTINATION'],
+  AM03: ['INVALID_CURRENCY', 'ACCOUNT_CURRENCY_MISMATCH'],
+  AM12: ['INVALID_AMOUNT', 'AMBIGUOUS_AMOUNT', 'AMOUNT_PRECISION'],
+  AM05: ['DUPLICATE_REFERENCE', 'PROBABLE_DUPLICATE'],
+  DUPL: ['ALREADY_PAID', 'CONFLICT'],
+});
 
 /** A FAILED or REJECTED payout carries only the service's text (spec §3: reasons "not shown"): these words name a code. */
 const REASON_WORDS: [RegExp, string][] = [
