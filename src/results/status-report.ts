@@ -85,23 +85,14 @@ export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
 }
 
 /** Rows counted per ISO status, with their control sum. */
-class Tally {
-  readonly counts = new Map<IsoTxStatus, { n: number; sum: Dec }>();
-  add(status: IsoTxStatus, amount: Dec | undefined): void {
-    const t = this.counts.get(status) ?? { n: 0, sum: new Dec(0) };
-    this.counts.set(status, { n: t.n + 1, sum: amount ? t.sum.plus(amount) : t.sum });
-  }
-  get n(): number {
-    return [...this.counts.values()].reduce((a, t) => a + t.n, 0);
-  }
-  get sum(): string {
-    return [...this.counts.values()].reduce((a, t) => a.plus(t.sum), new Dec(0)).toFixed();
-  }
-  /** NbOfTxsPerSts: per status, its count and control sum. */
-  perStatus() {
-    return [...this.counts].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() }));
-  }
-}
+type Tally = Map<IsoTxStatus, { n: number; sum: Dec }>;
+
+/** A tally's count, control sum and status, under the name of the status's element (GrpSts, PmtInfSts). */
+const totalsOf = (t: Tally, statusElement: string) => ({
+  OrgnlNbOfTxs: String([...t.values()].reduce((a, x) => a + x.n, 0)),
+  OrgnlCtrlSum: [...t.values()].reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(),
+  [statusElement]: groupStatus(t),
+});
 
 interface StatusReportOptions {
   /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
@@ -135,15 +126,18 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
   // first pass: the payment informations in order, each with its rows and tally
   const amountOf = (r: ResultRow) => isoAmount(cell(r, cols.sourceAmount), cell(r, cols.sourceCurrency)?.toUpperCase());
   const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
-  const all = new Tally();
+  const all: Tally = new Map();
   for (const r of table.rows) {
     const id = cell(r, 'PmtInfId') ?? orgnlMsgId;
-    const g = groups.get(id) ?? { rows: [], tally: new Tally() };
+    const g = groups.get(id) ?? { rows: [], tally: new Map() as Tally };
     groups.set(id, g);
     g.rows.push(r);
     const status = isoTxOf(r.result).status;
     const amount = amountOf(r);
-    for (const t of [g.tally, all]) t.add(status, amount && new Dec(amount['#']));
+    for (const t of [g.tally, all]) {
+      const { n, sum } = t.get(status) ?? { n: 0, sum: new Dec(0) };
+      t.set(status, { n: n + 1, sum: amount ? sum.plus(amount['#']) : sum });
+    }
   }
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
@@ -152,18 +146,14 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
       OrgnlGrpInfAndSts: {
         OrgnlMsgId: isoText(orgnlMsgId),
         OrgnlMsgNmId: isoText(msgNmId) ?? 'payout-batch',
-        OrgnlNbOfTxs: String(all.n),
-        OrgnlCtrlSum: all.sum,
-        GrpSts: groupStatus(all.counts),
-        NbOfTxsPerSts: all.perStatus(),
+        ...totalsOf(all, 'GrpSts'),
+        NbOfTxsPerSts: [...all].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() })),
       },
     });
     for (const [id, g] of groups) {
       xml.ele('OrgnlPmtInfAndSts').ele({
         OrgnlPmtInfId: isoText(id),
-        OrgnlNbOfTxs: String(g.tally.n),
-        OrgnlCtrlSum: g.tally.sum,
-        PmtInfSts: groupStatus(g.tally.counts),
+        ...totalsOf(g.tally, 'PmtInfSts'),
       });
       for (const r of g.rows) {
         const tx = isoTxOf(r.result);
