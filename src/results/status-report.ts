@@ -52,14 +52,8 @@ const REASON_WORDS: [RegExp, string][] = [
   [/beneficiary/i, 'BE01'],
 ];
 
-interface IsoTx {
-  status: IsoTxStatus;
-  /** Why a transaction is rejected, pending or not sent: its code, and the service's or our text in Max105Text pieces. */
-  reason?: { code: string; text: string[] };
-}
-
-/** A results row's ISO status and reason. */
-export function isoTxOf(result: ResultValues): IsoTx {
+/** A results row's ISO status, and why it is rejected, pending or not sent: the reason's code, and the service's or our text in Max105Text pieces. */
+export function isoTxOf(result: ResultValues): { status: IsoTxStatus; reason?: { code: string; text: string[] } } {
   const status = result.status ?? '';
   const iso = ISO_STATUS[status] ?? 'PDNG';
   if (iso === 'ACSC' || iso === 'ACSP') return { status: iso };
