@@ -111,13 +111,6 @@ function parseRecord(text: string, where: string): PolicyRecord {
   return r.data.removed ? { version, history } : { policy: { ...r.data, ...rules!.data }, version, history };
 }
 
-export interface PolicyStore {
-  where: string;
-  read(): Promise<PolicyRecord>;
-  /** The next version (null: removed). */
-  write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy?: string): Promise<PolicyRecord>;
-}
-
 function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | null, signedBy: string[], setBy: string) {
   const setAt = new Date().toISOString();
   const version = current.version + 1;
@@ -129,12 +122,14 @@ function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | 
 
 export const who = () => `${userInfo().username}@${hostname()}`;
 
-/** A store whose next version is written as `save` keeps its text. */
-function storeOf(where: string, account: string, read: () => Promise<PolicyRecord>, save: (text: string) => Promise<void>): PolicyStore {
+export type PolicyStore = ReturnType<typeof storeOf>;
+
+/** A store whose next version (null: removed) is written as `save` keeps its text. */
+function storeOf(where: string, account: string, read: () => Promise<PolicyRecord>, save: (text: string) => Promise<void>) {
   return {
     where,
     read,
-    async write(next, signedBy, setBy = who()) {
+    async write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy = who()): Promise<PolicyRecord> {
       const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
       await save(text);
       return parseRecord(text, where);

@@ -97,17 +97,10 @@ export function clearancesIn(
 const clearancesInForce = (statuses: ReturnType<typeof clearancesIn>): Clearance[] =>
   statuses
     .filter((s) => !s.problem)
-    .map(({ loaded: { path, clearance: c }, signedBy }) => ({
-      id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length),
-      reference: c.reference,
-      payee: c.payee,
-      list: c.list,
-      entryId: c.entryId,
-      entryName: c.entryName,
-      reason: c.reason,
-      expiresAt: c.expiresAt,
-      signedBy,
-    }));
+    .map(({ loaded: { path, clearance }, signedBy }) => {
+      const { kind: _k, v: _v, payeeText: _p, madeAt: _a, madeBy: _b, ...bound } = clearance;
+      return { id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length), ...bound, signedBy };
+    });
 
 /** Paths relative to `base`; clearances signed by the policy's approvers, else the list `approvers`' (none: none count). */
 export function screeningFor(

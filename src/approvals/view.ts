@@ -4,13 +4,10 @@ import { approvalProblem, makerKeys, rawKey } from './sign.ts';
 import { approvalsPathFor, fingerprintOf, readApprovals, type Approver } from './approvals-file.ts';
 import { plural } from '../text.ts';
 
-export interface ApprovalsView {
-  preparedBy?: string;
-  approvals: { name: string; signedAt: string; publicKeyFingerprint: string; valid: boolean; reason?: string }[];
-}
+export type ApprovalsView = ReturnType<typeof approvalsView>;
 
 /** Without the approvers list, whether a signer may approve is not known here: `run --require-approvals` decides. */
-export function approvalsView(planPath: string, approvers?: Approver[]): ApprovalsView {
+export function approvalsView(planPath: string, approvers?: Approver[]) {
   const plan = loadPlan(planPath);
   const payload = planPayload(plan);
   const approvals = readApprovals(approvalsPathFor(planPath));

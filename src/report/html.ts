@@ -3,7 +3,7 @@
 // hooks are in README.md ("DOM hooks").
 import type { SwapLine } from '../results/swap-summary.ts';
 import { barChart } from './chart.ts';
-import { safe, type SafeHtml } from './safe-html.ts';
+import { safe, type HtmlValue, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { MAX_ROWS_LISTED, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
 import { groupThousands } from '../money.ts';
@@ -50,7 +50,7 @@ footer { margin-top: 16pt; color: #777; font-size: 8pt; }
 `;
 
 // The CSP: no fetch of any kind when the file is opened, whatever a value holds. The notes come last.
-function page(kind: 'plan' | 'results', title: string, offline: boolean, body: SafeHtml[], notes: readonly string[]): string {
+function page(kind: 'plan' | 'results', title: string, offline: boolean, notes: readonly string[], body: HtmlValue[]): string {
   const notesPart = notes.length
     ? safe`<section><h2>Notes</h2><ul data-section="notes">${notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`
     : '';
@@ -123,15 +123,7 @@ const groupTitle = (status: string) => STATUS_GROUP_WORDS[statusGroup(status)].t
 /** `payeesCsv`: the name of the CSV of every payee written beside the report. */
 export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
   const id = v.identity;
-  const body: SafeHtml[] = [];
   const env = id.environment ? safe` for the <strong>${id.environment}</strong> environment` : '';
-  body.push(
-    safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${env}. Nothing has been sent.</p></header>`,
-  );
-  if (v.refusals.length)
-    body.push(
-      safe`<div class="alert" data-section="refusals"><strong>As it stands, run would refuse this batch:</strong><ul>${v.refusals.map((r) => safe`<li>${r}</li>`)}</ul></div>`,
-    );
   const identity = [
     kv('File', 'file', id.file, true),
     kv('SHA-256 of the file', 'sha256', id.sha256, true),
@@ -147,12 +139,18 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
     kv('Service', 'baseUrl', id.baseUrl, true),
     id.createdAt ? safe`<tr><th>Plan made</th><td data-field="createdAt">${timeText(id.createdAt)}</td></tr>` : '',
   ];
-  body.push(safe`<section><h2>Batch</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
-  body.push(totalsSection(v));
-  // (what approvers sign and who signed, before any list: a plan of 100,000 rows opens on them)
-  body.push(approvalsSection(v, v.approvals));
-  if (v.byMethod.length)
-    body.push(
+  const r = v.requests;
+  const left = r?.quota !== undefined && r.usedThisMonth !== undefined ? r.quota - r.usedThisMonth - r.estimate : undefined;
+  const more = v.warningsOmitted ? safe`<p class="note">and ${plural(v.warningsOmitted, 'more warning')} not listed here.</p>` : '';
+  return page('plan', `Payout plan: ${id.fileName}`, v.offline, v.notes, [
+    safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${env}. Nothing has been sent.</p></header>`,
+    v.refusals.length > 0 &&
+      safe`<div class="alert" data-section="refusals"><strong>As it stands, run would refuse this batch:</strong><ul>${v.refusals.map((r) => safe`<li>${r}</li>`)}</ul></div>`,
+    safe`<section><h2>Batch</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`,
+    totalsSection(v),
+    // (what approvers sign and who signed, before any list: a plan of 100,000 rows opens on them)
+    approvalsSection(v, v.approvals),
+    v.byMethod.length > 0 &&
       safe`<section><h2>Charts</h2>${barChart(
         'Amount per method (valid rows of the file, before fees), by source currency: a bar is its share of the currency',
         'chart-method',
@@ -164,12 +162,8 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
           data: { method: m.method },
         })),
       )}</section>`,
-    );
-  if (v.corridors.length) body.push(corridorsSection(v));
-  if (v.requests) {
-    const r = v.requests;
-    const left = r.quota !== undefined && r.usedThisMonth !== undefined ? r.quota - r.usedThisMonth - r.estimate : undefined;
-    body.push(
+    v.corridors.length > 0 && corridorsSection(v),
+    r &&
       safe`<section><h2>Requests against the monthly quota</h2><table class="kv" data-section="requests"><tbody>
 <tr><th>Preflight (wallets, pairs, methods, countries)</th>${count('preflight', r.preflight)}</tr>
 <tr><th>This run, about (including preflight)</th>${count('estimate', r.estimate)}</tr>
@@ -177,27 +171,20 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
 <tr><th>Monthly quota</th>${count('quota', r.quota)}</tr>
 <tr><th>Left after this run, about</th>${count('leftAfter', left)}</tr>
 </tbody></table></section>`,
-    );
-  }
-  const more = v.warningsOmitted ? safe`<p class="note">and ${plural(v.warningsOmitted, 'more warning')} not listed here.</p>` : '';
-  body.push(
     safe`<section><h2>Warnings</h2>${
       v.warnings.length
         ? safe`<ul data-section="warnings">${v.warnings.map((w) => safe`<li>${w}</li>`)}</ul>${more}`
         : safe`<p data-section="warnings">None.</p>`
     }</section>`,
-  );
-  body.push(invalidSection(v));
-  if (v.notSent.length)
-    body.push(
+    invalidSection(v),
+    v.notSent.length > 0 &&
       safe`<section><h2>Valid rows left out of this run</h2><table data-section="not-sent"><colgroup><col style="width:10%"><col style="width:22%"><col></colgroup><thead><tr><th class="num">Row</th><th>Code</th><th>Why</th></tr></thead><tbody>${v.notSent.map(
         (r) =>
           safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="code">${r.code}</td><td data-field="message">${r.message}</td></tr>`,
       )}</tbody></table></section>`,
-    );
-  if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps proposed to fund short wallets'));
-  if (v.payees) body.push(payeesSection(v.payees, o.payeesCsv));
-  return page('plan', `Payout plan: ${id.fileName}`, v.offline, body, v.notes);
+    v.swaps.length > 0 && swapsSection(v.swaps, 'Swaps proposed to fund short wallets'),
+    v.payees && payeesSection(v.payees, o.payeesCsv),
+  ]);
 }
 
 function totalsSection(v: PlanView): SafeHtml {
@@ -320,28 +307,14 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
 
 export function resultsHtml(v: ResultsView): string {
   const id = v.identity;
-  const body: SafeHtml[] = [];
   const batch = id.batchId ? safe` Batch <span class="mono" data-field="header-batchId">${id.batchId}</span>.` : '';
-  body.push(
-    safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${id.environment ? safe` for the <strong>${id.environment}</strong> environment` : ''}.${batch}</p></header>`,
-  );
   const needing = v.action.length + v.actionOmitted;
-  if (needing)
-    body.push(
-      safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
-    );
   const identity = [
     kv('File', 'file', id.file, true),
     kv('Batch id', 'batchId', id.batchId ?? 'not known here (the journal of the run is in another state folder)', true),
     countRow('Rows', 'rows', id.rows),
     kv('Environment', 'environment', id.environment),
   ];
-  body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
-  body.push(
-    safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
-      (s) => safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${groupTitle(s.status)}</td>${count('rows', s.rows)}</tr>`,
-    )}</tbody></table></section>`,
-  );
   const chart = barChart(
     'Amount per outcome, by source currency: a bar is its share of the currency',
     'chart-groups',
@@ -354,21 +327,27 @@ export function resultsHtml(v: ResultsView): string {
       data: { group: GROUP_DOM[g.group].id },
     })),
   );
-  body.push(
-    safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:11%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
-      (g) =>
-        safe`<tr data-group="${GROUP_DOM[g.group].id}" data-currency="${g.currency}"><td>${STATUS_GROUP_WORDS[g.group].title}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
-    )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it; both it and refunded count the payouts a row replaced (failed, refunded, sent again), as the tie-out does.</p>${chart}</section>`,
-  );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
     ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:12%"><col style="width:11%"><col style="width:14%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th class="num">Amount</th><th>Status</th><th>Why</th></tr></thead><tbody>${v.action.map(actionRow)}</tbody></table>${more}`
     : safe`<p data-section="action">None.</p>`;
-  body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
-  if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps that funded short wallets'));
-  if (v.tieOut) body.push(tieOutSection(v.tieOut));
-  body.push(rowsSection(v.rows, id.rows));
-  return page('results', `Payout results: ${id.fileName}`, false, body, v.notes);
+  return page('results', `Payout results: ${id.fileName}`, false, v.notes, [
+    safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${id.environment ? safe` for the <strong>${id.environment}</strong> environment` : ''}.${batch}</p></header>`,
+    needing > 0 &&
+      safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
+    safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`,
+    safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
+      (s) => safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${groupTitle(s.status)}</td>${count('rows', s.rows)}</tr>`,
+    )}</tbody></table></section>`,
+    safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:11%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
+      (g) =>
+        safe`<tr data-group="${GROUP_DOM[g.group].id}" data-currency="${g.currency}"><td>${STATUS_GROUP_WORDS[g.group].title}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
+    )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it; both it and refunded count the payouts a row replaced (failed, refunded, sent again), as the tie-out does.</p>${chart}</section>`,
+    safe`<section><h2>Rows that need action</h2>${action}</section>`,
+    v.swaps.length > 0 && swapsSection(v.swaps, 'Swaps that funded short wallets'),
+    v.tieOut && tieOutSection(v.tieOut),
+    rowsSection(v.rows, id.rows),
+  ]);
 }
 
 /** Every row of the results, for the audit: what was paid to whom, its status and payout id, paged. */

@@ -4,7 +4,7 @@ import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
-import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
+import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
@@ -40,38 +40,7 @@ export interface InvalidRow {
 /** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
 type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
-/** `planSha256`: of the plan file's own bytes (what an approval signs), when the report is made from one; `sheet` (Excel): the sheet the plan's rows are read from. */
-type PlanIdentity = { file: string; fileName: string } & Partial<
-  Record<'rows' | 'valid' | 'invalid' | 'toSend' | 'alreadyCreated', number>
-> &
-  Partial<Record<'sha256' | 'planSha256' | 'batchId' | 'batchLabel' | 'sheet' | 'environment' | 'baseUrl' | 'createdAt', string>>;
-
-export interface PlanView {
-  kind: 'plan';
-  /** Computed from the batch file alone: no fees, balances, quotes or requests. */
-  offline: boolean;
-  generatedAt: string;
-  identity: PlanIdentity;
-  totals: readonly PlanTotal[];
-  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
-  payees?: (Payee & { destination: string })[];
-  byMethod: { method: string; currency: string; rows: number; amount: string }[];
-  /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
-  corridors: ReturnType<typeof offlineParts>['corridors'];
-  warnings: string[];
-  warningsOmitted: number;
-  invalid: InvalidRow[];
-  invalidOmitted: number;
-  notSent: { row: number; code: string; message: string }[];
-  requests?: { preflight: number; estimate: number; usedThisMonth?: number; quota?: number };
-  /** Why `run` would refuse the plan as it stands. */
-  refusals: string[];
-  /** What the report could not show, and why. */
-  notes: string[];
-  approvals?: ApprovalsInput;
-  /** The swaps the plan proposes to fund short wallets (spec §4.7), status PROPOSED. */
-  swaps: SwapLine[];
-}
+export type PlanView = ReturnType<typeof planViewOfPlan>;
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
 export type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
@@ -175,59 +144,72 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
     swaps?: readonly SwapProposal[];
   };
 
-/** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
+/**
+ * The plan `plan` (or `run --dry-run`) just computed, or a plan file read back; without a plan, the
+ * batch file alone, offline (planViewOffline). `planSha256`: of the plan file's own bytes (what an
+ * approval signs), when the report is made from one; `sheet` (Excel): the sheet the plan's rows are read from.
+ */
 export function planViewOfPlan(
-  plan: PlanFacts,
-  o: Pick<PlanIdentity, 'baseUrl' | 'sha256' | 'planSha256' | 'batchLabel' | 'sheet' | 'createdAt'> & {
-    environment: string;
+  plan: PlanFacts | undefined,
+  o: Partial<Record<'environment' | 'baseUrl' | 'sha256' | 'planSha256' | 'batchLabel' | 'sheet' | 'createdAt', string>> & {
     /** The rows to send with their quotes (the plan file's rows). */
     quotes?: readonly PlanRow[];
     offline?: OfflineBatch;
     approvals?: ApprovalsInput;
     notes?: string[];
   },
-): PlanView {
-  const notEnabled = new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
+) {
+  const notEnabled = plan && new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
   const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
-  const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
+  const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan?.invalidRows ?? []);
+  const file = plan?.file ?? o.offline?.file ?? '';
+  const counts = plan ?? o.offline?.summary;
+  // offline: in the summary's order, by currency
+  const totals: readonly PlanTotal[] =
+    plan?.currencies ?? Object.entries(o.offline?.summary.totalsBySourceCurrency ?? {}).map(([currency, t]) => ({ currency, ...t }));
   return {
-    kind: 'plan',
-    offline: false,
+    kind: 'plan' as const,
+    /** Computed from the batch file alone: no fees, balances, quotes or requests. */
+    offline: !plan,
     generatedAt: new Date().toISOString(),
     identity: {
-      file: plan.file,
-      fileName: basename(plan.file),
+      file,
+      fileName: basename(file),
       sha256: o.sha256 ?? o.offline?.sha256,
       planSha256: o.planSha256,
-      rows: plan.rows,
-      valid: plan.valid,
-      invalid: plan.invalid,
-      toSend: plan.toSend.length,
-      alreadyCreated: plan.alreadyCreated,
-      batchId: plan.batchId,
+      rows: counts?.rows,
+      valid: counts?.valid,
+      invalid: counts?.invalid,
+      toSend: plan?.toSend.length,
+      alreadyCreated: plan?.alreadyCreated,
+      batchId: plan?.batchId,
       batchLabel: o.batchLabel,
       ...(o.sheet !== undefined ? { sheet: o.sheet } : {}),
       environment: o.environment,
       baseUrl: o.baseUrl,
       createdAt: o.createdAt,
     },
-    totals: plan.currencies,
-    payees: (o.quotes ?? []).map((r) => ({
-      ...payeeOf(r),
-      destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}`,
-    })),
+    totals,
+    /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
+    payees:
+      plan &&
+      (o.quotes ?? []).map((r) => ({ ...payeeOf(r), destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}` })),
     byMethod,
+    /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
     corridors,
-    warnings: [...plan.warnings, ...(o.offline?.warnings ?? [])],
+    warnings: [...(plan?.warnings ?? []), ...(o.offline?.warnings ?? [])],
     warningsOmitted: o.offline?.warningsOmitted ?? 0,
     invalid,
     invalidOmitted,
-    notSent: [...plan.notSent].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
-    requests: { ...plan.requests },
-    refusals: refusalsOf(plan.currencies, plan.corridorBlocked),
+    notSent: [...(plan?.notSent ?? [])].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
+    requests: plan && { ...plan.requests },
+    /** Why `run` would refuse the plan as it stands. */
+    refusals: plan ? refusalsOf(plan.currencies, plan.corridorBlocked) : [],
+    /** What the report could not show, and why. */
     notes: o.notes ?? [],
     ...(o.approvals ? { approvals: o.approvals } : {}),
-    swaps: (plan.swaps ?? []).map((p) => ({
+    /** The swaps the plan proposes to fund short wallets (spec §4.7), status PROPOSED. */
+    swaps: (plan?.swaps ?? []).map((p): SwapLine => ({
       currency: p.currency,
       reference: p.reference,
       status: 'PROPOSED',
@@ -277,37 +259,13 @@ export function planViewOfPlanFile(
 }
 
 /** A batch file alone, offline: what it would pay before fees, and what is wrong with it. */
-export function planViewOffline(offline: OfflineBatch): PlanView {
-  const { corridors, byMethod } = offlineParts(offline, undefined, undefined);
-  const s = offline.summary;
-  return {
-    kind: 'plan',
-    offline: true,
-    swaps: [],
-    generatedAt: new Date().toISOString(),
-    identity: {
-      file: offline.file,
-      fileName: basename(offline.file),
-      sha256: offline.sha256,
-      rows: s.rows,
-      valid: s.valid,
-      invalid: s.invalid,
-    },
-    // in the summary's order: by currency
-    totals: Object.entries(s.totalsBySourceCurrency).map(([currency, t]) => ({ currency, ...t })),
-    byMethod,
-    corridors,
-    warnings: offline.warnings,
-    warningsOmitted: offline.warningsOmitted,
-    invalid: offline.invalid,
-    invalidOmitted: offline.invalidOmitted,
-    notSent: [],
-    refusals: [],
+export const planViewOffline = (offline: OfflineBatch): PlanView =>
+  planViewOfPlan(undefined, {
+    offline,
     notes: [
       'Offline report of the batch file: the valid rows before fees. Fees, wallet balances, quotes and the requests against the quota come from the service: run `payout-batch plan FILE` (it writes the full report).',
     ],
-  };
-}
+  });
 
 // ---------------------------------------------------------------- results
 

@@ -65,22 +65,13 @@ export function resultHeaderOf(column: ResultColumn, batchColumns: readonly stri
   return RESULT_PREFIX.repeat(deepest + 1) + column;
 }
 
-interface ColumnSplit {
-  /** Every REQUIRED_RESULT_COLUMNS header is present. */
-  isResults: boolean;
-  /** The batch's own columns, in order. */
-  input: string[];
-  /** Result column → the header that holds it. */
-  result: Partial<Record<ResultColumn, string>>;
-  missing: ResultColumn[];
-}
-
 /**
- * Splits a header row into the batch's own columns and the result columns: of the headers naming
- * one result column, the most prefixed (the last on a tie) is the result's. Without the required
- * result columns nothing is taken out: a batch's own "status" stays its own.
+ * Splits a header row into the batch's own columns (`input`, in order) and the result columns
+ * (`result`: each to the header that holds it): of the headers naming one result column, the most
+ * prefixed (the last on a tie) is the result's. `isResults`: every REQUIRED_RESULT_COLUMNS header is
+ * present; without them nothing is taken out: a batch's own "status" stays its own.
  */
-export function splitColumns(headers: readonly string[]): ColumnSplit {
+export function splitColumns(headers: readonly string[]) {
   const deepest = new Map<ResultColumn, { index: number; depth: number }>();
   headers.forEach((h, index) => {
     const named = resultColumnOf(h);
@@ -90,9 +81,8 @@ export function splitColumns(headers: readonly string[]): ColumnSplit {
   });
   const missing: ResultColumn[] = RESULT_COLUMNS.filter((c) => !deepest.has(c));
   const isResults = REQUIRED_RESULT_COLUMNS.every((c) => deepest.has(c));
-  if (!isResults) return { isResults, input: [...headers], result: {}, missing };
-  const taken = new Set([...deepest.values()].map((d) => d.index));
   const result: Partial<Record<ResultColumn, string>> = {};
-  for (const [c, { index }] of deepest) result[c] = headers[index]!;
+  if (isResults) for (const [c, { index }] of deepest) result[c] = headers[index]!;
+  const taken = new Set(isResults ? [...deepest.values()].map((d) => d.index) : []);
   return { isResults, input: headers.filter((_, i) => !taken.has(i)), result, missing };
 }

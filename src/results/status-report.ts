@@ -12,56 +12,37 @@ import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 
 export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
 
+/** `{ ISO code: [ours...] }` read the other way: each of ours → its ISO code. */
+const byOurs = <C extends string>(table: Record<C, readonly string[]>): Record<string, C> =>
+  Object.fromEntries(Object.entries<readonly string[]>(table).flatMap(([iso, ours]) => ours.map((o) => [o, iso as C])));
+
 /** Our row statuses (the payout's, or ours when none exists: README.md) → ISO transaction status. Any other: PDNG. */
-export const ISO_STATUS: Record<string, IsoTxStatus> = {
-  SUCCESSFUL: 'ACSC',
-  PENDING: 'ACSP',
-  PROCESSING: 'ACSP',
-  ADDITIONAL_INFO_REQUIRED: 'PDNG',
-  UNKNOWN_OUTCOME: 'PDNG',
-  NOT_SENT: 'ACTC',
-  FAILED: 'RJCT',
-  REJECTED: 'RJCT',
-  INVALID: 'RJCT',
-  FAILED_TO_SEND: 'RJCT',
-  CONFLICT: 'RJCT',
-  ALREADY_PAID: 'RJCT',
-};
+export const ISO_STATUS = byOurs<IsoTxStatus>({
+  ACSC: ['SUCCESSFUL'],
+  ACSP: ['PENDING', 'PROCESSING'],
+  PDNG: ['ADDITIONAL_INFO_REQUIRED', 'UNKNOWN_OUTCOME'],
+  ACTC: ['NOT_SENT'],
+  RJCT: ['FAILED', 'REJECTED', 'INVALID', 'FAILED_TO_SEND', 'CONFLICT', 'ALREADY_PAID'],
+});
 
 /**
  * The service's error codes (spec §7), our problem codes (src/validation/problems.ts) and statuses
- * → ISO 20022 ExternalStatusReason1Code. Anything else: NARR, with the service's or our text.
+ * → ISO 20022 ExternalStatusReason1Code (REFERENCE.md's table). Anything else: NARR, with the service's or our text.
  */
-export const ISO_REASON: Record<string, string> = {
-  INSUFFICIENT_FUNDS: 'AM04',
-  INVALID_IBAN: 'AC01',
-  IBAN_MISMATCH: 'AC01',
-  INVALID_ACCOUNT_NUMBER: 'AC01',
-  NUBAN_CHECK_DIGIT: 'AC01',
-  EXCEL_DIGITS_LOST: 'AC01',
-  EXCEL_LEADING_ZEROS_LOST: 'AC01',
-  INVALID_BIC: 'RC01',
-  INVALID_ROUTING_NUMBER: 'RC01',
-  INVALID_SORT_CODE: 'RC01',
-  INVALID_BANK_CODE: 'RC01',
-  MISSING_REQUIRED_FIELDS: 'BE01',
-  MISSING_VALUE: 'BE01',
-  MISSING_ONE_OF: 'BE01',
-  INVALID_COUNTRY: 'BE09',
-  CORRIDOR_NOT_ENABLED: 'AG01',
-  METHOD_NOT_AVAILABLE: 'AG03',
-  INVALID_METHOD: 'AG03',
-  PROHIBITED_DESTINATION: 'RR04',
-  INVALID_CURRENCY: 'AM03',
-  ACCOUNT_CURRENCY_MISMATCH: 'AM03',
-  INVALID_AMOUNT: 'AM12',
-  AMBIGUOUS_AMOUNT: 'AM12',
-  AMOUNT_PRECISION: 'AM12',
-  DUPLICATE_REFERENCE: 'AM05',
-  PROBABLE_DUPLICATE: 'AM05',
-  ALREADY_PAID: 'DUPL',
-  CONFLICT: 'DUPL',
-};
+const ISO_REASON = byOurs({
+  AM04: ['INSUFFICIENT_FUNDS'],
+  AC01: ['INVALID_IBAN', 'IBAN_MISMATCH', 'INVALID_ACCOUNT_NUMBER', 'NUBAN_CHECK_DIGIT', 'EXCEL_DIGITS_LOST', 'EXCEL_LEADING_ZEROS_LOST'],
+  RC01: ['INVALID_BIC', 'INVALID_ROUTING_NUMBER', 'INVALID_SORT_CODE', 'INVALID_BANK_CODE'],
+  BE01: ['MISSING_REQUIRED_FIELDS', 'MISSING_VALUE', 'MISSING_ONE_OF'],
+  BE09: ['INVALID_COUNTRY'],
+  AG01: ['CORRIDOR_NOT_ENABLED'],
+  AG03: ['METHOD_NOT_AVAILABLE', 'INVALID_METHOD'],
+  RR04: ['PROHIBITED_DESTINATION'],
+  AM03: ['INVALID_CURRENCY', 'ACCOUNT_CURRENCY_MISMATCH'],
+  AM12: ['INVALID_AMOUNT', 'AMBIGUOUS_AMOUNT', 'AMOUNT_PRECISION'],
+  AM05: ['DUPLICATE_REFERENCE', 'PROBABLE_DUPLICATE'],
+  DUPL: ['ALREADY_PAID', 'CONFLICT'],
+});
 
 /** A FAILED or REJECTED payout carries only the service's text (spec §3: reasons "not shown"): these words name a code. */
 const REASON_WORDS: [RegExp, string][] = [
@@ -71,14 +52,8 @@ const REASON_WORDS: [RegExp, string][] = [
   [/beneficiary/i, 'BE01'],
 ];
 
-interface IsoTx {
-  status: IsoTxStatus;
-  /** Why a transaction is rejected, pending or not sent: its code, and the service's or our text in Max105Text pieces. */
-  reason?: { code: string; text: string[] };
-}
-
-/** A results row's ISO status and reason. */
-export function isoTxOf(result: ResultValues): IsoTx {
+/** A results row's ISO status, and why it is rejected, pending or not sent: the reason's code, and the service's or our text in Max105Text pieces. */
+export function isoTxOf(result: ResultValues): { status: IsoTxStatus; reason?: { code: string; text: string[] } } {
   const status = result.status ?? '';
   const iso = ISO_STATUS[status] ?? 'PDNG';
   if (iso === 'ACSC' || iso === 'ACSP') return { status: iso };
@@ -104,23 +79,14 @@ export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
 }
 
 /** Rows counted per ISO status, with their control sum. */
-class Tally {
-  readonly counts = new Map<IsoTxStatus, { n: number; sum: Dec }>();
-  add(status: IsoTxStatus, amount: Dec | undefined): void {
-    const t = this.counts.get(status) ?? { n: 0, sum: new Dec(0) };
-    this.counts.set(status, { n: t.n + 1, sum: amount ? t.sum.plus(amount) : t.sum });
-  }
-  get n(): number {
-    return [...this.counts.values()].reduce((a, t) => a + t.n, 0);
-  }
-  get sum(): string {
-    return [...this.counts.values()].reduce((a, t) => a.plus(t.sum), new Dec(0)).toFixed();
-  }
-  /** NbOfTxsPerSts: per status, its count and control sum. */
-  perStatus() {
-    return [...this.counts].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() }));
-  }
-}
+type Tally = Map<IsoTxStatus, { n: number; sum: Dec }>;
+
+/** A tally's count, control sum and status, under the name of the status's element (GrpSts, PmtInfSts). */
+const totalsOf = (t: Tally, statusElement: string) => ({
+  OrgnlNbOfTxs: String([...t.values()].reduce((a, x) => a + x.n, 0)),
+  OrgnlCtrlSum: [...t.values()].reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(),
+  [statusElement]: groupStatus(t),
+});
 
 interface StatusReportOptions {
   /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
@@ -154,15 +120,18 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
   // first pass: the payment informations in order, each with its rows and tally
   const amountOf = (r: ResultRow) => isoAmount(cell(r, cols.sourceAmount), cell(r, cols.sourceCurrency)?.toUpperCase());
   const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
-  const all = new Tally();
+  const all: Tally = new Map();
   for (const r of table.rows) {
     const id = cell(r, 'PmtInfId') ?? orgnlMsgId;
-    const g = groups.get(id) ?? { rows: [], tally: new Tally() };
+    const g = groups.get(id) ?? { rows: [], tally: new Map() as Tally };
     groups.set(id, g);
     g.rows.push(r);
     const status = isoTxOf(r.result).status;
     const amount = amountOf(r);
-    for (const t of [g.tally, all]) t.add(status, amount && new Dec(amount['#']));
+    for (const t of [g.tally, all]) {
+      const { n, sum } = t.get(status) ?? { n: 0, sum: new Dec(0) };
+      t.set(status, { n: n + 1, sum: amount ? sum.plus(amount['#']) : sum });
+    }
   }
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
@@ -171,18 +140,14 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
       OrgnlGrpInfAndSts: {
         OrgnlMsgId: isoText(orgnlMsgId),
         OrgnlMsgNmId: isoText(msgNmId) ?? 'payout-batch',
-        OrgnlNbOfTxs: String(all.n),
-        OrgnlCtrlSum: all.sum,
-        GrpSts: groupStatus(all.counts),
-        NbOfTxsPerSts: all.perStatus(),
+        ...totalsOf(all, 'GrpSts'),
+        NbOfTxsPerSts: [...all].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() })),
       },
     });
     for (const [id, g] of groups) {
       xml.ele('OrgnlPmtInfAndSts').ele({
         OrgnlPmtInfId: isoText(id),
-        OrgnlNbOfTxs: String(g.tally.n),
-        OrgnlCtrlSum: g.tally.sum,
-        PmtInfSts: groupStatus(g.tally.counts),
+        ...totalsOf(g.tally, 'PmtInfSts'),
       });
       for (const r of g.rows) {
         const tx = isoTxOf(r.result);
