@@ -38,40 +38,37 @@ const builder = (y: Argv) =>
     .option('approvers', str('The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS'))
     .option('dry-run', flag('Preview as `plan` does (fees estimated, nothing quoted, no plan file) and send nothing'));
 
-const command = defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (flags, cliIO) => {
-    const [args, io] = withPlanEnvironment(flags, cliIO);
-    if (args['dry-run']) {
-      if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      const totals = controlTotalFlags(args);
-      return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
-        refused: controlTotalReasons({ ...totals, payable: r.payable }),
-        notes: controlTotalNotes({ ...totals, payable: r.payable }),
-      }));
-    }
-    if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
-    // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
-    const approved = await approvedPlan(args, io);
-    if (typeof approved === 'number') return approved;
-    try {
-      const prepare = (o: SendOptions) =>
-        prepareRun({
-          ...o,
-          guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
-          settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
-          file: args.file,
-          planFile: approved.path ?? args.plan,
-          batchId: args['batch-id'],
-          resultsPath: args.results,
-          ...batchFileFlags(args),
-          ...duplicateFlags(args),
-        });
-      return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });
-    } finally {
-      approved.cleanup?.();
-    }
-  },
+const command = defineCommand(builder, async (flags, cliIO) => {
+  const [args, io] = withPlanEnvironment(flags, cliIO);
+  if (args['dry-run']) {
+    if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
+    const totals = controlTotalFlags(args);
+    return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
+      refused: controlTotalReasons({ ...totals, payable: r.payable }),
+      notes: controlTotalNotes({ ...totals, payable: r.payable }),
+    }));
+  }
+  if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
+  // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
+  const approved = await approvedPlan(args, io);
+  if (typeof approved === 'number') return approved;
+  try {
+    const prepare = (o: SendOptions) =>
+      prepareRun({
+        ...o,
+        guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
+        settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
+        file: args.file,
+        planFile: approved.path ?? args.plan,
+        batchId: args['batch-id'],
+        resultsPath: args.results,
+        ...batchFileFlags(args),
+        ...duplicateFlags(args),
+      });
+    return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });
+  } finally {
+    approved.cleanup?.();
+  }
 });
 export default signalled('run', command);
 
