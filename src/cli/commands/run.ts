@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, num, str, UsageError, type CliIO } from '../command.ts';
-import type { ExitCode } from '../exit-codes.ts';
 import {
   batchFileFlags,
   batchFileOptions,
@@ -20,7 +19,7 @@ import {
   type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
-import { policyGate, policyGuard, policyRefusal, type AccountPolicy } from '../../approvals/account-policy.ts';
+import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
@@ -83,10 +82,7 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
  * `--require-approvals N` and the account's policy, before anything is sent (a policy with `above`
  * amounts: the engine's guard decides). A plan that passed runs from a private copy of the checked bytes.
  */
-async function approvedPlan(
-  args: ArgsOf<typeof builder>,
-  io: CliIO,
-): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: Pick<GuardOptions, 'policy' | 'spend'>; policy?: AccountPolicy }> {
+async function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO) {
   const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];

@@ -6,7 +6,7 @@ import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status.ts';
-import { swapText } from '../../follow-up/swap-views.ts';
+import { batchSwapsOf, swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
 import {
@@ -18,7 +18,6 @@ import {
   statusReportOptions,
   withConnection,
 } from '../options.ts';
-import { batchSwapsOf } from '../../follow-up/swap-views.ts';
 import { readResults } from '../../results/read.ts';
 
 /** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
@@ -118,11 +117,7 @@ const command = defineCommand(builder, (args, io: CliIO) =>
 );
 export default signalled('status', command);
 
-function outcomeLines(
-  r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'kind'>,
-  results: string,
-  connection: string,
-): string[] {
+function outcomeLines(r: StatusResult, results: string, connection: string): string[] {
   const l: string[] = ['Outcome'];
   for (const g of STATUS_GROUPS) if (r.groups[g]) l.push(`  ${String(r.groups[g]).padStart(6)}  ${STATUS_GROUP_WORDS[g].text}`);
   for (const w of r.waiting)
