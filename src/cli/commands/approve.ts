@@ -113,10 +113,8 @@ export default defineCommand(builder, async (args, io) => {
           'not a terminal, so nobody can confirm: read the above, then pass --yes (-y) to sign it; nothing was signed',
           ExitCode.REFUSED,
         );
-      if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `))) {
-        io.stderr.write('payout-batch: declined: nothing was signed\n');
-        return ExitCode.REFUSED;
-      }
+      if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `)))
+        throw new CommandError('declined: nothing was signed', ExitCode.REFUSED);
     }
     const approval = signPlan(payload, name, pem, keyPath);
     // as ssh does: said, not refused

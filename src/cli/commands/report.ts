@@ -1,7 +1,7 @@
 // `payout-batch report FILE|PLAN|RESULTS`: the HTML report (src/report), offline: never costs quota.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, str, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, str, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { ResultsError } from '../../results/results-errors.ts';
@@ -55,15 +55,10 @@ export default defineCommand(builder, async (args, io: CliIO) => {
     io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
     return ExitCode.OK;
   } catch (e) {
-    if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError, BatchUnusable].some((c) => e instanceof c)) {
-      io.stderr.write(`payout-batch: ${(e as Error).message}\n`);
-      return ExitCode.UNUSABLE_INPUT;
-    }
+    if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError, BatchUnusable].some((c) => e instanceof c))
+      throw new CommandError((e as Error).message);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code) {
-      io.stderr.write(`payout-batch: cannot write or read ${args.out ?? args.input}: ${code}\n`);
-      return ExitCode.UNUSABLE_INPUT;
-    }
+    if (code) throw new CommandError(`cannot write or read ${args.out ?? args.input}: ${code}`);
     throw e;
   }
 });

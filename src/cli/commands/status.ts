@@ -85,20 +85,14 @@ const command = defineCommand(builder, (args, io: CliIO) =>
       // the rows first, condensed when many, the summary last: on the screen when the command ends
       const l: string[] = [];
       const shown = r.moved.length > MOVED_IN_FULL ? r.moved.slice(0, MOVED_CONDENSED) : r.moved;
-      for (const c of shown)
-        l.push(
-          `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
-        );
+      for (const c of shown) l.push(`  ${rowText(c)}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`);
       if (shown.length < r.moved.length)
         l.push(`  … ${r.moved.length - shown.length} more moved forward (every row is in ${basename(results)}; --json lists them)`);
-      for (const f of r.failures)
-        l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
+      for (const f of r.failures) l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${requestIdText(f)}`);
       l.push(
         ...r.swaps.map((s) => `  ${swapText(s)}`),
         ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
-        ...r.swapFailures.map(
-          (f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`,
-        ),
+        ...r.swapFailures.map((f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${requestIdText(f)}`),
       );
       l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
       l.push(`Used ${requestsUsedText(r.requests)}.`);
@@ -117,12 +111,15 @@ const command = defineCommand(builder, (args, io: CliIO) =>
 );
 export default signalled('status', command);
 
+const rowText = (r: { rowNumber: number; reference?: string }) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}`;
+const requestIdText = (f: { requestId?: string }) => (f.requestId ? ` (request id ${f.requestId})` : '');
+
 function outcomeLines(r: StatusResult, results: string, connection: string): string[] {
   const l: string[] = ['Outcome'];
   for (const g of STATUS_GROUPS) if (r.groups[g]) l.push(`  ${String(r.groups[g]).padStart(6)}  ${STATUS_GROUP_WORDS[g].text}`);
   for (const w of r.waiting)
     l.push(
-      `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
+      `  ${rowText(w)} waits for us: ${requestsText(w.informationRequests)}; ` +
         `answer with: payout-batch attach ${w.payoutId}${connection} FILE...`,
     );
   for (const f of r.failed) l.push(failedLine(f, results, connection));
@@ -155,5 +152,5 @@ function failedLine(f: StatusResult['failed'][number], results: string, connecti
     f.refunded !== undefined
       ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`
       : "not in the wallet's transactions yet: run status again later";
-  return `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
+  return `  ${rowText(f)} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
 }
