@@ -226,14 +226,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
     },
   };
 }
-type SignalArgs = ArgsOf<typeof signalOptions> & {
-  'log-level'?: string;
-  'log-format'?: LogFormat;
-  quiet?: boolean;
-  file?: string;
-  results?: string;
-  dir?: string;
-};
+type SignalArgs = ArgsOf<typeof signalOptions> & Parameters<typeof makeLogger>[0] & { file?: string; results?: string; dir?: string };
 
 export function reportOption<T>(y: Argv<T>) {
   return y.option('report', { type: 'boolean', default: true, describe: 'Write the HTML report beside the output (--no-report: skip it)' });
