@@ -26,8 +26,9 @@ export interface CliCommand<A> {
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }
 
-/** A command, its arguments' type erased: main.ts hands `run` what its own builder parsed (the type taken on trust). */
-export const defineCommand = <A>(c: CliCommand<A>) => c as unknown as CliCommand<unknown>;
+/** A command, its arguments' type inferred from its builder, then erased: main.ts hands `run` what its own builder parsed (the type taken on trust). */
+export const defineCommand = <A>(builder: (y: Argv) => Argv<A>, run: CliCommand<A>['run']) =>
+  ({ builder, run }) as unknown as CliCommand<unknown>;
 
 export function printJson(io: CliIO, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');

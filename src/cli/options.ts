@@ -31,7 +31,7 @@ import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReport } from '../results/status-report.ts';
 import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
-import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
+import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 /** f's value, or undefined when it throws (what cannot be read is said elsewhere, or not at all). */
 export function attempt<T>(f: () => T): T | undefined {
@@ -208,7 +208,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
       };
       if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return c.run(parsed, io);
       const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
-      const signals = new Signals({ ...targets, metricsFile }, command, makeLogger(args, io, command));
+      const signals = signalsFor({ ...targets, metricsFile }, command, makeLogger(args, io, command));
       let noted: Partial<Outcome> = { subject: args.file ?? args.results ?? args.dir };
       const end = (exitCode: ExitCode, o: Partial<Outcome> = {}) =>
         signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
@@ -226,14 +226,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
     },
   };
 }
-type SignalArgs = ArgsOf<typeof signalOptions> & {
-  'log-level'?: string;
-  'log-format'?: LogFormat;
-  quiet?: boolean;
-  file?: string;
-  results?: string;
-  dir?: string;
-};
+type SignalArgs = ArgsOf<typeof signalOptions> & Parameters<typeof makeLogger>[0] & { file?: string; results?: string; dir?: string };
 
 export function reportOption<T>(y: Argv<T>) {
   return y.option('report', { type: 'boolean', default: true, describe: 'Write the HTML report beside the output (--no-report: skip it)' });

@@ -62,33 +62,12 @@ function alertText(command: string, o: Outcome): string {
 
 const label = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 
-export class Signals {
-  private started = Date.now();
-
-  constructor(
-    private readonly to: SignalTargets,
-    private readonly command: string,
-    private readonly logger: Logger,
-  ) {}
-
-  async start(): Promise<void> {
-    this.started = Date.now();
-    if (this.to.pingUrl) await this.post('ping', this.to.pingUrl, '/start');
-  }
-
-  async end(o: Outcome): Promise<void> {
-    const scrub = <T>(v: T): T => o.conn?.client.apiKey.scrubDeep(v) ?? v;
-    const text = scrub(alertText(this.command, o));
-    const alert = { text, command: this.command, host: hostname(), exitCode: o.exitCode, rows: o.byStatus, amounts: o.money, ...o.details };
-    await Promise.all([
-      this.to.pingUrl && this.post('ping', this.to.pingUrl, o.failed ? `/${o.exitCode}` : '', text),
-      this.to.metricsFile && this.metrics(this.to.metricsFile, o),
-      this.to.notifyUrl && o.failed && this.post('alert', this.to.notifyUrl, '', JSON.stringify(scrub(alert))),
-    ]);
-  }
+/** The signals of one command: `start` at its start (and a watch's every tick), `end` with its outcome. */
+export function signalsFor(targets: SignalTargets, command: string, logger: Logger) {
+  let started = Date.now();
 
   /** `suffix` goes before the query; a failure is logged, never thrown. */
-  private async post(what: string, url: string, suffix: string, body = ''): Promise<void> {
+  async function post(what: string, url: string, suffix: string, body = ''): Promise<void> {
     let to = '(not a URL)';
     try {
       const u = new URL(url);
@@ -104,12 +83,12 @@ export class Signals {
       await res.body?.cancel();
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
     } catch (e) {
-      this.logger.warn({ to, err: (e as Error).message }, `${what} not sent`);
+      logger.warn({ to, err: (e as Error).message }, `${what} not sent`);
     }
   }
 
   /** Replaced atomically: node_exporter reads *.prom, never a temporary file. */
-  private async metrics(path: string, o: Outcome): Promise<void> {
+  async function metrics(path: string, o: Outcome): Promise<void> {
     const now = Date.now() / 1000;
     const source = `source=${label(basename(path).replace(/\.prom$/, ''))}`;
     const lines: string[] = [];
@@ -137,12 +116,29 @@ export class Signals {
         ]);
         metric('requests_left', "Requests left of the key's monthly quota.", [[`month="${usage.month}"`, usage.remaining]]);
       }
-      metric('duration_seconds', 'How long the last run took.', [['', ((Date.now() - this.started) / 1000).toFixed(3)]]);
+      metric('duration_seconds', 'How long the last run took.', [['', ((Date.now() - started) / 1000).toFixed(3)]]);
       metric('last_run_timestamp_seconds', 'When the last run ended.', [['', now.toFixed(3)]]);
       if (lastSuccess) metric('last_success_timestamp_seconds', 'When a run last ended without failing.', [['', lastSuccess]]);
       await writeFileAtomic(path, lines.join('\n') + '\n', { mode: 0o644 });
     } catch (e) {
-      this.logger.warn({ file: path, err: (e as Error).message }, 'metrics file not written');
+      logger.warn({ file: path, err: (e as Error).message }, 'metrics file not written');
     }
   }
+
+  return {
+    async start(): Promise<void> {
+      started = Date.now();
+      if (targets.pingUrl) await post('ping', targets.pingUrl, '/start');
+    },
+    async end(o: Outcome): Promise<void> {
+      const scrub = <T>(v: T): T => o.conn?.client.apiKey.scrubDeep(v) ?? v;
+      const text = scrub(alertText(command, o));
+      const alert = { text, command, host: hostname(), exitCode: o.exitCode, rows: o.byStatus, amounts: o.money, ...o.details };
+      await Promise.all([
+        targets.pingUrl && post('ping', targets.pingUrl, o.failed ? `/${o.exitCode}` : '', text),
+        targets.metricsFile && metrics(targets.metricsFile, o),
+        targets.notifyUrl && o.failed && post('alert', targets.notifyUrl, '', JSON.stringify(scrub(alert))),
+      ]);
+    },
+  };
 }

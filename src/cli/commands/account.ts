@@ -13,14 +13,12 @@ import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<AccountArgs>({
-  builder,
-  // (a look-up, not a batch: only warnings on stderr unless a level is asked for)
-  run: (args, io) =>
-    withConnection({ ...args, 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account', (conn, logger) =>
-      show(conn, args, io, logger),
-    ),
-});
+// (a look-up, not a batch: only warnings on stderr unless a level is asked for)
+export default defineCommand(builder, (args, io) =>
+  withConnection({ ...args, 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account', (conn, logger) =>
+    show(conn, args, io, logger),
+  ),
+);
 
 async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logger): Promise<ExitCode> {
   const { client, environment } = conn;

@@ -23,7 +23,7 @@ import { LockBusy } from '../../files/lock.ts';
 import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
 import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';
 import { clearancePayload, clearanceText, isClearance, loadClearance } from '../../approvals/clearance.ts';
-import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
+import { askYesNo, isInteractive } from '../options.ts';
 
 const builder = (y: Argv) =>
   y
@@ -93,56 +93,51 @@ function keyProblem(name: string, mine: { publicKey: string; fingerprint: string
     );
 }
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io) => {
-    const name = personName(args.as);
-    const planPath = resolve(io.cwd, args.plan);
-    const keyPath = resolve(io.cwd, args['key-file']);
-    try {
-      const { pem, mine } = readKeyFile(keyPath);
-      const { payload, text, listed, preparedBy } = await whatIsSigned(
-        planPath,
-        args.plan,
-        args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS,
-        io.cwd,
-      );
-      keyProblem(name, mine, listed.approvers, listed.where);
-      io.stdout.write(`You sign, as ${name}:\n  ${text}\n`);
-      if (!args.yes) {
-        if (!isInteractive(io))
-          throw new UsageError(
-            'not a terminal, so nobody can confirm: read the above, then pass --yes (-y) to sign it; nothing was signed',
-            ExitCode.REFUSED,
-          );
-        if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `))) {
-          io.stderr.write('payout-batch: declined: nothing was signed\n');
-          return ExitCode.REFUSED;
-        }
-      }
-      const approval = signPlan(payload, name, pem, keyPath);
-      // as ssh does: said, not refused
-      if (process.platform !== 'win32' && (statSync(keyPath).mode & 0o077) !== 0)
-        io.stderr.write(`payout-batch: warning: ${keyPath} is readable by others: \`chmod 600\` it\n`);
-      const approvalsPath = approvalsPathFor(planPath);
-      const { replaced } = await addApproval(approvalsPath, approval);
-      const all = readApprovals(approvalsPath);
-      io.stdout.write(
-        `Approved ${args.plan} as ${name} (key ${approval.publicKeyFingerprint}) at ${approval.signedAt}. ` +
-          `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
-          `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
-      );
-      if (preparedBy && sameName(name, preparedBy))
-        io.stderr.write(
-          `payout-batch: note: ${preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
+export default defineCommand(builder, async (args, io) => {
+  const name = personName(args.as);
+  const planPath = resolve(io.cwd, args.plan);
+  const keyPath = resolve(io.cwd, args['key-file']);
+  try {
+    const { pem, mine } = readKeyFile(keyPath);
+    const { payload, text, listed, preparedBy } = await whatIsSigned(
+      planPath,
+      args.plan,
+      args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS,
+      io.cwd,
+    );
+    keyProblem(name, mine, listed.approvers, listed.where);
+    io.stdout.write(`You sign, as ${name}:\n  ${text}\n`);
+    if (!args.yes) {
+      if (!isInteractive(io))
+        throw new UsageError(
+          'not a terminal, so nobody can confirm: read the above, then pass --yes (-y) to sign it; nothing was signed',
+          ExitCode.REFUSED,
         );
-      return ExitCode.OK;
-    } catch (e) {
-      if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError || e instanceof PolicyError)
-        throw new CommandError(e.message, ExitCode.UNUSABLE_INPUT);
-      if (e instanceof LockBusy)
-        throw new CommandError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);
-      throw e;
+      if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `)))
+        throw new CommandError('declined: nothing was signed', ExitCode.REFUSED);
     }
-  },
+    const approval = signPlan(payload, name, pem, keyPath);
+    // as ssh does: said, not refused
+    if (process.platform !== 'win32' && (statSync(keyPath).mode & 0o077) !== 0)
+      io.stderr.write(`payout-batch: warning: ${keyPath} is readable by others: \`chmod 600\` it\n`);
+    const approvalsPath = approvalsPathFor(planPath);
+    const { replaced } = await addApproval(approvalsPath, approval);
+    const all = readApprovals(approvalsPath);
+    io.stdout.write(
+      `Approved ${args.plan} as ${name} (key ${approval.publicKeyFingerprint}) at ${approval.signedAt}. ` +
+        `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
+        `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
+    );
+    if (preparedBy && sameName(name, preparedBy))
+      io.stderr.write(
+        `payout-batch: note: ${preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
+      );
+    return ExitCode.OK;
+  } catch (e) {
+    if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError || e instanceof PolicyError)
+      throw new CommandError(e.message, ExitCode.UNUSABLE_INPUT);
+    if (e instanceof LockBusy)
+      throw new CommandError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);
+    throw e;
+  }
 });

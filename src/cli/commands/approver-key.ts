@@ -7,7 +7,6 @@ import { CommandError, defineCommand, str } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/approvals-file.ts';
 import { personName } from './approve.ts';
-import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   y
@@ -21,37 +20,34 @@ const slug = (name: string) =>
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .replace(/^\.+/, '_');
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io) => {
-    const name = personName(args.as);
-    const dir = resolve(io.cwd, args.out ?? '.');
-    const k = newKeyPair();
-    const keyPath = join(dir, `${slug(name)}.approver-key.pem`);
-    const pubPath = join(dir, `${slug(name)}.approver.pub.json`);
-    const entry = JSON.stringify({ name, publicKey: k.publicKey });
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      // 'wx': an existing key is never overwritten (its approvals would no longer be anyone's).
-      writeFileSync(keyPath, k.privatePem, { mode: 0o600, flag: 'wx' });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      throw new CommandError(
-        code === 'EEXIST'
-          ? `${keyPath} exists: a key is never overwritten; remove it first, or choose another --out folder`
-          : `cannot write ${keyPath}: ${code ?? (e as Error).message}`,
-        ExitCode.UNUSABLE_INPUT,
-      );
-    }
-    writeFileSync(pubPath, entry + '\n');
-    io.stdout.write(
-      `Approver key of ${name}, fingerprint ${k.fingerprint}\n` +
-        `  private key: ${keyPath} (readable by you only: keep it, never share or send it)\n` +
-        `  public key:  ${pubPath}\n` +
-        `Give the public key file to whoever keeps the approvers list, who adds it with ` +
-        `\`payout-batch approvers add ${pubPath} --out approvers.json\`; its entry is:\n  ${entry}\n` +
-        `Approve a plan with \`payout-batch approve PLAN --as ${JSON.stringify(name)} --key-file ${keyPath}\`.\n`,
+export default defineCommand(builder, async (args, io) => {
+  const name = personName(args.as);
+  const dir = resolve(io.cwd, args.out ?? '.');
+  const k = newKeyPair();
+  const keyPath = join(dir, `${slug(name)}.approver-key.pem`);
+  const pubPath = join(dir, `${slug(name)}.approver.pub.json`);
+  const entry = JSON.stringify({ name, publicKey: k.publicKey });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // 'wx': an existing key is never overwritten (its approvals would no longer be anyone's).
+    writeFileSync(keyPath, k.privatePem, { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new CommandError(
+      code === 'EEXIST'
+        ? `${keyPath} exists: a key is never overwritten; remove it first, or choose another --out folder`
+        : `cannot write ${keyPath}: ${code ?? (e as Error).message}`,
+      ExitCode.UNUSABLE_INPUT,
     );
-    return ExitCode.OK;
-  },
+  }
+  writeFileSync(pubPath, entry + '\n');
+  io.stdout.write(
+    `Approver key of ${name}, fingerprint ${k.fingerprint}\n` +
+      `  private key: ${keyPath} (readable by you only: keep it, never share or send it)\n` +
+      `  public key:  ${pubPath}\n` +
+      `Give the public key file to whoever keeps the approvers list, who adds it with ` +
+      `\`payout-batch approvers add ${pubPath} --out approvers.json\`; its entry is:\n  ${entry}\n` +
+      `Approve a plan with \`payout-batch approve PLAN --as ${JSON.stringify(name)} --key-file ${keyPath}\`.\n`,
+  );
+  return ExitCode.OK;
 });

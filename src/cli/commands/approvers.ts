@@ -5,7 +5,6 @@ import { CommandError, defineCommand, plural, strs } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { addApprovers, ApprovalsFileError } from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
-import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   y
@@ -13,26 +12,23 @@ const builder = (y: Argv) =>
     .positional('files', { ...strs('Public key files of `approver-key new`, or approvers lists'), demandOption: true })
     .option('out', { type: 'string', demandOption: true, describe: 'The approvers list to create or extend (JSON)' });
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io) => {
-    const out = resolve(io.cwd, args.out);
-    try {
-      const r = await addApprovers(
-        out,
-        args.files.map((f) => resolve(io.cwd, String(f))),
-      );
-      io.stdout.write(
-        `${args.out}: ${plural(r.all.length, 'approver')} (${r.all.map((a) => `${a.name} ${a.fingerprint}`).join(', ')})` +
-          `${r.added.length ? `; added ${r.added.join(', ')}` : ''}${r.kept.length ? `; already listed ${r.kept.join(', ')}` : ''}.\n` +
-          `Use it with \`payout-batch run --plan PLAN --require-approvals N --approvers ${args.out}\` or \`payout-batch policy set\`.\n`,
-      );
-      return ExitCode.OK;
-    } catch (e) {
-      if (e instanceof ApprovalsFileError) throw new CommandError(`${e.message}: nothing was written`, ExitCode.UNUSABLE_INPUT);
-      if (e instanceof LockBusy)
-        throw new CommandError(`${args.out} is being written by another command (${e.message}): try again`, ExitCode.REFUSED);
-      throw e;
-    }
-  },
+export default defineCommand(builder, async (args, io) => {
+  const out = resolve(io.cwd, args.out);
+  try {
+    const r = await addApprovers(
+      out,
+      args.files.map((f) => resolve(io.cwd, String(f))),
+    );
+    io.stdout.write(
+      `${args.out}: ${plural(r.all.length, 'approver')} (${r.all.map((a) => `${a.name} ${a.fingerprint}`).join(', ')})` +
+        `${r.added.length ? `; added ${r.added.join(', ')}` : ''}${r.kept.length ? `; already listed ${r.kept.join(', ')}` : ''}.\n` +
+        `Use it with \`payout-batch run --plan PLAN --require-approvals N --approvers ${args.out}\` or \`payout-batch policy set\`.\n`,
+    );
+    return ExitCode.OK;
+  } catch (e) {
+    if (e instanceof ApprovalsFileError) throw new CommandError(`${e.message}: nothing was written`, ExitCode.UNUSABLE_INPUT);
+    if (e instanceof LockBusy)
+      throw new CommandError(`${args.out} is being written by another command (${e.message}): try again`, ExitCode.REFUSED);
+    throw e;
+  }
 });

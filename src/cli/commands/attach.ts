@@ -8,7 +8,7 @@ import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/atta
 import { defaultStateDir } from '../../client/quota.ts';
 import { ledgerOf } from '../../ledger/open.ts';
 import type { RowChange } from '../../follow-up/apply-status.ts';
-import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
+import { connectionOptions, withConnection } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -18,60 +18,57 @@ const builder = (y: Argv) =>
     .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));
-type AttachArgs = ArgsOf<typeof builder>;
 
 const changeText = (c: RowChange) => `row ${c.rowNumber} is ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`;
 
-export default defineCommand<AttachArgs>({
-  builder,
-  run: (args, io: CliIO) =>
-    withConnection(args, io, 'attach', async (conn, logger) => {
-      try {
-        const ledgers = [ledgerOf(conn, { root: defaultStateDir(io.env) })];
-        const found = await payoutIdOf(args.payout, { ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}), ledgers });
-        const r = await attachDocuments({
-          client: conn.client,
-          ...found,
-          ledgers,
-          files: args.files.map(String),
-          merge: args.merge,
-          force: args.force,
-          logger,
+export default defineCommand(builder, (args, io: CliIO) =>
+  withConnection(args, io, 'attach', async (conn, logger) => {
+    try {
+      const ledgers = [ledgerOf(conn, { root: defaultStateDir(io.env) })];
+      const found = await payoutIdOf(args.payout, { ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}), ledgers });
+      const r = await attachDocuments({
+        client: conn.client,
+        ...found,
+        ledgers,
+        files: args.files.map(String),
+        merge: args.merge,
+        force: args.force,
+        logger,
+      });
+      if (args.json) {
+        printJson(io, {
+          exitCode: 0,
+          payoutId: r.payout.id,
+          status: r.payout.status,
+          uploaded: r.uploaded,
+          totalDocuments: r.response.totalDocuments,
+          merged: r.merged,
+          ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
         });
-        if (args.json) {
-          printJson(io, {
-            exitCode: 0,
-            payoutId: r.payout.id,
-            status: r.payout.status,
-            uploaded: r.uploaded,
-            totalDocuments: r.response.totalDocuments,
-            merged: r.merged,
-            ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
-          });
-        } else {
-          io.stdout.write(
-            `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
-              `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
-              (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
-              (r.answers.length
-                ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
-                  (args.results
-                    ? `See the review later with \`payout-batch status ${args.results}\`.\n`
-                    : 'See the review later with `payout-batch status` on its results file.\n')
-                : ''),
-          );
-        }
-        return ExitCode.OK;
-      } catch (e) {
-        if (e instanceof AttachRefused) {
-          io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
-          return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
-        }
-        if (e instanceof PayoutApiError) {
-          io.stderr.write(`payout-batch: the service refused: ${serviceAnswer(e)}\n`);
-          return e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
-        }
-        throw e;
+      } else {
+        io.stdout.write(
+          `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
+            `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
+            (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
+            (r.answers.length
+              ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
+                (args.results
+                  ? `See the review later with \`payout-batch status ${args.results}\`.\n`
+                  : 'See the review later with `payout-batch status` on its results file.\n')
+              : ''),
+        );
       }
-    }),
-});
+      return ExitCode.OK;
+    } catch (e) {
+      if (e instanceof AttachRefused) {
+        io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
+        return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
+      }
+      if (e instanceof PayoutApiError) {
+        io.stderr.write(`payout-batch: the service refused: ${serviceAnswer(e)}\n`);
+        return e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
+      }
+      throw e;
+    }
+  }),
+);

@@ -8,7 +8,7 @@ import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../follow-up/webhook-receiver.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { connectionOptions, makeLogger, openConnection, openTeamLedger, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, openTeamLedger } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
@@ -36,76 +36,71 @@ const builder = (y: Argv) =>
     .option('results', strs('A results file to keep up to date (repeatable)'))
     .option('watch-dir', strs('A watch folder: its done/, failed/ and processing/ results (repeatable)'))
     .option('state-dir', str('Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)'));
-type ListenArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<ListenArgs>({
-  builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'listen');
-    const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
-      throw new UsageError('--port must be a port number (0 to 65535)');
-    const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
-    const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
-    if (!watchDirs.length && !results.length)
-      logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
-    const stateDir = args['state-dir']
-      ? resolve(io.cwd, args['state-dir'])
-      : watchDirs[0]
-        ? join(watchDirs[0], '.state', 'listen')
-        : join(defaultStateDir(io.env), 'listen');
-    let listener;
-    let team: PgLedgers | undefined;
-    try {
-      // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
-      const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-      team = await openTeamLedger(args, io, logger);
-      listener = await startListener({
-        port: args.port,
-        host: args.host,
-        secret,
-        stateDir,
-        stateRoots,
-        results,
-        watchDirs,
-        logger,
-        shared: team,
-      });
-    } catch (e) {
-      await team?.close();
-      if (e instanceof LockBusy) throw new CommandError(`another listener uses ${stateDir}: ${e.message}`);
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE' || code === 'EACCES') throw new CommandError(`cannot listen on ${args.host}:${args.port} (${code})`);
-      throw e;
-    }
-    io.stdout.write(`Listening on ${listener.url} (inbox ${join(stateDir, 'inbox.jsonl')}).\n`);
-    try {
-      if (args.register) {
-        const conn = await openConnection(args, io, logger);
-        try {
-          const r = await registerSubscription(conn.client, args.register, secret);
-          io.stdout.write(`Subscription ${r.action}: ${r.url} (id ${r.id}).\n`);
-          logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
-        } catch (e) {
-          if (e instanceof PayoutApiError) {
-            io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
-            // a definitive answer is ours to fix (2), not the service's trouble (4)
-            return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
-              ? ExitCode.UNUSABLE_INPUT
-              : ExitCode.SERVICE_UNAVAILABLE;
-          }
-          throw e;
-        } finally {
-          await conn.close().catch(() => undefined);
+export default defineCommand(builder, async (args, io: CliIO) => {
+  const logger = makeLogger(args, io, 'listen');
+  const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
+  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError('--port must be a port number (0 to 65535)');
+  const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+  const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
+  if (!watchDirs.length && !results.length)
+    logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
+  const stateDir = args['state-dir']
+    ? resolve(io.cwd, args['state-dir'])
+    : watchDirs[0]
+      ? join(watchDirs[0], '.state', 'listen')
+      : join(defaultStateDir(io.env), 'listen');
+  let listener;
+  let team: PgLedgers | undefined;
+  try {
+    // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
+    const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
+    team = await openTeamLedger(args, io, logger);
+    listener = await startListener({
+      port: args.port,
+      host: args.host,
+      secret,
+      stateDir,
+      stateRoots,
+      results,
+      watchDirs,
+      logger,
+      shared: team,
+    });
+  } catch (e) {
+    await team?.close();
+    if (e instanceof LockBusy) throw new CommandError(`another listener uses ${stateDir}: ${e.message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') throw new CommandError(`cannot listen on ${args.host}:${args.port} (${code})`);
+    throw e;
+  }
+  io.stdout.write(`Listening on ${listener.url} (inbox ${join(stateDir, 'inbox.jsonl')}).\n`);
+  try {
+    if (args.register) {
+      const conn = await openConnection(args, io, logger);
+      try {
+        const r = await registerSubscription(conn.client, args.register, secret);
+        io.stdout.write(`Subscription ${r.action}: ${r.url} (id ${r.id}).\n`);
+        logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
+      } catch (e) {
+        if (e instanceof PayoutApiError) {
+          io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
+          // a definitive answer is ours to fix (2), not the service's trouble (4)
+          return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
+            ? ExitCode.UNUSABLE_INPUT
+            : ExitCode.SERVICE_UNAVAILABLE;
         }
+        throw e;
+      } finally {
+        await conn.close().catch(() => undefined);
       }
-      await io.stopSignal;
-      return ExitCode.OK;
-    } finally {
-      await listener.close();
-      await team?.close();
-      const s = listener.stats();
-      io.stdout.write(`Stopped: ${s.accepted} accepted, ${s.duplicates} replays dropped, ${s.rejected} refused, ${s.applied} applied.\n`);
     }
-  },
+    await io.stopSignal;
+    return ExitCode.OK;
+  } finally {
+    await listener.close();
+    await team?.close();
+    const s = listener.stats();
+    io.stdout.write(`Stopped: ${s.accepted} accepted, ${s.duplicates} replays dropped, ${s.rejected} refused, ${s.applied} applied.\n`);
+  }
 });

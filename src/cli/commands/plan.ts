@@ -44,7 +44,7 @@ type PlanFlags = ArgsOf<typeof builder>;
 /** (`fund-by-swap`: whether `run --dry-run`'s run would fund the batch by the plan's swap; `plan` counts it) */
 type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> & Partial<PlanFlags> & { 'fund-by-swap'?: boolean };
 
-export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
+export default defineCommand(builder, (args, io) => showPlan(args, io));
 
 /** `plan`, and `run --dry-run`, whose `controlTotals` refusals make it exit 3 as `run` would. */
 export async function showPlan(

@@ -132,18 +132,15 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
   return ExitCode.OK;
 }
 
-export default defineCommand<Args>({
-  builder,
-  run: async (args, io) => {
-    const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
-    try {
-      return await act(args, io, team);
-    } catch (e) {
-      if (e instanceof ApprovalsFileError) throw new CommandError(e.message);
-      if (e instanceof PolicyError) throw new CommandError(e.message, ExitCode.REFUSED);
-      throw e;
-    } finally {
-      await team?.close();
-    }
-  },
+export default defineCommand(builder, async (args, io) => {
+  const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
+  try {
+    return await act(args, io, team);
+  } catch (e) {
+    if (e instanceof ApprovalsFileError) throw new CommandError(e.message);
+    if (e instanceof PolicyError) throw new CommandError(e.message, ExitCode.REFUSED);
+    throw e;
+  } finally {
+    await team?.close();
+  }
 });

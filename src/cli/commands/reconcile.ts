@@ -10,7 +10,7 @@ import type { ForeignTransaction } from '../../follow-up/tie-out.ts';
 import { writeResultsReport } from '../../report/write-report.ts';
 import { reconciliationPathFor } from '../../engine/money-totals.ts';
 import { requestsUsedText } from '../render.ts';
-import { reportOption, resultsAndLedgers, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
+import { reportOption, resultsAndLedgers, resultsFileOptions, reportOrNote, withConnection } from '../options.ts';
 
 const builder = (y: Argv) =>
   reportOption(
@@ -24,37 +24,34 @@ const builder = (y: Argv) =>
     .option('until', str('End of that period (ISO 8601, or a date: the end of that day, UTC; default: now)'))
     .option('statement', str("Also write the camt.053.001.02 statement of the batch's wallets for the period to FILE"))
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
-type ReconcileArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<ReconcileArgs>({
-  builder,
-  run: (args, io: CliIO) =>
-    withConnection(args, io, 'reconcile', async (conn, logger) => {
-      const { ledgers, results } = await resultsAndLedgers(args, io, conn);
-      const r = await reconcile({
-        client: conn.client,
-        resultsFile: results,
-        since: args.since,
-        until: args.until,
-        statement: args.statement && resolve(io.cwd, args.statement),
-        ledgers,
-        logger,
-        stop: abortOn(io.stopSignal),
-        onPlan: ({ payouts }) => {
-          if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
-        },
-      });
-      const report =
-        args.report && r.report
-          ? await reportOrNote(io, () =>
-              writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html'), ledgers }),
-            )
-          : undefined;
-      if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
-      else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
-      return exitCodeOf(r);
-    }),
-});
+export default defineCommand(builder, (args, io: CliIO) =>
+  withConnection(args, io, 'reconcile', async (conn, logger) => {
+    const { ledgers, results } = await resultsAndLedgers(args, io, conn);
+    const r = await reconcile({
+      client: conn.client,
+      resultsFile: results,
+      since: args.since,
+      until: args.until,
+      statement: args.statement && resolve(io.cwd, args.statement),
+      ledgers,
+      logger,
+      stop: abortOn(io.stopSignal),
+      onPlan: ({ payouts }) => {
+        if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
+      },
+    });
+    const report =
+      args.report && r.report
+        ? await reportOrNote(io, () =>
+            writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html'), ledgers }),
+          )
+        : undefined;
+    if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
+    else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
+    return exitCodeOf(r);
+  }),
+);
 
 const usageText = (r: ReconcileResult): string =>
   requestsUsedText(r.requests) +

@@ -1,7 +1,7 @@
 // `payout-batch report FILE|PLAN|RESULTS`: the HTML report (src/report), offline: never costs quota.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, str, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, str, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { ResultsError } from '../../results/results-errors.ts';
@@ -39,34 +39,26 @@ const WHAT = {
   batch: 'the batch file, offline (no fees, balances or quotes: `plan FILE` has them)',
 };
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io: CliIO) => {
-    try {
-      const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-      const r = await writeReportOf((await resultsOfBatchId(args, io)) ?? args.input, {
-        out: args.out,
-        sheet: args.sheet,
-        encoding: args.encoding,
-        ledgers: await ledgersIn([stateRootOf(args, io)]),
-        approvalsOf: (plan) => ({
-          ...approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
-          listChecked: approversFile !== undefined,
-        }),
-      });
-      io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
-      return ExitCode.OK;
-    } catch (e) {
-      if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError, BatchUnusable].some((c) => e instanceof c)) {
-        io.stderr.write(`payout-batch: ${(e as Error).message}\n`);
-        return ExitCode.UNUSABLE_INPUT;
-      }
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code) {
-        io.stderr.write(`payout-batch: cannot write or read ${args.out ?? args.input}: ${code}\n`);
-        return ExitCode.UNUSABLE_INPUT;
-      }
-      throw e;
-    }
-  },
+export default defineCommand(builder, async (args, io: CliIO) => {
+  try {
+    const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+    const r = await writeReportOf((await resultsOfBatchId(args, io)) ?? args.input, {
+      out: args.out,
+      sheet: args.sheet,
+      encoding: args.encoding,
+      ledgers: await ledgersIn([stateRootOf(args, io)]),
+      approvalsOf: (plan) => ({
+        ...approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
+        listChecked: approversFile !== undefined,
+      }),
+    });
+    io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
+    return ExitCode.OK;
+  } catch (e) {
+    if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError, BatchUnusable].some((c) => e instanceof c))
+      throw new CommandError((e as Error).message);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code) throw new CommandError(`cannot write or read ${args.out ?? args.input}: ${code}`);
+    throw e;
+  }
 });

@@ -2,7 +2,7 @@
 // the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
-import { duplicateFlags, sendOptions, signalled, type ArgsOf } from '../options.ts';
+import { duplicateFlags, sendOptions, signalled } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
@@ -14,40 +14,37 @@ const builder = (y: Argv) =>
     .option('out', str('New results file (default <results>.retry-N beside it)'))
     .option('resend-failed', flag('Send again, under a new attempt, rows whose payout FAILED or was REJECTED, once the refund shows'));
 
-const command = defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io) => {
-    if (!args.results) throw new UsageError('name the results file to retry');
-    const duplicates = duplicateFlags(args);
-    // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3
-    const policy = await accountPolicyOf(args, io);
-    if (typeof policy === 'string') return refused(io, args.json, policy);
-    return sendBatch(
-      args,
-      io,
-      'retry',
-      (o) =>
-        prepareRetry({
-          ...o,
-          resultsFile: args.results,
-          here: io.cwd,
-          resultsPath: args.out,
-          resendFailed: args['resend-failed'],
-          ...duplicates,
-        }),
-      {
-        policy,
-        guard: policy && policyGuard(policy),
-        named: args.results,
-        after: (r) =>
-          r.keyProofs.map(proofText).join('') +
-          (args['resend-failed']
-            ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
-              r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
-            : ''),
-      },
-    );
-  },
+const command = defineCommand(builder, async (args, io) => {
+  if (!args.results) throw new UsageError('name the results file to retry');
+  const duplicates = duplicateFlags(args);
+  // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3
+  const policy = await accountPolicyOf(args, io);
+  if (typeof policy === 'string') return refused(io, args.json, policy);
+  return sendBatch(
+    args,
+    io,
+    'retry',
+    (o) =>
+      prepareRetry({
+        ...o,
+        resultsFile: args.results,
+        here: io.cwd,
+        resultsPath: args.out,
+        resendFailed: args['resend-failed'],
+        ...duplicates,
+      }),
+    {
+      policy,
+      guard: policy && policyGuard(policy),
+      named: args.results,
+      after: (r) =>
+        r.keyProofs.map(proofText).join('') +
+        (args['resend-failed']
+          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
+            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
+          : ''),
+    },
+  );
 });
 export default signalled('retry', command);
 

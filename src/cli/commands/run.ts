@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, num, str, UsageError, type CliIO } from '../command.ts';
-import type { ExitCode } from '../exit-codes.ts';
 import {
   batchFileFlags,
   batchFileOptions,
@@ -20,7 +19,7 @@ import {
   type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
-import { policyGate, policyGuard, policyRefusal, type AccountPolicy } from '../../approvals/account-policy.ts';
+import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
@@ -38,40 +37,37 @@ const builder = (y: Argv) =>
     .option('approvers', str('The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS'))
     .option('dry-run', flag('Preview as `plan` does (fees estimated, nothing quoted, no plan file) and send nothing'));
 
-const command = defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (flags, cliIO) => {
-    const [args, io] = withPlanEnvironment(flags, cliIO);
-    if (args['dry-run']) {
-      if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      const totals = controlTotalFlags(args);
-      return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
-        refused: controlTotalReasons({ ...totals, payable: r.payable }),
-        notes: controlTotalNotes({ ...totals, payable: r.payable }),
-      }));
-    }
-    if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
-    // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
-    const approved = await approvedPlan(args, io);
-    if (typeof approved === 'number') return approved;
-    try {
-      const prepare = (o: SendOptions) =>
-        prepareRun({
-          ...o,
-          guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
-          settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
-          file: args.file,
-          planFile: approved.path ?? args.plan,
-          batchId: args['batch-id'],
-          resultsPath: args.results,
-          ...batchFileFlags(args),
-          ...duplicateFlags(args),
-        });
-      return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });
-    } finally {
-      approved.cleanup?.();
-    }
-  },
+const command = defineCommand(builder, async (flags, cliIO) => {
+  const [args, io] = withPlanEnvironment(flags, cliIO);
+  if (args['dry-run']) {
+    if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
+    const totals = controlTotalFlags(args);
+    return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
+      refused: controlTotalReasons({ ...totals, payable: r.payable }),
+      notes: controlTotalNotes({ ...totals, payable: r.payable }),
+    }));
+  }
+  if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
+  // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
+  const approved = await approvedPlan(args, io);
+  if (typeof approved === 'number') return approved;
+  try {
+    const prepare = (o: SendOptions) =>
+      prepareRun({
+        ...o,
+        guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
+        settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
+        file: args.file,
+        planFile: approved.path ?? args.plan,
+        batchId: args['batch-id'],
+        resultsPath: args.results,
+        ...batchFileFlags(args),
+        ...duplicateFlags(args),
+      });
+    return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });
+  } finally {
+    approved.cleanup?.();
+  }
 });
 export default signalled('run', command);
 
@@ -86,10 +82,7 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
  * `--require-approvals N` and the account's policy, before anything is sent (a policy with `above`
  * amounts: the engine's guard decides). A plan that passed runs from a private copy of the checked bytes.
  */
-async function approvedPlan(
-  args: ArgsOf<typeof builder>,
-  io: CliIO,
-): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: Pick<GuardOptions, 'policy' | 'spend'>; policy?: AccountPolicy }> {
+async function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO) {
   const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];

@@ -1,6 +1,5 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
-import type { ArgsOf } from '../options.ts';
 import { CommandError, defineCommand, flag, num, parseShapes, saying, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
@@ -45,63 +44,59 @@ const builder = (y: Argv) =>
       'A free port, slow answers, payouts that settle by themselves',
     )
     .example('$0 sandbox --shapes variant', 'Answer in the other reading: envelopes, amounts as strings, other fee shapes, nulls');
-type SandboxArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<SandboxArgs>({
-  builder,
-  run: async (args, io) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
-      throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
-    const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
-    const seedFile = args.seed;
-    const seed = seedFile
-      ? saying(
-          () => readSeedFile(seedFile),
-          SeedError,
-          (e) => new CommandError(`bad seed file ${e.message}`),
-        )
-      : undefined;
-    const options: SandboxOptions = {
-      port: args.port,
-      rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
-      monthlyQuota: limitFlag('quota', args.quota),
-      shapes,
-      storeRefusals: args['store-refusals'],
-      seed,
-      faults: args.latency ? { latencyMs: latencyFlag(args.latency) } : undefined,
-      autoAdvance: args['auto-advance'] ? autoAdvanceFlag(args['auto-advance']) : undefined,
-      randomSeed: args['random-seed'],
-      propagatingKeys: args['propagating-key'],
-      onRequest: args.quiet
-        ? undefined
-        : (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
-    };
-    let sandbox;
-    try {
-      sandbox = await startSandbox(options);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new UsageError(`port ${args.port} on 127.0.0.1 is in use; pick another with --port, or --port 0 for a free one`);
-      }
-      throw err;
+export default defineCommand(builder, async (args, io) => {
+  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
+    throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
+  const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
+  const seedFile = args.seed;
+  const seed = seedFile
+    ? saying(
+        () => readSeedFile(seedFile),
+        SeedError,
+        (e) => new CommandError(`bad seed file ${e.message}`),
+      )
+    : undefined;
+  const options: SandboxOptions = {
+    port: args.port,
+    rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
+    monthlyQuota: limitFlag('quota', args.quota),
+    shapes,
+    storeRefusals: args['store-refusals'],
+    seed,
+    faults: args.latency ? { latencyMs: latencyFlag(args.latency) } : undefined,
+    autoAdvance: args['auto-advance'] ? autoAdvanceFlag(args['auto-advance']) : undefined,
+    randomSeed: args['random-seed'],
+    propagatingKeys: args['propagating-key'],
+    onRequest: args.quiet
+      ? undefined
+      : (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
+  };
+  let sandbox;
+  try {
+    sandbox = await startSandbox(options);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new UsageError(`port ${args.port} on 127.0.0.1 is in use; pick another with --port, or --port 0 for a free one`);
     }
-    const keyWidth = Math.max(...sandbox.keys.map((k) => k.key.length));
-    io.stdout.write(
-      [
-        `Payout service sandbox listening on ${sandbox.url}`,
-        `  base_url: ${sandbox.url}  (payouts: ${sandbox.url}/v1/payout-api/payouts)`,
-        `  rate limit: ${options.rateLimitPerSecond ?? 'off'}/s per key, quota: ${options.monthlyQuota ?? 'off'}/month per key, fault seed: ${sandbox.randomSeed}`,
-        `  shapes: ${sandbox.shapes} (the reading of the spec its answers follow where the spec says "not shown")`,
-        `  refused keys: ${sandbox.storeRefusals ? 'stored (a refusal binds its key)' : 'not stored (a 4xx stores nothing)'}`,
-        'Keys (x-api-key):',
-        ...sandbox.keys.map((k) => `  ${k.key.padEnd(keyWidth)}  ${k.businessName} (${k.businessId})`),
-        `Control routes: ${sandbox.url}/_sandbox/... (README "The sandbox"). Ctrl+C stops.`,
-        '',
-      ].join('\n'),
-    );
-    await io.stopSignal;
-    await sandbox.close();
-    io.stdout.write('Sandbox stopped.\n');
-    return ExitCode.OK;
-  },
+    throw err;
+  }
+  const keyWidth = Math.max(...sandbox.keys.map((k) => k.key.length));
+  io.stdout.write(
+    [
+      `Payout service sandbox listening on ${sandbox.url}`,
+      `  base_url: ${sandbox.url}  (payouts: ${sandbox.url}/v1/payout-api/payouts)`,
+      `  rate limit: ${options.rateLimitPerSecond ?? 'off'}/s per key, quota: ${options.monthlyQuota ?? 'off'}/month per key, fault seed: ${sandbox.randomSeed}`,
+      `  shapes: ${sandbox.shapes} (the reading of the spec its answers follow where the spec says "not shown")`,
+      `  refused keys: ${sandbox.storeRefusals ? 'stored (a refusal binds its key)' : 'not stored (a 4xx stores nothing)'}`,
+      'Keys (x-api-key):',
+      ...sandbox.keys.map((k) => `  ${k.key.padEnd(keyWidth)}  ${k.businessName} (${k.businessId})`),
+      `Control routes: ${sandbox.url}/_sandbox/... (README "The sandbox"). Ctrl+C stops.`,
+      '',
+    ].join('\n'),
+  );
+  await io.stopSignal;
+  await sandbox.close();
+  io.stdout.write('Sandbox stopped.\n');
+  return ExitCode.OK;
 });

@@ -29,29 +29,26 @@ const builder = (y: Argv) =>
 
 type Args = ArgsOf<typeof builder>;
 
-export default defineCommand<Args>({
-  builder,
-  run: async (args, io) => {
-    try {
-      if (args.clearances) return listClearances(args, io);
-      if (!args.file) throw new UsageError('name the batch file to screen');
-      const screening = screeningOf(args, io);
-      if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
-      const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
-      const s = await screenRows(batch.rows, screening);
-      if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
-      if (args.json) printJson(io, screeningJson(s));
-      else {
-        io.stdout.write(`Screened ${s.screened} payees of ${args.file} against:\n${s.lists.map((l) => `  ${listText(l)}\n`).join('')}`);
-        for (const [row, h] of s.held) for (const hit of h.hits) io.stdout.write(`  HELD row ${row} ${h.reference}: ${hitText(hit)}\n`);
-        for (const [row, cs] of s.cleared) io.stdout.write(`  cleared row ${row}: ${cs.map((c) => c.id).join(', ')}\n`);
-        io.stdout.write(s.held.size ? `${s.held.size} rows held: never sent until cleared.\n` : 'No payee held.\n');
-      }
-      return s.held.size ? ExitCode.ROWS_FAILED : ExitCode.OK;
-    } catch (e) {
-      return handleEngineError(e, io);
+export default defineCommand(builder, async (args, io) => {
+  try {
+    if (args.clearances) return listClearances(args, io);
+    if (!args.file) throw new UsageError('name the batch file to screen');
+    const screening = screeningOf(args, io);
+    if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
+    const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
+    const s = await screenRows(batch.rows, screening);
+    if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
+    if (args.json) printJson(io, screeningJson(s));
+    else {
+      io.stdout.write(`Screened ${s.screened} payees of ${args.file} against:\n${s.lists.map((l) => `  ${listText(l)}\n`).join('')}`);
+      for (const [row, h] of s.held) for (const hit of h.hits) io.stdout.write(`  HELD row ${row} ${h.reference}: ${hitText(hit)}\n`);
+      for (const [row, cs] of s.cleared) io.stdout.write(`  cleared row ${row}: ${cs.map((c) => c.id).join(', ')}\n`);
+      io.stdout.write(s.held.size ? `${s.held.size} rows held: never sent until cleared.\n` : 'No payee held.\n');
     }
-  },
+    return s.held.size ? ExitCode.ROWS_FAILED : ExitCode.OK;
+  } catch (e) {
+    return handleEngineError(e, io);
+  }
 });
 
 async function clear(

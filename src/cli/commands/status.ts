@@ -6,7 +6,7 @@ import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status.ts';
-import { swapText } from '../../follow-up/swap-views.ts';
+import { batchSwapsOf, swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
 import {
@@ -17,9 +17,7 @@ import {
   statusReportOf,
   statusReportOptions,
   withConnection,
-  type ArgsOf,
 } from '../options.ts';
-import { batchSwapsOf } from '../../follow-up/swap-views.ts';
 import { readResults } from '../../results/read.ts';
 
 /** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
@@ -34,104 +32,94 @@ const builder = (y: Argv) =>
       "A state folder whose ledgers hold the batch's journal, to record the changes",
     ),
   ).option('json', flag('Print a machine-readable summary on stdout'));
-type StatusArgs = ArgsOf<typeof builder>;
 
-const command = defineCommand<StatusArgs>({
-  builder,
-  run: (args, io: CliIO) =>
-    withConnection(args, io, 'status', async (conn, logger) => {
-      const { stateDirs, ledgers, results } = await resultsAndLedgers(args, io, conn);
-      const r = await refreshStatus({
-        client: conn.client,
-        resultsFile: results,
-        stateDirs,
-        stateRoots: [defaultStateDir(io.env)],
-        ledgers,
-        logger,
-        stop: abortOn(io.stopSignal),
-        onPlan: ({ requests, usage }) => {
-          const needs = `this refresh needs about ${plural(requests, 'request')}`;
-          const text = usage ? quotaSentence(requests, usage).replace(/this batch needs about \d+ requests/, needs) : needs;
-          if (!args.json) io.stdout.write(`${text}.\n`);
-          logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
-        },
-      });
-      io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
-      // (a batch that was not a pain.001 is reported under its journal's id)
-      const statusReport = await statusReportOf(
-        args,
-        io,
+const command = defineCommand(builder, (args, io: CliIO) =>
+  withConnection(args, io, 'status', async (conn, logger) => {
+    const { stateDirs, ledgers, results } = await resultsAndLedgers(args, io, conn);
+    const r = await refreshStatus({
+      client: conn.client,
+      resultsFile: results,
+      stateDirs,
+      stateRoots: [defaultStateDir(io.env)],
+      ledgers,
+      logger,
+      stop: abortOn(io.stopSignal),
+      onPlan: ({ requests, usage }) => {
+        const needs = `this refresh needs about ${plural(requests, 'request')}`;
+        const text = usage ? quotaSentence(requests, usage).replace(/this batch needs about \d+ requests/, needs) : needs;
+        if (!args.json) io.stdout.write(`${text}.\n`);
+        logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
+      },
+    });
+    io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
+    // (a batch that was not a pain.001 is reported under its journal's id)
+    const statusReport = await statusReportOf(
+      args,
+      io,
+      results,
+      async () => (await batchSwapsOf(await readResults(results), results, ledgers))?.batchId,
+    );
+    if (args.json) {
+      printJson(io, {
+        exitCode: exitCodeOf(r),
+        finished: r.finished,
         results,
-        async () => (await batchSwapsOf(await readResults(results), results, ledgers))?.batchId,
+        rows: r.rows,
+        asked: r.asked,
+        final: r.final,
+        requests: r.requests,
+        outcomes: r.outcomes,
+        money: r.money,
+        ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
+        waiting: r.waiting,
+        failed: r.failed,
+        refundsFound: r.refundsFound,
+        moved: r.moved.map((c) => ({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail })),
+        failures: r.failures,
+        halted: r.halted,
+        byStatus: r.byStatus,
+        ...(statusReport ? { statusReport } : {}),
+        ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
+      });
+    } else {
+      // the rows first, condensed when many, the summary last: on the screen when the command ends
+      const l: string[] = [];
+      const shown = r.moved.length > MOVED_IN_FULL ? r.moved.slice(0, MOVED_CONDENSED) : r.moved;
+      for (const c of shown) l.push(`  ${rowText(c)}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`);
+      if (shown.length < r.moved.length)
+        l.push(`  … ${r.moved.length - shown.length} more moved forward (every row is in ${basename(results)}; --json lists them)`);
+      for (const f of r.failures) l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${requestIdText(f)}`);
+      l.push(
+        ...r.swaps.map((s) => `  ${swapText(s)}`),
+        ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
+        ...r.swapFailures.map((f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${requestIdText(f)}`),
       );
-      if (args.json) {
-        printJson(io, {
-          exitCode: exitCodeOf(r),
-          finished: r.finished,
-          results,
-          rows: r.rows,
-          asked: r.asked,
-          final: r.final,
-          requests: r.requests,
-          outcomes: r.outcomes,
-          money: r.money,
-          ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
-          waiting: r.waiting,
-          failed: r.failed,
-          refundsFound: r.refundsFound,
-          moved: r.moved.map((c) => ({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail })),
-          failures: r.failures,
-          halted: r.halted,
-          byStatus: r.byStatus,
-          ...(statusReport ? { statusReport } : {}),
-          ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
-        });
-      } else {
-        // the rows first, condensed when many, the summary last: on the screen when the command ends
-        const l: string[] = [];
-        const shown = r.moved.length > MOVED_IN_FULL ? r.moved.slice(0, MOVED_CONDENSED) : r.moved;
-        for (const c of shown)
-          l.push(
-            `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
-          );
-        if (shown.length < r.moved.length)
-          l.push(`  … ${r.moved.length - shown.length} more moved forward (every row is in ${basename(results)}; --json lists them)`);
-        for (const f of r.failures)
-          l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
-        l.push(
-          ...r.swaps.map((s) => `  ${swapText(s)}`),
-          ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
-          ...r.swapFailures.map(
-            (f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`,
-          ),
-        );
-        l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
-        l.push(`Used ${requestsUsedText(r.requests)}.`);
-        l.push(
-          `Now: ${Object.entries(r.byStatus)
-            .map(([s, n]) => `${n} ${s}`)
-            .join(', ')}`,
-        );
-        l.push(...outcomeLines(r, results, connectionHint(args)));
-        if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
-        if (statusReport) l.push(`Status report: ${statusReport}`);
-        io.stdout.write(l.join('\n') + '\n');
-      }
-      return exitCodeOf(r);
-    }),
-});
+      l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
+      l.push(`Used ${requestsUsedText(r.requests)}.`);
+      l.push(
+        `Now: ${Object.entries(r.byStatus)
+          .map(([s, n]) => `${n} ${s}`)
+          .join(', ')}`,
+      );
+      l.push(...outcomeLines(r, results, connectionHint(args)));
+      if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
+      if (statusReport) l.push(`Status report: ${statusReport}`);
+      io.stdout.write(l.join('\n') + '\n');
+    }
+    return exitCodeOf(r);
+  }),
+);
 export default signalled('status', command);
 
-function outcomeLines(
-  r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'kind'>,
-  results: string,
-  connection: string,
-): string[] {
+const rowText = (r: { rowNumber: number; reference?: string }) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}`;
+const requestIdText = (f: { requestId?: string }) => (f.requestId ? ` (request id ${f.requestId})` : '');
+
+function outcomeLines(r: StatusResult, results: string, connection: string): string[] {
   const l: string[] = ['Outcome'];
   for (const g of STATUS_GROUPS) if (r.groups[g]) l.push(`  ${String(r.groups[g]).padStart(6)}  ${STATUS_GROUP_WORDS[g].text}`);
   for (const w of r.waiting)
     l.push(
-      `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
+      `  ${rowText(w)} waits for us: ${requestsText(w.informationRequests)}; ` +
         `answer with: payout-batch attach ${w.payoutId}${connection} FILE...`,
     );
   for (const f of r.failed) l.push(failedLine(f, results, connection));
@@ -164,5 +152,5 @@ function failedLine(f: StatusResult['failed'][number], results: string, connecti
     f.refunded !== undefined
       ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`
       : "not in the wallet's transactions yet: run status again later";
-  return `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
+  return `  ${rowText(f)} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
 }

@@ -1,7 +1,6 @@
 // `payout-batch template`: a batch template, the header row and one valid example row.
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
-import type { ArgsOf } from '../options.ts';
 import { CommandError, defineCommand, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
@@ -19,28 +18,25 @@ const builder = (y: Argv) =>
     })
     .option('out', str('Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)'));
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io) => {
-    const method = args.method === undefined ? undefined : canonicalMethod(args.method);
-    if (args.method !== undefined && !method)
-      throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
-    const format = args.format === 'xlsx' || args.format === 'pain.001' ? args.format : 'csv';
-    const content = readTemplate(method, format);
-    const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
-    if (out === undefined) {
-      io.stdout.write(content);
-      return ExitCode.OK;
-    }
-    const path = resolve(io.cwd, out);
-    try {
-      await writeFile(path, content);
-    } catch (e) {
-      throw new CommandError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    io.stderr.write(
-      `Wrote ${out} (${format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
-    );
+export default defineCommand(builder, async (args, io) => {
+  const method = args.method === undefined ? undefined : canonicalMethod(args.method);
+  if (args.method !== undefined && !method)
+    throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
+  const format = args.format === 'xlsx' || args.format === 'pain.001' ? args.format : 'csv';
+  const content = readTemplate(method, format);
+  const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
+  if (out === undefined) {
+    io.stdout.write(content);
     return ExitCode.OK;
-  },
+  }
+  const path = resolve(io.cwd, out);
+  try {
+    await writeFile(path, content);
+  } catch (e) {
+    throw new CommandError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  io.stderr.write(
+    `Wrote ${out} (${format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
+  );
+  return ExitCode.OK;
 });

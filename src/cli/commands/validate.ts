@@ -176,4 +176,4 @@ const builder = (y: Argv) =>
     .option('max-problems', { ...num('Problems printed on screen (0: all); the report and --json have all'), default: 100 });
 type ValidateArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<ValidateArgs>({ builder, run: runValidate });
+export default defineCommand(builder, runValidate);

@@ -8,7 +8,7 @@ import { addUp } from '../../signals/signals.ts';
 import { readWatchConfig, WatchConfigError, CONFIG_FILE, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { watchFolder, type WatchResult } from '../../watch/watcher.ts';
-import { attempt, connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
+import { attempt, connectionOptions, makeLogger, openConnection, signalled } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -18,75 +18,70 @@ const builder = (y: Argv) =>
     .option('verbose', flag('Also say when there was nothing to process'))
     .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
-const command = defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: async (args, io: CliIO) => {
-    if (!args.dir) throw new UsageError('name the watch folder');
-    const dir = resolve(io.cwd, args.dir);
-    const config = saying(() => readWatchConfig(dir), WatchConfigError);
-    if (args.env && args.env !== config.environment) {
-      throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
+const command = defineCommand(builder, async (args, io: CliIO) => {
+  if (!args.dir) throw new UsageError('name the watch folder');
+  const dir = resolve(io.cwd, args.dir);
+  const config = saying(() => readWatchConfig(dir), WatchConfigError);
+  if (args.env && args.env !== config.environment) {
+    throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
+  }
+  if (config.environment === 'production' && args.env !== 'production') {
+    throw new CommandError(
+      `${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`,
+      ExitCode.REFUSED,
+    );
+  }
+  const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
+  // one connection for every file and tick: the key's pace is kept by one limiter
+  const flags = {
+    ...args,
+    env: config.environment,
+    'base-url': args['base-url'] ?? config.baseUrl,
+    ledger: args.ledger ?? config.ledger,
+    'gateway-host': args['gateway-host'] ?? config.gatewayHost,
+    'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
+    rate: args.rate ?? config.rate,
+  };
+  const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
+  if (!args.once && !args.json) io.stderr.write(startLine(dir, config));
+  try {
+    const noteOf = (r: WatchResult) => ({
+      conn,
+      ...addUp(r.files.flatMap((f) => f.summary ?? [])),
+      reasons: r.files.filter((f) => f.outcome !== 'done').map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
+    });
+    const r = await watchFolder({
+      dir,
+      config,
+      conn,
+      once: args.once,
+      envFlag: args.env,
+      logger,
+      stop: abortOn(io.stopSignal),
+      onTick: async (t) => (t ? io.tick?.end(exitCodeOf(t), noteOf(t)) : io.tick?.start()),
+      onFile: (f) => {
+        // -q: a cron job run with it mails only when a file needs someone.
+        if (args.json || (args.quiet && f.outcome === 'done')) return;
+        io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
+      },
+    });
+    const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
+    io.note?.(noteOf(r));
+    if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
+    // cron mails whatever a job prints: an empty tick prints nothing unless asked
+    else if (!r.files.length && args.verbose && !args.quiet)
+      io.stdout.write(`Nothing to process${r.notComplete.length ? ` (${plural(r.notComplete.length, 'file')} not complete yet)` : ''}.\n`);
+    return exitCodeOf(r);
+  } catch (e) {
+    if (e instanceof WatchConfigError) throw new CommandError(e.message, ExitCode.REFUSED);
+    if (e instanceof LockBusy) {
+      io.stderr.write(`payout-batch: ${e.message}\n`);
+      return ExitCode.SERVICE_UNAVAILABLE;
     }
-    if (config.environment === 'production' && args.env !== 'production') {
-      throw new CommandError(
-        `${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`,
-        ExitCode.REFUSED,
-      );
-    }
-    const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
-    // one connection for every file and tick: the key's pace is kept by one limiter
-    const flags = {
-      ...args,
-      env: config.environment,
-      'base-url': args['base-url'] ?? config.baseUrl,
-      ledger: args.ledger ?? config.ledger,
-      'gateway-host': args['gateway-host'] ?? config.gatewayHost,
-      'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
-      rate: args.rate ?? config.rate,
-    };
-    const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
-    if (!args.once && !args.json) io.stderr.write(startLine(dir, config));
-    try {
-      const noteOf = (r: WatchResult) => ({
-        conn,
-        ...addUp(r.files.flatMap((f) => f.summary ?? [])),
-        reasons: r.files.filter((f) => f.outcome !== 'done').map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
-      });
-      const r = await watchFolder({
-        dir,
-        config,
-        conn,
-        once: args.once,
-        envFlag: args.env,
-        logger,
-        stop: abortOn(io.stopSignal),
-        onTick: async (t) => (t ? io.tick?.end(exitCodeOf(t), noteOf(t)) : io.tick?.start()),
-        onFile: (f) => {
-          // -q: a cron job run with it mails only when a file needs someone.
-          if (args.json || (args.quiet && f.outcome === 'done')) return;
-          io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
-        },
-      });
-      const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
-      io.note?.(noteOf(r));
-      if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
-      // cron mails whatever a job prints: an empty tick prints nothing unless asked
-      else if (!r.files.length && args.verbose && !args.quiet)
-        io.stdout.write(
-          `Nothing to process${r.notComplete.length ? ` (${plural(r.notComplete.length, 'file')} not complete yet)` : ''}.\n`,
-        );
-      return exitCodeOf(r);
-    } catch (e) {
-      if (e instanceof WatchConfigError) throw new CommandError(e.message, ExitCode.REFUSED);
-      if (e instanceof LockBusy) {
-        io.stderr.write(`payout-batch: ${e.message}\n`);
-        return ExitCode.SERVICE_UNAVAILABLE;
-      }
-      throw e;
-    } finally {
-      await conn.close().catch(() => undefined);
-    }
-  },
+    throw e;
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
 });
 function startLine(dir: string, c: WatchConfig): string {
   const taken = c.requireReady ? 'once its .ready marker is there' : `once unchanged for ${c.settleSeconds} s (or marked .ready)`;
