@@ -32,7 +32,7 @@ import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
-import { BatchRefused, openSession } from './session.ts';
+import { BatchRefused } from './session.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -85,9 +85,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const { session } = await reservedSession(ledger, batch, folded.rows, { command: 'retry', results: results.path, only, resend }, () =>
-    openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
-  );
+  const session = await reservedSession(batch, folded.rows, { ledger, env, command: 'retry', results: results.path, only, resend });
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => {
