@@ -40,6 +40,13 @@ export interface CurrencyPlan {
 /** A valid row left out, and why; ALREADY_PAID: with the payout that paid its reference, when the ledger has it. */
 export type LeftOut = RowIssue & { payout?: PayoutSnapshot };
 
+const leftOut = (code: string, message: string, payout?: PayoutSnapshot): LeftOut => ({
+  status: 'NOT_SENT',
+  code,
+  message,
+  ...(payout ? { payout } : {}),
+});
+
 /** A corridor not enabled, and how many rows it holds back. */
 type BlockedCorridor = Pick<CorridorInfo, 'sourceCurrency' | 'destinationCurrency' | 'destinationCountryCode' | 'pairId'> & {
   rows: number;
@@ -179,11 +186,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
   // (a row being settled too: resent, a payout not created yet would be)
   const held = o.screened?.held.get(r.rowNumber);
-  if (held)
-    return {
-      kind: 'screened',
-      issue: { status: 'NOT_SENT', code: HELD, message: `held by sanctions screening: ${held.hits.map(hitText).join('; ')}` },
-    };
+  if (held) return { kind: 'screened', issue: leftOut(HELD, `held by sanctions screening: ${held.hits.map(hitText).join('; ')}`) };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)
@@ -193,10 +196,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   if (s.phase === 'conflict') return { kind: 'conflict' };
   const due = r.payout.notBefore;
   if (due && due > new Date().toISOString().slice(0, 10) && !settling)
-    return {
-      kind: 'notDue',
-      issue: { status: 'NOT_SENT', code: NOT_DUE, message: `not due until ${due} (ReqdExctnDt): not sent before that day` },
-    };
+    return { kind: 'notDue', issue: leftOut(NOT_DUE, `not due until ${due} (ReqdExctnDt): not sent before that day`) };
   const quoted = o.quotedFees?.get(r.rowNumber);
   const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
   const candidate: Candidate = {
@@ -223,13 +223,13 @@ export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALRE
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
   const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
   const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
-  return { status: 'NOT_SENT', code, message, ...(x.payout ? { payout: x.payout } : {}) };
+  return leftOut(code, message, x.payout);
 }
 
 /** A payout the service answered with that existed before this batch sent it. */
 function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
   const message = `already paid at this account (payout ${p.payoutRef ?? p.id}, created ${p.existedBefore}, before this batch sent it)`;
-  return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message, payout: p };
+  return leftOut(ENGINE_STATUSES.ALREADY_PAID, message, p);
 }
 
 /**
@@ -421,24 +421,21 @@ function withSwaps(wallets: ReturnType<typeof walletsOf>, swaps: readonly SwapPr
 /** Rows in file order take from their wallet; a row that no longer fits is NOT_SENT under --allow-partial, else a shortfall. */
 function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof withSwaps>, allowPartial: boolean) {
   const taken = new Map<string, DecT>();
-  const leftOut = new Map<number, LeftOut>();
+  const left = new Map<number, LeftOut>();
   const toSend: Candidate[] = [];
   for (const c of candidates) {
     const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee);
     const short = !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(wallets.balances.get(c.currency) ?? 0);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
     if (allowPartial && short && !c.settling) {
-      leftOut.set(c.rowNumber, {
-        status: 'NOT_SENT',
-        code: 'INSUFFICIENT_FUNDS',
-        message: `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`,
-      });
+      const why = `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`;
+      left.set(c.rowNumber, leftOut('INSUFFICIENT_FUNDS', why));
       continue;
     }
     taken.set(c.currency, after);
     toSend.push(c);
   }
-  return { leftOut, toSend };
+  return { leftOut: left, toSend };
 }
 
 /** Each currency's totals and wallet after the batch; a wallet every row of which was left out is still shown. */

@@ -4,7 +4,7 @@
 import type { RowList } from '../files/spill.ts';
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
-import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
+import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan, type payableTotals } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { plural } from '../text.ts';
@@ -53,7 +53,7 @@ export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
   plan: BatchPlan;
   rows?: RowList<EngineRow>;
   /** Created + to send (payableTotals). */
-  payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
+  payable: ReturnType<typeof payableTotals>;
   env: string;
 }
 

@@ -48,7 +48,7 @@ import {
   type LoadOptions,
 } from './prepare.ts';
 import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
-import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
+import { catchUpStatuses, journalReader, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 import { listView } from '../files/spill.ts';
 import { screenRows, type ScreeningOptions } from './screen-batch.ts';
@@ -65,19 +65,13 @@ export interface SendOptions extends DuplicateOptions {
 }
 
 /** Set by `run` (prepareRun) and `retry`: which rows, and where the results go. */
-export interface PipelineOptions extends SendOptions {
+export interface PipelineOptions extends SendOptions, Pick<PlanOptions, 'only' | 'resend'> {
   mode: 'run' | 'retry';
   results: { path: string; format: ResultsFormat; delimiter?: string };
-  /** Rows to consider (retry, a plan file): default every row. */
-  only?: Set<number>;
   /** retry: the created rows' result values, kept as they are. */
   keep?: Map<number, ResultValues>;
-  quotedFees?: Map<number, DecT>;
-  resend?: PlanOptions['resend'];
-  sentElsewhere?: PlanOptions['sentElsewhere'];
-  approvedSwaps?: PlanOptions['approvedSwaps'];
-  /** A plan file's screening (`run --plan`; null: made without lists): the run's must be the same. */
-  approvedScreening?: PlanFile['screening'] | null;
+  /** `run --plan`: its quotes, its swaps and screening (the approved ones), and only its rows. */
+  planned?: PlanFile;
 }
 
 /** How a command ended, least urgent first (cli/exit-codes.ts); `halted`: stopped part way, resume is safe. */
@@ -169,17 +163,25 @@ export async function preparePipeline<R>(
       .finally(close);
   };
   const resume = session.report;
+  const { planned } = o;
   try {
+    const quotedFees = planned && recordPlannedQuotes(session, planned);
+    // (a plan's rows another batch sent say why they are left out)
+    const sentElsewhere = planned && (await sentByOtherBatches(session.ledger, batch.identity.batchId, validReferences(batch.rows)));
     record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
     // (the last run's requests and ours must not share a second of the key's rate, spec §8)
     const pauseMs = o.settings.crashWaitMs ?? 1100;
     if (session.report.interrupted) await sleep(pauseMs);
     else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
-    let planned: Awaited<ReturnType<typeof planStage>>;
+    let staged: Awaited<ReturnType<typeof planStage>>;
     try {
-      planned = await planStage(o.conn, batch, session.folded, session.header.env, {
+      staged = await planStage(o.conn, batch, session.folded, session.header.env, {
         ...o,
         ...o.guards,
+        quotedFees,
+        sentElsewhere,
+        // (a plan file's swaps are the approved ones: none, when it holds none)
+        approvedSwaps: planned && (planned.swaps ?? []),
         ledger: session.ledger,
         mergeDocuments: o.settings.mergeDocuments,
         onEvent: o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e)),
@@ -190,13 +192,12 @@ export async function preparePipeline<R>(
       const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
       return { resume, halted, notes: [], confirm: false, go };
     }
-    const { plan } = planned;
-    const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
+    const { plan } = staged;
+    const fees = new Map([...staged.preflight.estimatedFees, ...(quotedFees ?? [])]);
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
     const approval = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
     // (`run --plan`: the screening its approvers signed, or nothing is sent)
-    const changed =
-      o.approvedScreening !== undefined && screeningChanged(o.approvedScreening ?? undefined, plan.screening, o.guards.allowPartial);
+    const changed = planned && screeningChanged(planned.screening, plan.screening, o.guards.allowPartial);
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
@@ -562,51 +563,14 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     },
     journal.lookup,
   );
-  if (planned) verifyPlannedRows(planned, batch, journal.read()?.folded);
+  const read = journal.read();
+  if (planned) verifyPlannedRows(planned, batch, read?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
-  await refuseAnotherRunsResults(results.path, journal.read()?.folded, ledger);
+  await refuseAnotherRunsResults(results.path, read?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
-  const { reservation, session } = await reservedSession(
-    ledger,
-    batch,
-    journal.read()?.folded.rows,
-    { command: 'run', results: results.path, only },
-    async () => {
-      const read = journal.read();
-      return openSession({
-        identity: batch.identity,
-        env,
-        ledger,
-        file: batch.file,
-        command: 'run',
-        resultsPath: results.path,
-        // (read again if another run of this batch appended since: its rows must not be sent again)
-        read: read && (await readAgain(read)),
-      });
-    },
-  );
-  let quotedFees: Map<number, DecT> | undefined;
-  let sentElsewhere: PipelineOptions['sentElsewhere'];
-  try {
-    if (planned) quotedFees = recordPlannedQuotes(session, planned);
-    // (a plan's rows another batch sent say why they are left out)
-    if (planned) sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
-  } catch (e) {
-    session.writer.close(); // (from preparePipeline on, the journal is closed however the run ends)
-    await reservation.release().catch(() => undefined);
-    throw e;
-  }
-  const pipeline: PipelineOptions = {
-    ...o,
-    results: { ...results, delimiter: batch.delimiter },
-    only,
-    quotedFees,
-    mode: 'run',
-    sentElsewhere,
-    // (a plan file's swaps are the approved ones: none, when it holds none)
-    ...(planned ? { approvedSwaps: planned.swaps ?? [], approvedScreening: planned.screening ?? null } : {}),
-  };
+  const session = await reservedSession(batch, read?.folded.rows, { ledger, env, command: 'run', results: results.path, only, read });
+  const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
   return preparePipeline(batch, session, pipeline, async (result) => ({
     ...result,
     batchId: batch.identity.batchId,

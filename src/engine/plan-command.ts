@@ -1,7 +1,6 @@
 // `plan FILE [--out PLAN]`: preflight and plan, nothing sent, the journal read but never written; with
 // --out, each row's initiate body, documents' sha256 and indicative quote, for `run --plan` to execute.
 import { userInfo } from 'node:os';
-import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import type { QuoteAnswer } from '../client/answers.ts';
@@ -18,25 +17,21 @@ import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
-import { planStage, type PlanStageOptions } from './pipeline.ts';
+import { planStage, type PlanStageOptions, type SendOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
 interface PlanCommandOptions
   extends
     LoadOptions,
     DuplicateOptions,
-    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening' | 'onEvent'>,
-    Pick<GuardOptions, 'maxSwaps'> {
+    Pick<SendOptions, 'conn' | 'stateDir'>,
+    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening' | 'onEvent' | 'fundBySwap'>,
+    // (--max-requests: refused before a quote is sent, no plan file written)
+    Pick<GuardOptions, 'maxSwaps' | 'maxRequests'> {
   file: string;
   /** With `out`: quote once per corridor, method and fee band. */
   quote: boolean;
-  /** Refused before a quote is sent; no plan file written. */
-  maxRequests?: number;
-  conn: Connection;
-  stateDir?: string;
   out?: string;
-  /** Default true; `run --dry-run` passes its --fund-by-swap. */
-  fundBySwap?: boolean;
   /** Default the OS user, who then cannot approve it. */
   preparedBy?: string;
 }
@@ -73,8 +68,9 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   checkSameBatch(folded, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
   const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   const quoteRows = !!o.out && o.quote;
-  const fundBySwap = o.fundBySwap ?? true;
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, ledger, quoteRows, sentElsewhere, fundBySwap });
+  // (fundBySwap: default true; `run --dry-run` passes its --fund-by-swap)
+  const options = { ...o, ledger, quoteRows, sentElsewhere, fundBySwap: o.fundBySwap ?? true };
+  const staged = await planStage(o.conn, batch, folded, env, options);
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = [
     requestLimitReason(staged.plan.requests, o.maxRequests) ?? [],
@@ -85,17 +81,8 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (quoteRows && staged.plan.toSend.length) o.onEvent?.({ type: 'preflight', step: { step: 'quotes', rows: staged.plan.toSend.length } });
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, staged.preflight.quoteGroups, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
-  const plan = quoted.fees.size
-    ? buildPlan(batch, staged.preflight, folded, env, {
-        ...o,
-        quoteRows,
-        sentElsewhere,
-        usage: staged.usage,
-        quotedFees: quoted.fees,
-        fundBySwap,
-        screened: staged.plan.screening,
-      })
-    : staged.plan;
+  const again = { ...options, usage: staged.usage, quotedFees: quoted.fees, screened: staged.plan.screening };
+  const plan = quoted.fees.size ? buildPlan(batch, staged.preflight, folded, env, again) : staged.plan;
   // (the swap priced again with the quoted fees)
   const overCap = plan === staged.plan ? [] : swapReasons(plan, o);
   if (overCap.length) return { plan, quoteErrors: quoted.errors, refused: overCap, payable };

@@ -10,8 +10,7 @@ import { fingerprintingChecker, type DocumentFingerprint } from '../validation/d
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
-import type { Ledger, Reservation } from '../ledger/account-ledger.ts';
-import type { BatchSession, JournalLookup } from './session.ts';
+import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions {
   encoding?: string;
@@ -146,17 +145,20 @@ export function firstError(problems: Problem[]): { code: string; message: string
 }
 
 /**
- * Reserves the references a run or retry may send, then opens the session (the reservation released
- * if it cannot open): fresh ones are checked against every other batch; rows whose outcome is to be
+ * Reserves the references a run or retry may send, then opens the session under that reservation
+ * (released if it cannot open): fresh ones are checked against every other batch; rows whose outcome is to be
  * settled go with their journalled keys and are only reserved.
  */
 export async function reservedSession(
-  ledger: Ledger,
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
-  open: () => Promise<BatchSession>,
-): Promise<{ reservation: Reservation; session: BatchSession }> {
+  o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> & {
+    command: 'run' | 'retry';
+    results?: string;
+    only?: Set<number>;
+    resend?: Set<string>;
+  },
+): Promise<BatchSession> {
   const fresh: string[] = [];
   const settling: string[] = [];
   for (const r of batch.rows) {
@@ -167,12 +169,14 @@ export async function reservedSession(
     else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
     else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
   }
-  const { command, results } = o;
+  const { command, results, ledger } = o;
   const reservation = await ledger.reserve({ batchId: batch.identity.batchId, file: batch.file, results, command, fresh, settling });
   try {
-    const session = await open();
+    // (read again if another run of this batch appended since: its rows must not be sent again)
+    const read = o.read && (await readAgain(o.read));
+    const session = await openSession({ ...o, identity: batch.identity, file: batch.file, resultsPath: results, read });
     session.reservation = reservation;
-    return { reservation, session };
+    return session;
   } catch (e) {
     await reservation.release().catch(() => undefined);
     throw e;

@@ -32,7 +32,7 @@ import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
-import { BatchRefused, openSession } from './session.ts';
+import { BatchRefused } from './session.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -85,9 +85,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const { session } = await reservedSession(ledger, batch, folded.rows, { command: 'retry', results: results.path, only, resend }, () =>
-    openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
-  );
+  const session = await reservedSession(batch, folded.rows, { ledger, env, command: 'retry', results: results.path, only, resend });
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => {
@@ -187,16 +185,14 @@ async function findJournalOfResults(
       `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
       'no-keys',
     );
-  let best: { path: string; batchId: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
-  for (const { path, batchId, folded } of await foldAll([ledger])) {
-    let n = 0;
-    for (const s of folded.rows.values())
-      if ((s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref))) n++;
-    const ours = !!folded.header?.results && resultsFamily(folded.header.results) === resultsFamily(resultsFile);
-    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, batchId, folded, n, ours }];
-    else if (n > 0 && n === best[0]!.n) best.push({ path, batchId, folded, n, ours });
-  }
-  const found = best.length > 1 ? best.filter((b) => b.ours) : best;
+  const matches = (s: RowState) =>
+    (s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref));
+  const scored = (await foldAll([ledger])).map((b) => ({ ...b, n: [...b.folded.rows.values()].filter(matches).length }));
+  const most = Math.max(1, ...scored.map((b) => b.n));
+  const best = scored.filter((b) => b.n === most);
+  const ours = (b: (typeof best)[number]) =>
+    !!b.folded.header?.results && resultsFamily(b.folded.header.results) === resultsFamily(resultsFile);
+  const found = best.length > 1 ? best.filter(ours) : best;
   if (found.length === 1) return found[0]!;
   if (best.length > 1)
     throw new BatchRefused(

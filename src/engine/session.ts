@@ -54,7 +54,7 @@ export interface OpenSessionOptions {
   /** Absolute path of the batch file. */
   file: string;
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
-  command: 'run' | 'retry' | 'plan';
+  command: 'run' | 'retry';
   resultsPath?: string;
   now?: Date;
   /** The journal as read already (foldBatch), when the caller needed its states first. */

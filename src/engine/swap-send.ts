@@ -4,7 +4,6 @@
 // S3 an unknown outcome is settled by the list or the same key and bytes, never a new key.
 // S4 a new key only after 'Invalid payout amount' (§7) and a list without it; once per run.
 // S5 a live rate further than the tolerance from the approved one refuses the swap.
-import type { PayoutClient } from '../client/client.ts';
 import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
@@ -13,17 +12,14 @@ import { type ErrorSnapshot, type SwapSnapshot, type SwapState } from '../journa
 import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
 import { idempotencyKey } from './identity.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
-import { record, recordInitiating, type BatchSession } from './session.ts';
+import { record, recordInitiating } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
-interface SwapSendContext {
-  client: PayoutClient;
-  session: BatchSession;
+interface SwapSendContext extends Omit<SendContext, 'at'> {
   /** What a currency's rows still to send need in its wallet: the credit shows when it holds that much. */
   need?: (currency: string) => Dec | undefined;
   /** --swap-rate-tolerance as a fraction (0.01 = 1%). */
   rateTolerance: Dec;
-  stop?: AbortSignal;
 }
 
 /** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
