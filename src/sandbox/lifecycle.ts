@@ -115,6 +115,10 @@ export class Lifecycle {
   /** Spec §6: a swap's creation emits payout.status.changed to PROCESSING; oldStatus is "not shown": PENDING. */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
     this.store.publish(statusChanged(s, from, change));
+    this.scheduleSwap(s);
+  }
+
+  private scheduleSwap(s: SwapRec): void {
     if (s.status === 'PROCESSING') this.advanceLater(s, AUTO_STEPS.swap, (to, c) => this.changeSwap(s, to, c));
   }
 
@@ -142,6 +146,7 @@ export class Lifecycle {
     for (const s of this.store.swaps.values())
       if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
         this.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: AUTO_STEPS.swap.reason });
+      else this.scheduleSwap(s);
   }
 
   private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {

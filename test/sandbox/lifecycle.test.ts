@@ -115,3 +115,30 @@ describe('autoAdvance', () => {
     }
   });
 });
+
+describe('autoAdvance after a restore', () => {
+  it('walks on the payouts and swaps not yet due when the sandbox went down', async () => {
+    // one frozen clock for both: the restored records are not due, so only a timer can move them
+    const at = Date.now();
+    const before = await start({ now: () => at });
+    let after: LocalSandbox | undefined;
+    try {
+      const ids = (await call(before, 'GET', `${P}/wallets`)).body.data as { currency: string; walletId: string }[];
+      const wallet = (c: string) => ids.find((w) => w.currency === c)!.walletId;
+      const p = (await initiate(before, nipBody())).body;
+      const body = { sourceWalletId: wallet('USD'), destinationWalletId: wallet('EUR'), swapAmount: 1000, swapCurrency: 'USD' };
+      const s = await call(before, 'POST', `${P}/swap`, {
+        body: { ...body, amountToBeSent: 921.5, currencyToBeSent: 'EUR' },
+        idem: 'restored-swap',
+      });
+      expect(s.status).toBe(201);
+      after = await start({ now: () => at, autoAdvance: { toProcessingMs: 20, toSuccessfulMs: 20 }, state: before.snapshot() });
+      const statusOf = async (path: string) => ((await call(after!, 'GET', path)).body.status === 'SUCCESSFUL' ? true : undefined);
+      await eventually(() => statusOf(`${P}/${p.id}`), 3000);
+      await eventually(() => statusOf(`${P}/swaps/${s.body.id}`), 3000);
+    } finally {
+      await before.close();
+      await after?.close();
+    }
+  });
+});
