@@ -102,7 +102,20 @@ const clearancesInForce = (statuses: ReturnType<typeof clearancesIn>): Clearance
       return { id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length), ...bound, signedBy };
     });
 
-/** Paths relative to `base`; clearances signed by the policy's approvers, else the list `approvers`' (none: none count). */
+/**
+ * The clearances of the folder `o.clearances` as the account's policy counts them (its approvers,
+ * its number, its maker's signature), else by the list `o.approvers` (none: none count), one signature.
+ */
+export function clearancesCounted(
+  base: string,
+  o: { clearances: string; approvers?: string },
+  policy?: Pick<AccountPolicy, 'approvers' | 'requireApprovals'>,
+): ReturnType<typeof clearancesIn> {
+  const approvers = policy?.approvers ?? (o.approvers ? readApprovers(resolve(base, o.approvers)) : []);
+  return clearancesIn(resolve(base, o.clearances), approvers, policy?.requireApprovals ?? 1, !!policy);
+}
+
+/** Paths relative to `base`; the clearances in force as clearancesCounted counts them. */
 export function screeningFor(
   base: string,
   o: { lists: readonly (string | number)[]; clearances: string; approvers?: string },
@@ -110,10 +123,9 @@ export function screeningFor(
 ): ScreeningOptions | undefined {
   const maxAgeMs = policy?.screeningMaxAgeMs;
   if (!o.lists.length && maxAgeMs === undefined) return undefined;
-  const approvers = policy?.approvers ?? (o.approvers ? readApprovers(resolve(base, o.approvers)) : []);
   return {
     lists: o.lists.map((l) => resolve(base, String(l))),
     maxAgeMs,
-    clearances: clearancesInForce(clearancesIn(resolve(base, o.clearances), approvers, policy?.requireApprovals ?? 1, !!policy)),
+    clearances: clearancesInForce(clearancesCounted(base, o, policy)),
   };
 }

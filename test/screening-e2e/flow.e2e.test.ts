@@ -229,6 +229,36 @@ it('a clearance approvers signed lets its row go, the results name it; a changed
   expect(again.held.map((h) => h.reference)).toContain(ref);
 });
 
+it("screen counts a clearance as the account's policy does, not by the list it is given", async () => {
+  const { dir, env, prefix, service } = await scene();
+  const inst = install(await dirs.make());
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
+  expect(set.code, set.stderr).toBe(0);
+  writeFileSync(join(dir, 'Dan.pem'), newKeyPair().privatePem, { mode: 0o600 });
+  const ref = `${prefix}-001`;
+  const made = await clearFirst(cli, ref, '--as', 'Dan', '--approver-key', 'Dan.pem');
+  expect(made.code, made.stderr).toBe(0);
+  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+  const approve = (name: string) =>
+    cli('approve', join('clearances', clearance!), '--as', name, '--key-file', `${name}.pem`, '--approvers', 'approvers.json', '--yes');
+  expect((await approve('Alice')).code).toBe(0);
+  // one approval of a listed approver: enough by --approvers alone, not under the policy (2), as run counts it
+  const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json', ...service);
+  expect(listed.stdout).toContain("Counted as the account's policy counts them: 2 of Alice, Bob.");
+  expect(listed.stdout).toContain('signed by Alice: does not count (1 of 2 approvals');
+  const screen = async () =>
+    JSON.parse(
+      (await cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...service)).stdout,
+    ) as {
+      held: { reference: string }[];
+    };
+  expect((await screen()).held.map((h) => h.reference)).toContain(ref);
+  expect((await approve('Bob')).code).toBe(0);
+  expect((await cli('screen', '--clearances', ...service)).stdout).toContain('signed by Alice, Bob: counts');
+  expect((await screen()).held.map((h) => h.reference)).not.toContain(ref);
+});
+
 it("a list older than the account's policy allows refuses the run, and so does no list at all", async () => {
   const { dir, env, service } = await scene();
   const inst = install(await dirs.make());

@@ -1,23 +1,35 @@
 // `payout-batch screen FILE --sanctions-list PATH...`: every payee against the lists, offline
-// (engine/screen-batch.ts); --clear writes a clearance to sign, --clearances lists them.
+// (engine/screen-batch.ts); --clear writes a clearance to sign, --clearances lists them. A
+// clearance counts as the account's policy counts it (as run does), when a service and key are named.
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { loadBatch } from '../../engine/prepare.ts';
 import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
-import { readApprovers } from '../../approvals/approvals-file.ts';
-import { CLEARANCE_KIND, clearancePayload, clearancesIn, clearanceText, loadClearance, writeClearance } from '../../approvals/clearance.ts';
+import {
+  CLEARANCE_KIND,
+  clearancePayload,
+  clearancesCounted,
+  clearanceText,
+  loadClearance,
+  writeClearance,
+} from '../../approvals/clearance.ts';
 import { makerSigner } from './approve.ts';
 import { maskAccount } from '../../mask.ts';
-import { fileReadingOptions, screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
+import { connectionOptions, fileReadingOptions, screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
+import { accountPolicyOf } from '../send-batch.ts';
+import type { AccountPolicy } from '../../approvals/account-policy.ts';
 import { handleEngineError, screeningJson } from '../render.ts';
 
 const builder = (y: Argv) =>
-  fileReadingOptions(screeningOptions(y))
+  connectionOptions(fileReadingOptions(screeningOptions(y)))
     .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001)'))
-    .option('approvers', str('The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)'))
+    .option(
+      'approvers',
+      str("The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS); the account's policy's, when it has one"),
+    )
     .option('clear', str('Clear a false positive of the row of this reference (with --entry, --reason, --expires)'))
     .option('entry', str('--clear: the list entry cleared, LIST:ID as the hit names it (ofac-sdn:12345)'))
     .option('reason', str('--clear: why the hit is not the payee'))
@@ -31,9 +43,12 @@ type Args = ArgsOf<typeof builder>;
 
 export default defineCommand(builder, async (args, io) => {
   try {
-    if (args.clearances) return listClearances(args, io);
+    // (the policy run would count clearances by: read offline, from the host's or team ledger's record)
+    const policy = await accountPolicyOf(args, io);
+    if (typeof policy === 'string') throw new CommandError(policy);
+    if (args.clearances) return listClearances(args, io, policy);
     if (!args.file) throw new UsageError('name the batch file to screen');
-    const screening = screeningOf(args, io);
+    const screening = screeningOf(args, io, policy);
     if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
     const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
     const s = await screenRows(batch.rows, screening);
@@ -89,9 +104,13 @@ async function clear(
   return ExitCode.OK;
 }
 
-function listClearances(args: Args, io: CliIO): ExitCode {
-  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-  const all = clearancesIn(resolve(io.cwd, args['clearances-dir']), list ? readApprovers(resolve(io.cwd, list)) : [], 1);
+function listClearances(args: Args, io: CliIO, policy: AccountPolicy | undefined): ExitCode {
+  const approvers = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+  const all = clearancesCounted(io.cwd, { clearances: args['clearances-dir'], approvers }, policy);
+  if (policy && !args.json)
+    io.stdout.write(
+      `Counted as the account's policy counts them: ${policy.requireApprovals} of ${policy.approvers.map((a) => a.name).join(', ')}.\n`,
+    );
   if (args.json)
     printJson(
       io,
