@@ -1,5 +1,5 @@
 // The sandbox in a process of its own, for the campaigns (campaign.ts, swap-campaign.ts,
-// ledger-campaign.ts).
+// ledger-campaign.ts) and the two-process pace test (test/client/pace.e2e.test.ts).
 //
 // The sandbox dates a request when its event loop gets to it. Hosted in a campaign's process, its
 // loop would also run the campaign (spawning, polling, reading results), and a stall there bunches
