@@ -40,12 +40,13 @@ export async function writePlanReport(
   },
 ): Promise<string> {
   let offline = await offlineOrUndefined(plan.file, o.batchOptions);
-  const notes: string[] = [];
-  if (offline && o.planFile && offline.sha256 !== o.planFile.fileSha256) {
-    offline = undefined;
-    notes.push('The batch file changed while the plan was made: methods, corridors and invalid columns are not shown.');
-  }
-  if (!offline) notes.push('The batch file was not read offline: methods, corridors and invalid columns are not shown.');
+  const changed = offline && o.planFile && offline.sha256 !== o.planFile.fileSha256;
+  if (changed) offline = undefined;
+  const notes = offline
+    ? []
+    : [
+        `The batch file ${changed ? 'changed while the plan was made' : 'was not read offline'}: methods, corridors and invalid columns are not shown.`,
+      ];
   const view = planViewOfPlan(plan, {
     environment: o.environment,
     baseUrl: o.baseUrl,

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchPlan } from '../../src/engine/batch-plan.ts';
-import type { PlanRow } from '../../src/engine/plan-file.ts';
+import type { PlanFile, PlanRow } from '../../src/engine/plan-file.ts';
 import { planHtml, resultsHtml, timeText } from '../../src/report/html.ts';
 import { planFixture } from '../engine/plan-fixture.ts';
 import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
-import { planReportPathFor, readTieOut, reportPathFor, writeReportOf } from '../../src/report/write-report.ts';
+import { planReportPathFor, readTieOut, reportPathFor, writePlanReport, writeReportOf } from '../../src/report/write-report.ts';
 import { writeResults, type ResultsTable } from '../../src/results/results.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 
@@ -359,6 +359,21 @@ describe('plan report', () => {
     const r = await writeReportOf(file);
     expect(r).toEqual({ kind: 'batch', path: join(dir, 'payroll.plan.html') });
     assertInert(await readFile(r.path, 'utf8'));
+  });
+});
+
+describe('the plan report beside a plan file', () => {
+  it('says once that the batch changed while the plan was made, not also that it was not read', async () => {
+    const dir = await tmp();
+    const file = join(dir, 'payroll.csv');
+    await writeFile(file, generateCsv({ rows: 2, currencies: ['EUR'] }));
+    const planPath = join(dir, 'payroll.plan.json');
+    // the plan file names the bytes the plan was made of; the file on disk is another
+    const planFile = { fileSha256: 'f'.repeat(64) } as PlanFile;
+    const path = await writePlanReport(planFixture({ file }), { environment: 'local', planFile, planPath });
+    const notes = /<ul data-section="notes">([\s\S]*?)<\/ul>/.exec(await readFile(path, 'utf8'))?.[1];
+    expect(notes?.match(/<li>/g)).toHaveLength(1);
+    expect(notes).toContain('The batch file changed while the plan was made');
   });
 });
 
