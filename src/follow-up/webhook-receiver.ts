@@ -109,8 +109,6 @@ export async function startListener(o: ListenerOptions) {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
   const log = o.logger;
-  const heartbeat = setInterval(() => lock.touch(), 10_000);
-  heartbeat.unref();
   const counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
   /** "id:…" and "event:…" keys recorded: the newest SEEN_MAX, in insertion order. */
   const seen = new Set<string>();
@@ -126,10 +124,19 @@ export async function startListener(o: ListenerOptions) {
   };
 
   const inboxPath = join(stateDir, 'inbox.jsonl');
-  const recorded = readJournal<InboxLine>(inboxPath).events;
+  let recorded: InboxLine[];
+  let inbox: JournalWriter;
+  try {
+    recorded = readJournal<InboxLine>(inboxPath).events;
+    inbox = JournalWriter.open(inboxPath);
+  } catch (e) {
+    lock.release(); // (a start that fails lets the state folder go)
+    throw e;
+  }
+  const heartbeat = setInterval(() => lock.touch(), 10_000);
+  heartbeat.unref();
   const appliedIds = new Set(recorded.flatMap((e) => (e.t === 'applied' ? [e.deliveryId] : [])));
   for (const e of recorded) if (e.t === 'delivery') remember(e);
-  const inbox = JournalWriter.open(inboxPath);
 
   const enqueue = (d: DeliveryLine): void => {
     chain = chain

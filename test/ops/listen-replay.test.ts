@@ -1,7 +1,7 @@
 // `listen` against replays of signed deliveries under new delivery ids (issue 17, item 9): the
 // inbox keeps one record per event (its type and data), also after a restart; a replay is answered 200 as a duplicate and applied once.
 import { createHmac, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_DELIVERY_BYTES, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
@@ -103,5 +103,17 @@ describe('listen: one record per event, whatever the delivery id', () => {
     expect((await deliver(big, randomUUID())).status).toBe(413);
     await listener!.idle();
     expect(deliveries(stateDir)).toHaveLength(1);
+  });
+});
+
+describe('a start that fails', () => {
+  it('lets the state folder go: an inbox it cannot read leaves no lock behind', async () => {
+    const stateDir = await dirs.make();
+    // (a folder where the inbox file belongs: reading it fails)
+    mkdirSync(join(stateDir, 'inbox.jsonl'));
+    await expect(startListener({ port: 0, secret: SECRET, stateDir })).rejects.toThrow();
+    rmSync(join(stateDir, 'inbox.jsonl'), { recursive: true });
+    listener = await startListener({ port: 0, secret: SECRET, stateDir });
+    expect(listener.stats().accepted).toBe(0);
   });
 });
