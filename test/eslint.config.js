@@ -35,33 +35,35 @@ const FOLDERS = [...LAYERS, ...Object.keys(BESIDE)];
 const mayImport = (folder) =>
   BESIDE[folder]?.imports ?? [...LAYERS.slice(0, LAYERS.indexOf(folder)), ...FOLDERS.filter((f) => BESIDE[f]?.importedBy.includes(folder))];
 
+// Which ledger a command holds is known in src/ledger/ and chosen in src/cli/ only (issue 38): every
+// other folder imports the interface (account-ledger.ts) and the choice (open.ts), never an implementation.
+const KNOW_THE_LEDGER = ['ledger', 'cli'];
+
 /** One config per folder (and one for the base files): no-restricted-imports of every folder it may not import. */
 const layerRules = [undefined, ...FOLDERS].flatMap((folder) => {
   const allowed = folder ? mayImport(folder) : [];
   const banned = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
-  if (!banned.length) return [];
   const who = folder ? `src/${folder}/` : 'the base files of src/';
   const list = banned.map((f) => `${f}/`);
   const what = allowed.length
     ? `may not import ${list.slice(0, -1).join(', ')}${list.length > 1 ? ' or ' : ''}${list.at(-1)}`
     : `import${folder ? 's' : ''} no folder of src/`;
-  return [
-    {
-      files: [folder ? `src/${folder}/**/*.{ts,js}` : 'src/*.{ts,js}'],
-      rules: {
-        'no-restricted-imports': [
-          'error',
+  const patterns = [
+    ...(banned.length
+      ? [{ regex: `^(?:\\.{1,2}/)+(?:${banned.join('|')})/`, message: `${who} ${what}: layers only point down (src/README.md "Layers").` }]
+      : []),
+    ...(allowed.includes('ledger') && !KNOW_THE_LEDGER.includes(folder)
+      ? [
           {
-            patterns: [
-              {
-                regex: `^(?:\\.{1,2}/)+(?:${banned.join('|')})/`,
-                message: `${who} ${what}: layers only point down (src/README.md "Layers").`,
-              },
-            ],
+            regex: '^(?:\\.{1,2}/)+ledger/(?!(?:open|account-ledger)\\.ts$)',
+            message: `${who} does not know which ledger it holds: import ledger/open.ts (the choice) or ledger/account-ledger.ts (the interface).`,
           },
-        ],
-      },
-    },
+        ]
+      : []),
+  ];
+  if (!patterns.length) return [];
+  return [
+    { files: [folder ? `src/${folder}/**/*.{ts,js}` : 'src/*.{ts,js}'], rules: { 'no-restricted-imports': ['error', { patterns }] } },
   ];
 });
 

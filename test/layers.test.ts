@@ -38,6 +38,19 @@ describe('layers only point down', () => {
     expect(await problems('src/demo/x.ts', "import { x } from '../sandbox/start-sandbox.ts';")).toEqual([]);
   });
 
+  it('lets only src/ledger/ and src/cli/ name an implementation of the ledger', async () => {
+    for (const file of ['file.ts', 'postgres.ts', 'pg-db.ts', 'schema.ts', 'import.ts']) {
+      for (const from of ['src/approvals/x.ts', 'src/watch/x.ts', 'src/engine/x.ts', 'src/follow-up/x.ts'])
+        expect(await problems(from, `import { x } from '../ledger/${file}';`)).toEqual([
+          expect.stringMatching(/^no-restricted-imports: .*ledger\/open\.ts/),
+        ]);
+      expect(await problems('src/cli/x.ts', `import { x } from '../ledger/${file}';`)).toEqual([]);
+      expect(await problems('src/ledger/x.ts', `import { x } from './${file}';`)).toEqual([]);
+    }
+    const chosen = "import { ledgerOf } from '../ledger/open.ts';\nimport type { Ledger } from '../ledger/account-ledger.ts';";
+    expect(await problems('src/watch/x.ts', chosen)).toEqual([]);
+  });
+
   it('lets a layer import the ones below it, the base files and its own folder', async () => {
     const code = [
       "import { withLock } from '../files/lock.ts';",

@@ -11,8 +11,8 @@ import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
 import { plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf, type Ledger, type UnapprovedPayout } from '../ledger/account-ledger.ts';
-import { FileLedger } from '../ledger/file.ts';
+import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
+import { policyKeeperOf, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type GateResult } from './sign.ts';
@@ -154,10 +154,8 @@ export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore 
   });
 }
 
-type TeamLedger = Ledger & Required<Pick<Ledger, 'policy' | 'setPolicy'>>;
-
 /** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
-export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicyStore {
+export function teamStore(ledger: PolicyKeeper, keyFingerprint: string): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
     const p = await ledger.policy();
@@ -170,7 +168,7 @@ export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicySto
 }
 
 /** Where the host folder lets this user (else its owner records it when they use it). */
-async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void> {
+async function recordTeam(ledger: PolicyKeeper, keyFingerprint: string): Promise<void> {
   const path = hostPath(ledger.account, keyFingerprint, 'ledger.json');
   try {
     mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
@@ -188,9 +186,8 @@ function teamOnRecord(account: string, keyFingerprint: string): string | undefin
 }
 
 /** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
-function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger): Ledger {
-  return team && !(team instanceof FileLedger) ? team : new FileLedger(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint));
-}
+const allowanceLedger = (baseUrl: string, keyFingerprint: string, held?: Ledger): Ledger =>
+  unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint), held);
 
 const unapprovedFolder = (baseUrl: string, keyFingerprint: string) => hostPath(baseUrl, keyFingerprint, 'unapproved');
 
@@ -244,7 +241,7 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
 /** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not one. */
 export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
   const onRecord = teamOnRecord(accountOf(baseUrl), keyFingerprint);
-  const teamLedger = team?.policy && team.setPolicy ? (team as TeamLedger) : undefined;
+  const teamLedger = policyKeeperOf(team);
   if (onRecord && !teamLedger)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
@@ -253,7 +250,7 @@ export async function policyInForce(baseUrl: string, keyFingerprint: string, tea
   if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint); // (this host learns it)
   const p = (await hostStore(baseUrl, keyFingerprint).read()).policy ?? fromTeam;
   if (!p?.above) return p;
-  const today = await allowanceLedger(baseUrl, keyFingerprint, teamLedger)
+  const today = await allowanceLedger(baseUrl, keyFingerprint, team)
     .unapproved(utcDay())
     .catch((e: unknown) => {
       throw new PolicyError(hostFolderRefusal(e, baseUrl, keyFingerprint));

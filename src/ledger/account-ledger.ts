@@ -104,10 +104,6 @@ export interface Ledger {
   open(batchId: string): JournalAppender;
   /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /** A team ledger's: the account's approval policy as last set. */
-  policy?(): Promise<{ text: string; where: string } | undefined>;
-  /** A team ledger's: a new version; the earlier ones stay. */
-  setPolicy?(text: string): Promise<void>;
   /**
    * Sent without approval on the UTC `day`, per currency, each reference once. With `take`, under
    * the account's lock: its payouts recorded unless a currency's total would pass `take.above`.
@@ -118,6 +114,14 @@ export interface Ledger {
   /** Ended, or its process gone; undefined when the ledger holds no claim of it. */
   claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined>;
   endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void>;
+}
+
+/** A ledger every host of the account shares keeps its approval policy (open.ts `policyKeeperOf`). */
+export interface PolicyKeeper extends Pick<Ledger, 'account' | 'where'> {
+  /** As last set. */
+  policy(): Promise<{ text: string; where: string } | undefined>;
+  /** A new version; the earlier ones stay. */
+  setPolicy(text: string): Promise<void>;
 }
 
 export interface UnapprovedPayout {

@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { FileLedger, ledgerDirFor, names, unsafeStateFolder } from './file.ts';
-import { BatchRefused, accountOf, type Ledger } from './account-ledger.ts';
-import { PgLedgers } from './postgres.ts';
+import { BatchRefused, accountOf, type Ledger, type PolicyKeeper } from './account-ledger.ts';
+import { PgLedger, PgLedgers } from './postgres.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();
 
@@ -40,3 +40,10 @@ export async function ledgersIn(roots: string[], shared?: Connection['shared']):
   }
   return out;
 }
+
+/** The team ledger `held` keeps the account's approval policy; a file ledger keeps none (the host's folder does). */
+export const policyKeeperOf = (held?: Ledger): PolicyKeeper | undefined => (held instanceof PgLedger ? held : undefined);
+
+/** Where the account's payouts sent without approval are counted: the team ledger held, else a file ledger in the host's `folder`, never a state folder's. */
+export const unapprovedLedgerOf = (account: string, folder: string, held?: Ledger): Ledger =>
+  held instanceof PgLedger ? held : new FileLedger(account, folder);

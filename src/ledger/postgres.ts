@@ -23,6 +23,7 @@ import {
   type JournalAppender,
   type Ledger,
   type LinesRead,
+  type PolicyKeeper,
   type Reservation,
   type ReserveOptions,
   type UnapprovedPayout,
@@ -65,7 +66,7 @@ export class PgLedgers implements SharedStore {
   }
 }
 
-class PgLedger implements Ledger {
+export class PgLedger implements Ledger, PolicyKeeper {
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */

@@ -1,7 +1,6 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
-import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import { names } from '../ledger/file.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
@@ -28,7 +27,13 @@ const isCompanion = (name: string): boolean => /\.(plan|approvals)\.json$/i.test
 
 /** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
-  return names(inbox)
+  let names: string[] = [];
+  try {
+    names = readdirSync(inbox);
+  } catch {
+    // (gone: nothing to claim)
+  }
+  return names
     .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !isCompanion(n))
     .sort();

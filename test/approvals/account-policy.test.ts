@@ -1,7 +1,7 @@
 // The account's approval policy, pure parts: which totals need approvals, durations, and approvals
 // that expire.
-import { describe, expect, it } from 'vitest';
-import type { Ledger } from '../../src/ledger/account-ledger.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { FileLedger } from '../../src/ledger/file.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
@@ -39,14 +39,24 @@ describe('needsApprovals', () => {
   });
 
   it("a day's count this user cannot write refuses the run, naming the folder, instead of failing with a file-system error", async () => {
+    // (the count of a host's own ledger is kept in the host's folder, whichever state folder runs:
+    // its ledger there refuses to write; tests run as root, whom no folder refuses)
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
-    const ledger = { unapproved: () => Promise.reject(denied) } as unknown as Ledger;
+    const count = vi.spyOn(FileLedger.prototype, 'unapproved').mockRejectedValueOnce(denied).mockRejectedValueOnce(new Error('boom'));
+    const runs = new FileLedger('https://api.example.com', '/nonexistent/state/ledgers/x');
     const { spend } = policyGuard(policy({ above: { USD: '150' }, key: 'fp' }));
-    await expect(spend!(ledger, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).resolves.toMatch(
-      /^this account's count of payouts sent without approval today is kept in .*unapproved, which this user cannot write \(EACCES\)/,
-    );
-    const other = { unapproved: () => Promise.reject(new Error('boom')) } as unknown as Ledger;
-    await expect(spend!(other, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).rejects.toThrow('boom');
+    try {
+      await expect(spend!(runs, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).resolves.toMatch(
+        /^this account's count of payouts sent without approval today is kept in .*unapproved, which this user cannot write \(EACCES\)/,
+      );
+      await expect(spend!(runs, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).rejects.toThrow('boom');
+      expect(count.mock.contexts.map((l) => (l as FileLedger).dir)).toEqual([
+        expect.stringMatching(/\.unapproved$/),
+        expect.stringMatching(/\.unapproved$/),
+      ]);
+    } finally {
+      count.mockRestore();
+    }
   });
 });
 
