@@ -3,6 +3,18 @@ import { groupThousands } from './money.ts';
 /** 3 -> "3 rows", 1 -> "1 row", 12000 -> "12,000 rows". */
 export const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
 
+const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
+/** "30m", "24h", "7d" in milliseconds; undefined when it is not one. */
+export function durationMs(text: string): number | undefined {
+  const m = /^\s*(\d+)\s*([dhm])\s*$/i.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2]!.toLowerCase() as keyof typeof UNIT_MS] : undefined;
+}
+
+/** The shortest of those for `ms`. */
+export const durationText = (ms: number): string =>
+  ms % UNIT_MS.d === 0 ? `${ms / UNIT_MS.d}d` : ms % UNIT_MS.h === 0 ? `${ms / UNIT_MS.h}h` : `${ms / UNIT_MS.m}m`;
+
 /** C0 and C1 controls, DEL, invisible and direction-changing characters; `\t\n\r` first, so cells can leave them out. */
 const HIDDEN =
   '\\t\\n\\r\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\u061c\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff';

@@ -9,7 +9,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
-import { plural } from '../text.ts';
+import { durationMs, durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, unapprovedLedgerOf } from '../ledger/open.ts';
@@ -199,15 +199,12 @@ function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string):
 
 const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
-/** "7d", "12h", "90m" */
+/** "7d", "12h", "90m", never 0 */
 export function parseDuration(text: string): number {
-  const m = /^\s*(\d+)\s*([dhm])\s*$/.exec(text);
-  if (!m || Number(m[1]) === 0) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
-  return Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[m[2] as 'd' | 'h' | 'm'];
+  const ms = durationMs(text);
+  if (!ms) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
+  return ms;
 }
-
-const durationText = (ms: number): string =>
-  ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 
 const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
   Object.entries(amounts)

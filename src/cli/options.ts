@@ -23,7 +23,8 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
-import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
+import type { DuplicateOptions } from '../engine/duplicates.ts';
+import { durationMs } from '../text.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from '../approvals/account-policy.ts';
 import { screeningFor } from '../approvals/clearance.ts';
@@ -293,7 +294,7 @@ function duplicateOptions<T>(y: Argv<T>) {
 
 export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {
   const text = args['duplicate-window'] ?? '24h';
-  const duplicateWindowMs = windowMs(text);
+  const duplicateWindowMs = durationMs(text);
   if (duplicateWindowMs === undefined)
     throw new UsageError(`--duplicate-window takes minutes, hours or days: 30m, 24h, 7d (got "${text}")`);
   return { allowDuplicates: args['allow-duplicate'] ?? [], duplicateWindowMs };

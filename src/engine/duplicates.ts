@@ -63,12 +63,6 @@ export interface DuplicateOptions {
   duplicateWindowMs?: number;
 }
 
-/** 30m, 24h or 7d in milliseconds; undefined when it is not one. */
-export function windowMs(text: string): number | undefined {
-  const m = /^\s*(\d+)\s*([mhd])\s*$/i.exec(text);
-  return m ? Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]!.toLowerCase() as 'm' | 'h' | 'd'] : undefined;
-}
-
 /**
  * Mutates the rows: a fresh row repeating a recent payout of another batch's reference is
  * PROBABLE_DUPLICATE unless allowed; one of this batch's own references is validation/batch.ts's.

@@ -4,8 +4,8 @@ import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
-import { windowMs } from '../engine/duplicates.ts';
 import { Dec } from '../money.ts';
+import { durationMs } from '../text.ts';
 import { readBytes } from '../approvals/payload.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
@@ -52,7 +52,7 @@ export const WatchConfig = z.strictObject({
   allowDuplicates: z.array(z.string().min(1)).default([]),
   duplicateWindow: z
     .string()
-    .refine((t) => windowMs(t) !== undefined, 'minutes, hours or days, e.g. "30m", "24h", "7d"')
+    .refine((t) => durationMs(t) !== undefined, 'minutes, hours or days, e.g. "30m", "24h", "7d"')
     .default('24h'),
   /** Source currencies a file may pay from; any other refuses the file. */
   allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),

@@ -33,7 +33,6 @@ import type { PlanFile } from '../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
 import { BatchRefused } from '../engine/session.ts';
-import { windowMs } from '../engine/duplicates.ts';
 import { InputError } from '../input/input-errors.ts';
 import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -44,7 +43,7 @@ import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeC
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry, refuseLinkedFolders } from './inbox.ts';
 import { sleep } from '../sleep.ts';
-import { plural } from '../text.ts';
+import { durationMs, plural } from '../text.ts';
 
 export interface FileOutcome {
   name: string;
@@ -609,7 +608,7 @@ export class FolderWatch {
       screening: o.screening,
       stateDir: this.L.state,
       allowDuplicates: cfg.allowDuplicates,
-      duplicateWindowMs: windowMs(cfg.duplicateWindow),
+      duplicateWindowMs: durationMs(cfg.duplicateWindow),
       guards: {
         yes: true,
         interactive: false,
