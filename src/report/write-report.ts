@@ -47,17 +47,7 @@ export async function writePlanReport(
     : [
         `The batch file ${changed ? 'changed while the plan was made' : 'was not read offline'}: methods, corridors and invalid columns are not shown.`,
       ];
-  const view = planViewOfPlan(plan, {
-    environment: o.environment,
-    baseUrl: o.baseUrl,
-    sha256: o.planFile?.fileSha256,
-    quotes: o.planFile?.rows,
-    sheet: o.planFile?.sheet,
-    offline,
-    approvals: { preparedBy: o.planFile?.preparedBy },
-    createdAt: o.planFile?.createdAt,
-    notes,
-  });
+  const view = planViewOfPlan(plan, { environment: o.environment, baseUrl: o.baseUrl, planFile: o.planFile, offline, notes });
   const path = o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file);
   await writePlanPage(path, view);
   return path;
