@@ -81,15 +81,12 @@ export async function readOfflineBatch(file: string, options: ValidateOptions = 
 /** The file's corridors, with the distinct rates the quotes of the rows to send gave in each, and by method and currency. */
 function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] = [], notEnabled: Set<string> | undefined) {
   if (!offline) return { corridors: [], byMethod: [] };
-  const rates = new Map<string, string[]>();
-  for (const q of quotes) {
-    const k = corridorKeyOf(q.body);
-    const list = rates.get(k) ?? [];
-    if (q.rate !== undefined && !list.includes(String(q.rate))) rates.set(k, [...list, String(q.rate)]);
-  }
+  const rates = new Map<string, Set<string>>();
+  for (const { body, rate } of quotes)
+    if (rate !== undefined) rates.set(corridorKeyOf(body), (rates.get(corridorKeyOf(body)) ?? new Set()).add(String(rate)));
   const corridors = offline.summary.corridors.map((c) => ({
     ...c,
-    rates: rates.get(corridorKeyOf(c)) ?? [],
+    rates: [...(rates.get(corridorKeyOf(c)) ?? [])],
     ...(notEnabled ? { enabled: !notEnabled.has(corridorKeyOf({ ...c, method: undefined })) } : {}),
   }));
   const byMethod = new Map<string, { method: string; currency: string; rows: number; amount: DecT }>();
