@@ -103,6 +103,9 @@ const kv = (label: string, field: string, value: string | number | undefined, mo
   value === undefined || value === ''
     ? ''
     : safe`<tr><th>${label}</th><td data-field="${field}"${mono ? safe` class="mono"` : ''}>${String(value)}</td></tr>`;
+/** Under a list cut short (model.ts MAX_LISTED): how many more there are. */
+const more = (n: number, what: string, then = '') =>
+  n ? safe`<p class="note">and ${plural(n, `more ${what}`)} not listed here${then}.</p>` : '';
 /** A count's row of a key-value table; none when the count is not known. */
 const countRow = (label: string, field: string, value: number | undefined) =>
   value === undefined ? '' : safe`<tr><th>${label}</th>${count(field, value)}</tr>`;
@@ -141,7 +144,6 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
   ];
   const r = v.requests;
   const left = r?.quota !== undefined && r.usedThisMonth !== undefined ? r.quota - r.usedThisMonth - r.estimate : undefined;
-  const more = v.warningsOmitted ? safe`<p class="note">and ${plural(v.warningsOmitted, 'more warning')} not listed here.</p>` : '';
   return page('plan', `Payout plan: ${id.fileName}`, v.offline, v.notes, [
     safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${env}. Nothing has been sent.</p></header>`,
     v.refusals.length > 0 &&
@@ -173,7 +175,7 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
 </tbody></table></section>`,
     safe`<section><h2>Warnings</h2>${
       v.warnings.length
-        ? safe`<ul data-section="warnings">${v.warnings.map((w) => safe`<li>${w}</li>`)}</ul>${more}`
+        ? safe`<ul data-section="warnings">${v.warnings.map((w) => safe`<li>${w}</li>`)}</ul>${more(v.warningsOmitted, 'warning')}`
         : safe`<p data-section="warnings">None.</p>`
     }</section>`,
     invalidSection(v),
@@ -219,13 +221,10 @@ function invalidSection(v: PlanView): SafeHtml {
   if (!v.invalid.length)
     return safe`<section><h2>Invalid rows</h2><p data-section="invalid">${n ? `${plural(n, 'invalid row')} (details not available).` : 'None: every row is valid.'}</p></section>`;
   const lines = (items: (string | undefined)[]) => items.map((t) => safe`<div>${t ?? '—'}</div>`);
-  const more = v.invalidOmitted
-    ? safe`<p class="note">and ${plural(v.invalidOmitted, 'more invalid row')} not listed here: payout-batch validate FILE --report problems.csv lists them all.</p>`
-    : '';
   return safe`<section><h2>Invalid rows (never sent): ${groupThousands(String(n))}</h2><table data-section="invalid"><colgroup><col style="width:8%"><col style="width:18%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Column</th><th>Code</th><th>Problem</th></tr></thead><tbody>${v.invalid.map(
     (r) =>
       safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="column">${lines(r.problems.map((p) => p.column))}</td><td data-field="code">${lines(r.problems.map((p) => p.code))}</td><td data-field="message">${lines(r.problems.map((p) => p.message))}</td></tr>`,
-  )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
+  )}</tbody></table>${more(v.invalidOmitted, 'invalid row', ': payout-batch validate FILE --report problems.csv lists them all')}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
 /** Rows per page of a long list. */
@@ -248,11 +247,11 @@ function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row
             safe`<input type="radio" class="page" name="${section}-page" id="${id(i)}" aria-label="page ${String(i + 1)}"${i ? '' : safe` checked`}>`,
         )}<nav class="pages" data-field="pages">Page: ${pages.map((_, i) => safe`<label for="${id(i)}" class="p${String(i + 1)}" data-page="${String(i + 1)}">${String(i + 1)}</label>`)}</nav>`
       : '';
-  const more =
+  const cut =
     total > listed.length
       ? safe`<p class="note" data-field="${section}-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(total))} rows are listed here.</p>`
       : '';
-  return safe`${more}${pager}<table data-section="${section}">${head}${pages.map(
+  return safe`${cut}${pager}<table data-section="${section}">${head}${pages.map(
     (page, i) => safe`<tbody class="p${String(i + 1)}" data-page="${String(i + 1)}">${page.map(row)}</tbody>`,
   )}</table>`;
 }
@@ -327,9 +326,8 @@ export function resultsHtml(v: ResultsView): string {
       data: { group: GROUP_DOM[g.group].id },
     })),
   );
-  const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
-    ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:12%"><col style="width:11%"><col style="width:14%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th class="num">Amount</th><th>Status</th><th>Why</th></tr></thead><tbody>${v.action.map(actionRow)}</tbody></table>${more}`
+    ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:12%"><col style="width:11%"><col style="width:14%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th class="num">Amount</th><th>Status</th><th>Why</th></tr></thead><tbody>${v.action.map(actionRow)}</tbody></table>${more(v.actionOmitted, 'row')}`
     : safe`<p data-section="action">None.</p>`;
   return page('results', `Payout results: ${id.fileName}`, false, v.notes, [
     safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${id.environment ? safe` for the <strong>${id.environment}</strong> environment` : ''}.${batch}</p></header>`,

@@ -81,15 +81,12 @@ export async function readOfflineBatch(file: string, options: ValidateOptions = 
 /** The file's corridors, with the distinct rates the quotes of the rows to send gave in each, and by method and currency. */
 function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] = [], notEnabled: Set<string> | undefined) {
   if (!offline) return { corridors: [], byMethod: [] };
-  const rates = new Map<string, string[]>();
-  for (const q of quotes) {
-    const k = corridorKeyOf(q.body);
-    const list = rates.get(k) ?? [];
-    if (q.rate !== undefined && !list.includes(String(q.rate))) rates.set(k, [...list, String(q.rate)]);
-  }
+  const rates = new Map<string, Set<string>>();
+  for (const { body, rate } of quotes)
+    if (rate !== undefined) rates.set(corridorKeyOf(body), (rates.get(corridorKeyOf(body)) ?? new Set()).add(String(rate)));
   const corridors = offline.summary.corridors.map((c) => ({
     ...c,
-    rates: rates.get(corridorKeyOf(c)) ?? [],
+    rates: [...(rates.get(corridorKeyOf(c)) ?? [])],
     ...(notEnabled ? { enabled: !notEnabled.has(corridorKeyOf({ ...c, method: undefined })) } : {}),
   }));
   const byMethod = new Map<string, { method: string; currency: string; rows: number; amount: DecT }>();
@@ -147,20 +144,21 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
 /**
  * The plan `plan` (or `run --dry-run`) just computed, or a plan file read back; without a plan, the
  * batch file alone, offline (planViewOffline). `planSha256`: of the plan file's own bytes (what an
- * approval signs), when the report is made from one; `sheet` (Excel): the sheet the plan's rows are read from.
+ * approval signs), when the report is made from one.
  */
 export function planViewOfPlan(
   plan: PlanFacts | undefined,
-  o: Partial<Record<'environment' | 'baseUrl' | 'sha256' | 'planSha256' | 'batchLabel' | 'sheet' | 'createdAt', string>> & {
-    /** The rows to send with their quotes (the plan file's rows). */
-    quotes?: readonly PlanRow[];
+  o: Partial<Record<'environment' | 'baseUrl' | 'planSha256', string>> & {
+    /** The plan's file: its batch file's sha256, rows to send with their quotes, sheet (Excel), label, maker and time. */
+    planFile?: Partial<PlanFile>;
     offline?: OfflineBatch;
     approvals?: ApprovalsInput;
     notes?: string[];
   },
 ) {
   const notEnabled = plan && new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
-  const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
+  const pf = o.planFile;
+  const { corridors, byMethod } = offlineParts(o.offline, pf?.rows, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan?.invalidRows ?? []);
   const file = plan?.file ?? o.offline?.file ?? '';
   const counts = plan ?? o.offline?.summary;
@@ -175,7 +173,7 @@ export function planViewOfPlan(
     identity: {
       file,
       fileName: basename(file),
-      sha256: o.sha256 ?? o.offline?.sha256,
+      sha256: pf?.fileSha256 ?? o.offline?.sha256,
       planSha256: o.planSha256,
       rows: counts?.rows,
       valid: counts?.valid,
@@ -183,17 +181,17 @@ export function planViewOfPlan(
       toSend: plan?.toSend.length,
       alreadyCreated: plan?.alreadyCreated,
       batchId: plan?.batchId,
-      batchLabel: o.batchLabel,
-      ...(o.sheet !== undefined ? { sheet: o.sheet } : {}),
+      batchLabel: pf?.batchLabel,
+      ...(pf?.sheet !== undefined ? { sheet: pf.sheet } : {}),
       environment: o.environment,
       baseUrl: o.baseUrl,
-      createdAt: o.createdAt,
+      createdAt: pf?.createdAt,
     },
     totals,
     /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
     payees:
       plan &&
-      (o.quotes ?? []).map((r) => ({ ...payeeOf(r), destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}` })),
+      (pf?.rows ?? []).map((r) => ({ ...payeeOf(r), destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}` })),
     byMethod,
     /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
     corridors,
@@ -207,7 +205,7 @@ export function planViewOfPlan(
     refusals: plan ? refusalsOf(plan.currencies, plan.corridorBlocked) : [],
     /** What the report could not show, and why. */
     notes: o.notes ?? [],
-    ...(o.approvals ? { approvals: o.approvals } : {}),
+    ...(o.approvals || pf ? { approvals: { preparedBy: pf?.preparedBy, ...o.approvals } } : {}),
     /** The swaps the plan proposes to fund short wallets (spec §4.7), status PROPOSED. */
     swaps: (plan?.swaps ?? []).map((p): SwapLine => ({
       currency: p.currency,
@@ -246,14 +244,10 @@ export function planViewOfPlanFile(
   return planViewOfPlan(plan, {
     environment: pf.env,
     baseUrl: pf.baseUrl,
-    sha256: pf.fileSha256,
+    planFile: pf,
     planSha256,
-    batchLabel: pf.batchLabel,
-    quotes: pf.rows,
-    sheet: pf.sheet,
     offline: usable,
-    approvals: { preparedBy: pf.preparedBy, ...approvals },
-    createdAt: pf.createdAt,
+    approvals,
     notes: usable ? [] : [`${pf.file} ${why}: methods, corridors and invalid columns are not shown.`],
   });
 }

@@ -47,17 +47,7 @@ export async function writePlanReport(
     : [
         `The batch file ${changed ? 'changed while the plan was made' : 'was not read offline'}: methods, corridors and invalid columns are not shown.`,
       ];
-  const view = planViewOfPlan(plan, {
-    environment: o.environment,
-    baseUrl: o.baseUrl,
-    sha256: o.planFile?.fileSha256,
-    quotes: o.planFile?.rows,
-    sheet: o.planFile?.sheet,
-    offline,
-    approvals: { preparedBy: o.planFile?.preparedBy },
-    createdAt: o.planFile?.createdAt,
-    notes,
-  });
+  const view = planViewOfPlan(plan, { environment: o.environment, baseUrl: o.baseUrl, planFile: o.planFile, offline, notes });
   const path = o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file);
   await writePlanPage(path, view);
   return path;
@@ -170,25 +160,19 @@ export function planReportPathFor(batchFile: string): string {
  */
 export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
   const path = reconciliationPathFor(resultsFile, 'json');
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? {}
-      : { problem: `The reconciliation ${path} cannot be read (${code ?? (e as Error).message}): the tie-out is not shown.` };
-  }
+  const problem = (why: string, then = '; run payout-batch reconcile again') => ({
+    problem: `The reconciliation ${path} ${why}: the tie-out is not shown${then}.`,
+  });
+  const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => e);
+  if (text instanceof Error) return text.code === 'ENOENT' ? {} : problem(`cannot be read (${text.code ?? text.message})`, '');
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    return { problem: `The reconciliation ${path} is not JSON: the tie-out is not shown; run payout-batch reconcile again.` };
+    return problem('is not JSON');
   }
   const r = TieOutSummarySchema.safeParse(data);
   if (r.success) return { tieOut: r.data };
   const i = r.error.issues[0];
-  return {
-    problem: `The reconciliation ${path} cannot be read (${i?.path.join('.') || 'top level'}: ${i?.message}): the tie-out is not shown; run payout-batch reconcile again.`,
-  };
+  return problem(`cannot be read (${i?.path.join('.') || 'top level'}: ${i?.message})`);
 }

@@ -47,6 +47,9 @@ const AUTO_STEPS = {
   swap: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Swap confirmed' },
 } as const;
 type AutoStep = (typeof AUTO_STEPS)[keyof typeof AUTO_STEPS];
+/** The step a payout or swap takes next on its own, if any (a swap has no `fee`). */
+const autoStep = (r: PayoutRec | SwapRec): AutoStep | undefined =>
+  r.status !== 'PENDING' && r.status !== 'PROCESSING' ? undefined : 'fee' in r ? AUTO_STEPS[r.status] : AUTO_STEPS.swap;
 
 export class Lifecycle {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -115,16 +118,21 @@ export class Lifecycle {
   /** Spec §6: a swap's creation emits payout.status.changed to PROCESSING; oldStatus is "not shown": PENDING. */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
     this.store.publish(statusChanged(s, from, change));
-    this.scheduleSwap(s);
+    this.scheduleNext(s);
   }
 
-  private scheduleSwap(s: SwapRec): void {
-    if (s.status === 'PROCESSING') this.advanceLater(s, AUTO_STEPS.swap, (to, c) => this.changeSwap(s, to, c));
+  /** The record's timed step, when autoAdvance is on: taken after its delay if the record has not moved meanwhile. */
+  scheduleNext(r: PayoutRec | SwapRec): void {
+    const step = autoStep(r);
+    if (!this.autoAdvance || !step) return;
+    const at = r.status;
+    later(this.timers, this.autoAdvance[step.after], () => r.status === at && this.advance(r, step)).unref();
   }
 
-  scheduleNext(p: PayoutRec): void {
-    if (p.status === 'PENDING' || p.status === 'PROCESSING')
-      this.advanceLater(p, AUTO_STEPS[p.status], (to, c) => this.changePayout(p, to, c));
+  private advance(r: PayoutRec | SwapRec, step: AutoStep): void {
+    const change = { changedBy: 'sandbox-auto-advance', reason: step.reason };
+    if ('fee' in r) this.changePayout(r, step.to, change);
+    else this.changeSwap(r, step.to, change);
   }
 
   /** After a restore: the timed steps that fell due meanwhile are taken now. */
@@ -132,28 +140,15 @@ export class Lifecycle {
     const delays = this.autoAdvance;
     if (!delays) return;
     const now = this.store.clock.now();
-    for (const p of this.store.payouts.values()) {
-      let due = Date.parse(p.updatedAt);
-      let moved = false;
-      const next = () => (p.status === 'PENDING' || p.status === 'PROCESSING' ? AUTO_STEPS[p.status] : undefined);
-      for (let step = next(); step && !p.statusDetail && (due += delays[step.after]) <= now; step = next()) {
-        this.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
-        moved = true;
-      }
-      // A move schedules the next step; a payout not yet due waits a whole delay from now.
-      if (!moved) this.scheduleNext(p);
+    for (const r of [...this.store.payouts.values(), ...this.store.swaps.values()]) {
+      const from = r.status;
+      let due = Date.parse(r.updatedAt);
+      // (a payout under review waits for a person; a step taken leaves no statusDetail)
+      const held = 'statusDetail' in r && r.statusDetail;
+      for (let step = held ? undefined : autoStep(r); step && (due += delays[step.after]) <= now; step = autoStep(r)) this.advance(r, step);
+      // A move schedules the next step; a record not yet due waits a whole delay from now.
+      if (r.status === from) this.scheduleNext(r);
     }
-    for (const s of this.store.swaps.values())
-      if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
-        this.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: AUTO_STEPS.swap.reason });
-      else this.scheduleSwap(s);
-  }
-
-  private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {
-    if (!this.autoAdvance) return;
-    const at = r.status;
-    const run = () => r.status === at && change(step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
-    later(this.timers, this.autoAdvance[step.after], run).unref();
   }
 
   close(): void {

@@ -244,7 +244,7 @@ describe('plan report', () => {
   });
 
   it('holds the plan figures in the hooks, and says when nobody approved', () => {
-    const doc = planHtml(planViewOfPlan(plan(), { environment: 'local', sha256: 'b'.repeat(64) }));
+    const doc = planHtml(planViewOfPlan(plan(), { environment: 'local', planFile: { fileSha256: 'b'.repeat(64) } }));
     assertInert(doc);
     expect(doc).toMatch(/<body data-kind="plan">/);
     const row = /<tr data-currency="EUR">(.*?)<\/tr>/.exec(doc)![1]!;
@@ -276,7 +276,10 @@ describe('plan report', () => {
         documents: [],
       }) as unknown as PlanRow;
     const doc = planHtml(
-      planViewOfPlan(plan(), { environment: 'local', quotes: [row(2, 'NGN', 2350000, 'USD', 'USA'), row(3, 'USD', 120.5, 'EUR', 'DEU')] }),
+      planViewOfPlan(plan(), {
+        environment: 'local',
+        planFile: { rows: [row(2, 'NGN', 2350000, 'USD', 'USA'), row(3, 'USD', 120.5, 'EUR', 'DEU')] },
+      }),
     );
     assertInert(doc);
     const payee = (n: number) => new RegExp(`<tr data-row="${n}" data-currency="[A-Z]+">(.*?)</tr>`).exec(doc)![1]!;
@@ -374,6 +377,15 @@ describe('the plan report beside a plan file', () => {
     const notes = /<ul data-section="notes">([\s\S]*?)<\/ul>/.exec(await readFile(path, 'utf8'))?.[1];
     expect(notes?.match(/<li>/g)).toHaveLength(1);
     expect(notes).toContain('The batch file changed while the plan was made');
+  });
+
+  it("names the plan file's batch label, as the report of the plan file does", async () => {
+    const dir = await tmp();
+    const file = join(dir, 'payroll.csv');
+    await writeFile(file, generateCsv({ rows: 2, currencies: ['EUR'] }));
+    const planFile = { fileSha256: 'f'.repeat(64), batchLabel: 'January payroll' } as PlanFile;
+    const path = await writePlanReport(planFixture({ file }), { environment: 'local', planFile, planPath: join(dir, 'p.json') });
+    expect(await readFile(path, 'utf8')).toContain('<td data-field="batchLabel">January payroll</td>');
   });
 });
 
@@ -566,7 +578,7 @@ describe('the results report as an audit file (issue 43, 15)', () => {
     const plan = planHtml(
       planViewOfPlan(planFixture(), {
         environment: 'local',
-        createdAt: '2026-11-29T09:00:00.000Z',
+        planFile: { createdAt: '2026-11-29T09:00:00.000Z' },
         approvals: { approvals: [{ name: 'Bob', signedAt: '2026-11-29T10:00:00.000Z', publicKeyFingerprint: 'fp', valid: true }] },
       }),
     );
