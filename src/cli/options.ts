@@ -359,14 +359,12 @@ function refuseUnsafeStateFolder(root: string): void {
   if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
 }
 
+/** Where a connection keeps its state (default: the per-user folder), and who hears its requests. */
+type ConnectionUse = { stateRoot?: string; onEvent?: (e: ClientEvent) => void };
+
 /** The connection options checked, then connect(); a configuration error exits 2 (3 when refused). */
-export async function openConnection(
-  args: ConnectionArgs,
-  io: CliIO,
-  logger: Logger,
-  onEvent?: (e: ClientEvent) => void,
-  stateRoot: string = defaultStateDir(io.env),
-): Promise<Connection> {
+export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, o: ConnectionUse = {}): Promise<Connection> {
+  const { stateRoot = defaultStateDir(io.env), onEvent } = o;
   if (args['api-key'] !== undefined)
     throw new UsageError(
       'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
@@ -440,10 +438,10 @@ export async function withConnection(
   io: CliIO,
   command: string,
   use: (conn: Connection, logger: Logger) => Promise<ExitCode>,
-  o: { stateRoot?: string; logger?: Logger; onEvent?: (e: ClientEvent) => void } = {},
+  o: ConnectionUse & { logger?: Logger } = {},
 ): Promise<ExitCode> {
   const logger = o.logger ?? makeLogger(args, io, command);
-  const conn = await openConnection(args, io, logger, o.onEvent, o.stateRoot);
+  const conn = await openConnection(args, io, logger, o);
   try {
     return await use(conn, logger);
   } catch (e) {
