@@ -24,8 +24,6 @@ import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
-import type { ScreeningOptions } from '../engine/screen-batch.ts';
-import type { AccountPolicy } from '../approvals/account-policy.ts';
 import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -172,16 +170,12 @@ export function screeningOptions<T>(y: Argv<T>) {
 }
 
 export function screeningOf(
-  args: { 'sanctions-list'?: (string | number)[]; 'clearances-dir'?: string; approvers?: string },
+  args: ArgsOf<typeof screeningOptions> & { approvers?: string },
   io: CliIO,
-  policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
-): ScreeningOptions | undefined {
+  policy?: Parameters<typeof screeningFor>[2],
+) {
   const approvers = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-  return screeningFor(
-    io.cwd,
-    { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'] ?? 'clearances', approvers },
-    policy,
-  );
+  return screeningFor(io.cwd, { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'], approvers }, policy);
 }
 
 /** A job nobody watches (src/signals): run, retry, status and watch. */
