@@ -87,21 +87,20 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   // (a plan that cannot be read: the engine says why, exit 2)
   const plan = path ? attempt(() => parsePlanFile(readFileSync(path, 'utf8'), path)) : undefined;
   if (!plan) return [args, io];
+  const planUrl = plan.env === 'local' ? undefined : plan.baseUrl;
   const refuse = (given: string) =>
     new CommandError(
-      `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
+      `${given}, but the plan was made for ${environmentText(plan.env, planUrl)}: ` +
         'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
       ExitCode.REFUSED,
     );
   const planEnv = plan.env === 'custom' ? undefined : plan.env;
   if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
   const given = args['base-url'];
-  if (given !== undefined && (plan.env === 'local' || !attempt(() => accountOf(given) === accountOf(plan.baseUrl))))
-    throw refuse(`--base-url ${given}`);
-  const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
+  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl)))) throw refuse(`--base-url ${given}`);
   return [
-    { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
-    { ...io, env },
+    { ...args, env: planEnv, 'base-url': planUrl },
+    { ...io, env: { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined } },
   ];
 }
 
