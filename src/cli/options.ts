@@ -155,10 +155,11 @@ export function sendOptions<T>(y: Argv<T>) {
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
-export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
+/** planningOptions' flags as the engine names them, --max-requests checked. */
+export function planningFlags(args: ArgsOf<typeof planningOptions>) {
   const n = args['max-requests'];
   if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
-  return n;
+  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests: n };
 }
 
 /** screen, plan, run, retry (engine/screen-batch.ts). */
