@@ -25,8 +25,6 @@ import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import type { DuplicateOptions } from '../engine/duplicates.ts';
 import { durationMs } from '../text.ts';
-import type { ScreeningOptions } from '../engine/screen-batch.ts';
-import type { AccountPolicy } from '../approvals/account-policy.ts';
 import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -90,21 +88,20 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   // (a plan that cannot be read: the engine says why, exit 2)
   const plan = path ? attempt(() => parsePlanFile(readFileSync(path, 'utf8'), path)) : undefined;
   if (!plan) return [args, io];
+  const planUrl = plan.env === 'local' ? undefined : plan.baseUrl;
   const refuse = (given: string) =>
     new CommandError(
-      `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
+      `${given}, but the plan was made for ${environmentText(plan.env, planUrl)}: ` +
         'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
       ExitCode.REFUSED,
     );
   const planEnv = plan.env === 'custom' ? undefined : plan.env;
   if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
   const given = args['base-url'];
-  if (given !== undefined && (plan.env === 'local' || !attempt(() => accountOf(given) === accountOf(plan.baseUrl))))
-    throw refuse(`--base-url ${given}`);
-  const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
+  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl)))) throw refuse(`--base-url ${given}`);
   return [
-    { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
-    { ...io, env },
+    { ...args, env: planEnv, 'base-url': planUrl },
+    { ...io, env: { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined } },
   ];
 }
 
@@ -159,10 +156,11 @@ export function sendOptions<T>(y: Argv<T>) {
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
-export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
+/** planningOptions' flags as the engine names them, --max-requests checked. */
+export function planningFlags(args: ArgsOf<typeof planningOptions>) {
   const n = args['max-requests'];
   if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
-  return n;
+  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests: n };
 }
 
 /** screen, plan, run, retry (engine/screen-batch.ts). */
@@ -173,16 +171,12 @@ export function screeningOptions<T>(y: Argv<T>) {
 }
 
 export function screeningOf(
-  args: { 'sanctions-list'?: (string | number)[]; 'clearances-dir'?: string; approvers?: string },
+  args: ArgsOf<typeof screeningOptions> & { approvers?: string },
   io: CliIO,
-  policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
-): ScreeningOptions | undefined {
+  policy?: Parameters<typeof screeningFor>[2],
+) {
   const approvers = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-  return screeningFor(
-    io.cwd,
-    { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'] ?? 'clearances', approvers },
-    policy,
-  );
+  return screeningFor(io.cwd, { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'], approvers }, policy);
 }
 
 /** A job nobody watches (src/signals): run, retry, status and watch. */
@@ -360,14 +354,12 @@ function refuseUnsafeStateFolder(root: string): void {
   if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
 }
 
+/** Where a connection keeps its state (default: the per-user folder), and who hears its requests. */
+type ConnectionUse = { stateRoot?: string; onEvent?: (e: ClientEvent) => void };
+
 /** The connection options checked, then connect(); a configuration error exits 2 (3 when refused). */
-export async function openConnection(
-  args: ConnectionArgs,
-  io: CliIO,
-  logger: Logger,
-  onEvent?: (e: ClientEvent) => void,
-  stateRoot: string = defaultStateDir(io.env),
-): Promise<Connection> {
+export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, o: ConnectionUse = {}): Promise<Connection> {
+  const { stateRoot = defaultStateDir(io.env), onEvent } = o;
   if (args['api-key'] !== undefined)
     throw new UsageError(
       'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
@@ -441,10 +433,10 @@ export async function withConnection(
   io: CliIO,
   command: string,
   use: (conn: Connection, logger: Logger) => Promise<ExitCode>,
-  o: { stateRoot?: string; logger?: Logger; onEvent?: (e: ClientEvent) => void } = {},
+  o: ConnectionUse & { logger?: Logger } = {},
 ): Promise<ExitCode> {
   const logger = o.logger ?? makeLogger(args, io, command);
-  const conn = await openConnection(args, io, logger, o.onEvent, o.stateRoot);
+  const conn = await openConnection(args, io, logger, o);
   try {
     return await use(conn, logger);
   } catch (e) {

@@ -64,6 +64,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   const l: string[] = [];
   /** Lines that give way, last first, when the plan does not fit the screen. */
   const notes = new Set<string>();
+  const note = (line: string) => notes.add(l[l.push(line) - 1]!);
   // (on a screen the file's name only: the batch id after it must not be cut off)
   l.push(`Plan for ${screen ? basename(p.file) : p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  environment  ${environmentText(environment, baseUrl)}`);
@@ -77,19 +78,16 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
-  for (const [n, i] of p.invalidRows)
-    if (i.code === 'PROBABLE_DUPLICATE') notes.add(l[l.push(`  duplicate    row ${n}: ${i.message}`) - 1]!);
+  for (const [n, i] of p.invalidRows) if (i.code === 'PROBABLE_DUPLICATE') note(`  duplicate    row ${n}: ${i.message}`);
   l.push(...(screen ? currencyTable(p, screen.columns) : currencyLines(p)));
   for (const s of p.swaps)
     l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);
   for (const r of p.swapRefusals) l.push(`  no swap ${r.currency}  short by ${groupThousands(r.shortfall)}: ${r.reason}`);
-  for (const c of p.corridorsNotEnabled) {
-    const line =
+  for (const c of p.corridorsNotEnabled)
+    note(
       `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
-      `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`;
-    l.push(line);
-    notes.add(line);
-  }
+        `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
+    );
   const q = p.requests;
   l.push(`  requests     about ${q.estimate} of the key's month: ${requestKindsText(q)}`);
   if (q.usedThisMonth !== undefined && q.quota !== undefined)
@@ -102,10 +100,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
         p.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)} (${c.rows})`).join(', ') +
         ' (plus fees), under a new attempt',
     );
-  for (const w of p.warnings) {
-    l.push(`  warning      ${w}`);
-    notes.add(l.at(-1)!);
-  }
+  for (const w of p.warnings) note(`  warning      ${w}`);
   const fitted = !screen ? l : 'rows' in screen ? fitToScreen(l, notes, screen) : l.flatMap((line) => wrapLine(line, screen.columns));
   return fitted.join('\n') + '\n';
 }

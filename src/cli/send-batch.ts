@@ -12,8 +12,8 @@ import {
   inFlightFor,
   isInteractive,
   makeLogger,
-  maxRequestsOf,
   openTeamLedger,
+  planningFlags,
   reportOrNote,
   screeningOf,
   serviceAndKey,
@@ -103,10 +103,8 @@ export async function sendBatch<
     envFlag: args.env,
     yes: args.yes,
     interactive: isInteractive(io),
-    allowPartial: args['allow-partial'],
-    enablePairs: args['enable-pairs'],
     ...controlTotalFlags(args),
-    maxRequests: maxRequestsOf(args),
+    ...planningFlags(args),
     ...o.guard,
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).

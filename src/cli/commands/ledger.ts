@@ -28,10 +28,8 @@ const builder = (y: Argv) =>
 
 type Args = ArgsOf<typeof builder>;
 
-const toolVersion = () => `payout-batch ${packageJson().version}`;
-
 async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
-  const { from, to } = await migrate(db, toolVersion());
+  const { from, to } = await migrate(db, `payout-batch ${packageJson().version}`);
   if (args.json) printJson(io, { ledger: db.where, from, to });
   else io.stdout.write(`${db.where}: schema version ${from} -> ${to}${from === to ? ' (already up to date)' : ''}\n`);
   return ExitCode.OK;

@@ -42,7 +42,7 @@ const command = defineCommand(builder, async (args, io: CliIO) => {
     'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
     rate: args.rate ?? config.rate,
   };
-  const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
+  const conn = await openConnection(flags, io, logger, { stateRoot: layout(dir, config).state });
   if (!args.once && !args.json) io.stderr.write(startLine(dir, config));
   try {
     const noteOf = (r: WatchResult) => ({
