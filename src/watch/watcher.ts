@@ -166,6 +166,10 @@ const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' =
   summary,
 });
 
+const leftByLostLedger = (resumed: boolean, lost: Error): Judged => ({
+  out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
+});
+
 /** This process as a claim's owner; pidStart always set, so that a claim taken over never keeps the last owner's. */
 const owner = () => ({ pid: process.pid, host: hostname(), pidStart: myStart().pidStart });
 
@@ -523,7 +527,9 @@ export class FolderWatch {
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
-      throw e;
+      // (a team ledger lost once rows may have gone: what went out is journalled, the next run resumes it)
+      if (!this.ledger.lost) throw e;
+      return leftByLostLedger(resumed, this.ledger.lost);
     }
   }
 
@@ -543,8 +549,7 @@ export class FolderWatch {
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
       if (!this.ledger.lost) throw e;
-      const reason = `${this.ledger.lost.message}; left in processing/, resumed on the next run`;
-      return { out: { resumed, outcome: 'processing', kind: 'halted', reason } };
+      return leftByLostLedger(resumed, this.ledger.lost);
     }
     const log = this.o.logger;
     if (!a.held) {
