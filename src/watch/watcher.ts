@@ -398,9 +398,14 @@ export class FolderWatch {
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
+    // (a run killed part way wrote no results: running the file again resumes it from its journal)
+    const next =
+      folded.interrupted && first
+        ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', first)}\` again`
+        : `To re-send failed rows of that batch (once fixed in its results file): ${retry}`;
     return (
       `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${plural(sent, 'row')} sent. ` +
-      `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
+      `Not paid again. ${next}`
     );
   }
 
@@ -420,7 +425,7 @@ export class FolderWatch {
   }
 
   /** A command for this folder's files, with its state folder, service and key, as the watch runs them. */
-  private command(verb: 'retry' | 'plan', ...args: string[]): string {
+  private command(verb: 'run' | 'retry' | 'plan', ...args: string[]): string {
     const env = this.o.conn.environment;
     const parts = ['payout-batch', verb, ...args, '--state-dir', this.L.state];
     if (env.name !== 'custom') parts.push('--env', env.name);
