@@ -1,6 +1,7 @@
 // `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
 // or nothing under the lock of every account it touches. A reference the database shows sent by
-// another batch, or a batch held with other lines, refuses it all; one held with the same lines is skipped.
+// another batch, or a batch held with other lines, refuses it all; one held with the same lines is
+// skipped, also once the database has more (a status learnt since).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -81,7 +82,7 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
   for (const j of journals) {
     const held = existing.get(j.account)?.get(j.batchId);
     if (held) {
-      (held.length === j.lines.length && held.every((l, i) => l === j.lines[i]) ? plan.same : plan.differing).push(j);
+      (j.lines.every((l, i) => l === held[i]) ? plan.same : plan.differing).push(j);
       continue;
     }
     const mine = fold(j.lines);
@@ -137,13 +138,6 @@ async function digestsOf(q: Queryable, accounts: string[]): Promise<Map<string, 
   return new Map(r.rows.map((row) => [batchKey(row.account, row.batch_id), row.digest]));
 }
 
-/** When the database holds every batch already. */
-function heldPlan(journals: FileJournal[], held: Map<string, string>): ImportPlan {
-  const plan: ImportPlan = { insert: [], same: [], differing: [], conflicts: [] };
-  for (const j of journals) (held.get(batchKey(j.account, j.batchId)) === linesDigest(j.lines) ? plan.same : plan.differing).push(j);
-  return plan;
-}
-
 const CHUNK = 5000;
 
 /** Nothing is imported when the plan has conflicts or differing batches. `origin`: the rows' writer. */
@@ -154,8 +148,8 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
     for (const a of accounts) await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(a)]);
     // importing again (the usual second run) reads no line back: only a new batch needs the others' lines
     const held = await digestsOf(q, accounts);
-    const plan = journals.every((j) => held.has(batchKey(j.account, j.batchId)))
-      ? heldPlan(journals, held)
+    const plan = journals.every((j) => held.get(batchKey(j.account, j.batchId)) === linesDigest(j.lines))
+      ? { insert: [], same: journals, differing: [], conflicts: [] }
       : planImport(await linesOf(q, accounts), journals);
     if (plan.conflicts.length || plan.differing.length) return plan;
     for (const j of plan.insert)

@@ -165,6 +165,10 @@ const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' =
   summary,
 });
 
+const leftByLostLedger = (resumed: boolean, lost: Error): Judged => ({
+  out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
+});
+
 /** This process as a claim's owner; pidStart always set, so that a claim taken over never keeps the last owner's. */
 const owner = () => ({ pid: process.pid, host: hostname(), pidStart: myStart().pidStart });
 
@@ -393,9 +397,14 @@ export class FolderWatch {
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
+    // (a run killed part way wrote no results: running the file again resumes it from its journal)
+    const next =
+      folded.interrupted && first
+        ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', first)}\` again`
+        : `To re-send failed rows of that batch (once fixed in its results file): ${retry}`;
     return (
       `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${plural(sent, 'row')} sent. ` +
-      `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
+      `Not paid again. ${next}`
     );
   }
 
@@ -415,12 +424,15 @@ export class FolderWatch {
   }
 
   /** A command for this folder's files, with its state folder, service and key, as the watch runs them. */
-  private command(verb: 'retry' | 'plan', ...args: string[]): string {
+  private command(verb: 'run' | 'retry' | 'plan', ...args: string[]): string {
     const env = this.o.conn.environment;
     const parts = ['payout-batch', verb, ...args, '--state-dir', this.L.state];
     if (env.name !== 'custom') parts.push('--env', env.name);
     if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', env.baseUrl);
     if (this.o.config.keyFile) parts.push('--key-file', resolve(this.L.root, this.o.config.keyFile));
+    // (a team ledger named only in DIR/payout-batch.json: without it the command finds no journal; never one with its password)
+    const ledger = this.o.conn.shared?.where;
+    if (ledger && !ledger.includes('***')) parts.push('--ledger', ledger);
     return parts.map(shellWord).join(' ');
   }
 
@@ -522,7 +534,9 @@ export class FolderWatch {
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
-      throw e;
+      // (a team ledger lost once rows may have gone: what went out is journalled, the next run resumes it)
+      if (!this.ledger.lost) throw e;
+      return leftByLostLedger(resumed, this.ledger.lost);
     }
   }
 
@@ -542,8 +556,7 @@ export class FolderWatch {
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
       if (!this.ledger.lost) throw e;
-      const reason = `${this.ledger.lost.message}; left in processing/, resumed on the next run`;
-      return { out: { resumed, outcome: 'processing', kind: 'halted', reason } };
+      return leftByLostLedger(resumed, this.ledger.lost);
     }
     const log = this.o.logger;
     if (!a.held) {

@@ -8,6 +8,7 @@ import { TeamDb } from '../../src/ledger/pg-db.ts';
 import type { Queryable } from '../../src/ledger/schema.ts';
 import { ledgerDirFor } from '../../src/ledger/file.ts';
 import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
+import { appendLines } from '../../src/ledger/postgres.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const ACCOUNT = 'https://gateway.sandbox.example.com';
@@ -54,6 +55,21 @@ describe('the import plan', () => {
     expect(plan.differing.map((j) => j.batchId)).toEqual([batchId('b')]);
     expect(plan.insert.map((j) => j.batchId)).toEqual([batchId('c')]);
     expect(plan.conflicts).toEqual([]);
+  });
+
+  it('skips a batch the database holds with lines learnt since (a status), as it was read here; refuses one whose lines differ', () => {
+    const a = journal(batchId('a'), { R1: 'created' });
+    const later = JSON.stringify({
+      t: 'status',
+      ref: 'R1',
+      payoutId: 'p-R1',
+      status: 'SUCCESSFUL',
+      source: 'get',
+      at: '2026-01-02T00:00:00.000Z',
+    });
+    const plan = planImport(held({ ...a, lines: [...a.lines, later] }), [a, { ...a, lines: [...a.lines.slice(0, 1), later] }]);
+    expect(plan.same).toEqual([a]);
+    expect(plan.differing).toHaveLength(1);
   });
 
   it('refuses a reference another batch of the account sent, naming both batches; a refused or quoted one, or another account, is no conflict', () => {
@@ -166,6 +182,11 @@ describe.runIf(withPostgres)('importing into the database', () => {
     expect(big.lines.length).toBeGreaterThan(3000);
     // the advisory lock's row, and one row per batch the database holds of the account
     expect(rowsRead).toBeLessThanOrEqual(10);
+    // the team learnt a status of it since: importing the folder again still imports its new batches
+    const status = { t: 'status', ref: 'BIG1', payoutId: 'p-BIG1', status: 'SUCCESSFUL', source: 'get', at: '2026-01-02T00:00:00.000Z' };
+    await db.tx((q) => appendLines(q, ACCOUNT, 'status', [{ batch: big.batchId, line: JSON.stringify(status) }]));
+    const grown = await importJournals(counting, [big, journal(batchId('e'), { NEW1: 'created' })], 'fourth');
+    expect([grown.insert.length, grown.same.length, grown.differing.length]).toEqual([1, 1, 0]);
     const edited = { ...big, lines: big.lines.map((l, i) => (i === 5 ? l.replace('BIG2', 'BIX2') : l)) };
     expect((await importJournals(counting, [edited], 'third')).differing).toHaveLength(1);
   });

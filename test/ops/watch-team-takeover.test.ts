@@ -14,7 +14,7 @@ import { claimFile, writeClaim } from '../../src/watch/claim-folder.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, initiates, tempDirs } from '../engine/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
-import { connectionTo, startSb, until } from './helpers.ts';
+import { allPayouts, connectionTo, startSb, until } from './helpers.ts';
 
 describe.runIf(withPostgres)('a claim folder of another host, with a team ledger', () => {
   let sb: LocalSandbox;
@@ -34,11 +34,11 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     open.push(db);
     return db;
   };
-  const watchWith = (dir: string, team: TeamDb) =>
+  const watchWith = (dir: string, team: TeamDb, fetchImpl?: typeof fetch) =>
     watchFolder({
       dir,
       config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
-      conn: { ...connectionTo(sb), shared: new PgLedgers(team) },
+      conn: { ...connectionTo(sb, fetchImpl), shared: new PgLedgers(team) },
       once: true,
       crashWaitMs: 0,
     });
@@ -108,5 +108,40 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     expect(summary.claimedElsewhere).toMatchObject({ host: 'other-host', claim: 'elsewhere-paid.csv', state: 'done' });
     expect(byName.get('refused.csv')).toMatchObject({ outcome: 'done', kind: 'ok' });
     expect(initiates(sb).length - before).toBe(1);
+  });
+
+  it('the database lost mid-run: the file is left in processing/ (halted, exit 4), then resumed once it is back', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'lost.csv'),
+      generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'LOST', amount: (i) => `${161 + i}.00` }),
+    );
+    const before = initiates(sb).length;
+    const team = await proc();
+    // the server ends every session of this process once two payouts went out
+    const killing: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (init?.method === 'POST' && initiates(sb).length - before === 2 && !team.lost) {
+        await (
+          await proc()
+        ).query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_name = $1',
+          ['payout-batch watch'],
+        );
+        await until(() => team.lost !== undefined);
+      }
+      return res;
+    };
+    const lost = await watchWith(dir, team, killing);
+    expect(lost.kind).toBe('halted');
+    expect(lost.files).toMatchObject([{ name: 'lost.csv', outcome: 'processing', kind: 'halted' }]);
+    expect(lost.files[0]!.reason).toMatch(/was lost .*left in processing\/, resumed on the next run/);
+    expect(readdirSync(join(dir, 'processing'))).toHaveLength(1);
+
+    const again = await watchWith(dir, await proc());
+    expect(again.files).toMatchObject([{ name: 'lost.csv', outcome: 'done', resumed: true }]);
+    const paid = (await allPayouts(sb)).filter((p) => Number(p.sourceAmount) >= 161 && Number(p.sourceAmount) < 167);
+    expect(paid.map((p) => Number(p.sourceAmount)).sort()).toEqual([161, 162, 163, 164, 165, 166]);
   });
 });

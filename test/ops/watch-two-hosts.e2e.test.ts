@@ -90,4 +90,28 @@ describe.runIf(withPostgres)('two watch hosts on one team ledger', () => {
     }
     expect(readdirSync(join(hosts[0]!, 'processing')).concat(readdirSync(join(hosts[1]!, 'processing')))).toEqual([]);
   });
+
+  it('the retry it prints for a failed row names the team ledger of its configuration, and works as printed', async () => {
+    const dir = await dirs.make();
+    const ledger = new URL(url);
+    const env = cleanEnv({ HOME: join(dir, 'home'), PGPASSWORD: decodeURIComponent(ledger.password) });
+    ledger.password = '';
+    mkdirSync(join(dir, 'inbox'), { recursive: true });
+    const config = { environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, rate: 200, allowPartial: true, ledger: ledger.toString() };
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify(config));
+    const lines = generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'TEAMRETRY', amount: (i) => `${300 + i}.00` }).split('\n');
+    lines[1] = lines[1]!.replace(',601613,', ',60161,'); // a sort code one digit short: invalid
+    writeFileSync(join(dir, 'inbox', 'pay.csv'), lines.join('\n'));
+    const watched = await runCli(['watch', dir, '--once'], { cwd: dir, env });
+    expect(watched.code, watched.stdout + watched.stderr.slice(-2000)).toBe(1);
+    const retry = /`(payout-batch retry [^`]+)`/.exec(watched.stdout)?.[1];
+    expect(retry, watched.stdout).toContain(`--ledger ${ledger.toString()}`);
+
+    const results = retry!.split(' ')[2]!;
+    writeFileSync(results, readFileSync(results, 'utf8').replace(',60161,', ',601613,'));
+    const before = initiates(sb).length;
+    const retried = await runCli([...retry!.split(' ').slice(1), '--yes', '--no-report'], { cwd: dir, env });
+    expect(retried.code, retried.stderr.slice(-2000)).toBe(0);
+    expect(initiates(sb).length - before).toBe(1);
+  });
 });

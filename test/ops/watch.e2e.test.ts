@@ -238,6 +238,42 @@ describe('payout-batch watch --once', () => {
     expect(summaryOf(dir, 'done', claim!)).toMatchObject({ outcome: 'done', summary: { created: ROWS } });
     expect(claims(dir, 'processing')).toEqual([]);
   });
+
+  it('content a manual run was killed part way through: refused, naming the command that finishes it, which pays each row once', async () => {
+    sb = await startSb({ faults: { latencyMs: [30, 60] } });
+    const dir = await folder(sb, { rate: 20, concurrency: 2 });
+    const ROWS = 20;
+    const file = join(dir, 'manual', 'pay.csv');
+    mkdirSync(join(dir, 'manual'));
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(file, generateCsv({ rows: ROWS, currencies: ['GBP'], prefix: 'MK' }));
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') });
+    // run by hand on the watch's own ledger, killed once rows are under way
+    const args = ['run', file, '--yes', '--base-url', sb.url, '--state-dir', join(dir, '.state'), '--rate', '20'];
+    const killed = await runCli(args, {
+      cwd: dir,
+      env,
+      onSpawn: (child) =>
+        void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(
+          () => child.kill('SIGKILL'),
+          () => child.kill('SIGKILL'),
+        ),
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(initiatesSeen(sb)).toBeLessThan(ROWS);
+
+    writeFileSync(join(dir, 'inbox', 'pay.csv'), readFileSync(file));
+    writeFileSync(join(dir, 'inbox', 'pay.csv.ready'), '');
+    const refused = await watch(dir);
+    expect(refused.code, refused.stderr.slice(-2000)).toBe(3);
+    const finish = /to finish it, run `(payout-batch run [^`]+)` again/.exec(refused.stdout)?.[1];
+    expect(finish, refused.stdout).toContain(file);
+    const finished = await runCli([...finish!.split(' ').slice(1), '--yes'], { cwd: dir, env });
+    expect(finished.code, finished.stderr.slice(-2000)).toBe(0);
+    const payouts = await allPayouts(sb);
+    expect(payouts).toHaveLength(ROWS);
+    expect(new Set(payouts.map((p) => p.sourceAmount)).size).toBe(ROWS);
+  });
 });
 
 const initiatesSeen = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'initiate').length;
