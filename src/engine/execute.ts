@@ -58,11 +58,13 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 
 /**
  * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
- * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now.
+ * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. At
+ * the createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);
-  return Number.isFinite(t) && t < Date.parse(sentAt);
+  const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt ?? '')?.[1]?.length ?? 0));
+  return Number.isFinite(t) && t < Math.floor(Date.parse(sentAt) / unit) * unit;
 }
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
