@@ -263,8 +263,12 @@ class RowLoop {
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
       s = await this.initiate({ ref, row: p.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
-      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry.
+      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry;
+      // a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
+      const r = s.phase === 'conflict' && s.refused;
       if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(p, s);
+      else if (r && r.key === s.key && r.body !== s.body && this.o.mode === 'retry')
+        await this.newAttempt(p, { ...s, phase: 'rejected', body: r.body, error: r.error });
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
       await this.newAttempt(p, s);
     }
