@@ -58,11 +58,13 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 
 /**
  * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
- * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now.
+ * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. At
+ * the createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);
-  return Number.isFinite(t) && t < Date.parse(sentAt);
+  const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt ?? '')?.[1]?.length ?? 0));
+  return Number.isFinite(t) && t < Math.floor(Date.parse(sentAt) / unit) * unit;
 }
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
@@ -261,8 +263,12 @@ class RowLoop {
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
       s = await this.initiate({ ref, row: p.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
-      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry.
+      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry;
+      // a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
+      const r = s.phase === 'conflict' && s.refused;
       if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(p, s);
+      else if (r && r.key === s.key && r.body !== s.body && this.o.mode === 'retry')
+        await this.newAttempt(p, { ...s, phase: 'rejected', body: r.body, error: r.error });
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
       await this.newAttempt(p, s);
     }

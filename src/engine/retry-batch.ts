@@ -329,7 +329,14 @@ async function retryBatch(
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
       const first = original.get(s.ref)?.payout;
-      if (first) row = { ...row, payout: first, problems: [] };
+      const e = row.problems.find((p) => p.severity === 'error');
+      if (!first)
+        throw new BatchRefused(
+          `${o.resultsFile} row ${r.rowNumber}: ${e?.column ? `${e.column}: ` : ''}${e?.message ?? 'not valid'}; but ${s.ref} was sent ` +
+            `(key ${s.key}) and its outcome is unknown: it may be paid. Nothing was sent. Fix the row so that it is settled with its journalled key first.`,
+          'unsettled-row-invalid',
+        );
+      row = { ...row, payout: first, problems: [] };
     }
     return row;
   };

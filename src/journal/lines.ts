@@ -158,6 +158,8 @@ export interface RowState {
   key?: string;
   /** The latest attempt's exact body, resent byte for byte while unsettled; dropped once created. */
   body?: string;
+  /** The body the service last refused under `key` (spent.ts sends it again after a 409 to another). */
+  refused?: { key: string; body: string; error: ErrorSnapshot };
   payout?: PayoutSnapshot;
   requestId?: string;
   error?: ErrorSnapshot;
@@ -229,7 +231,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'created':
       s.phase = 'created';
-      s.body = undefined; // (never resent: most of a journal's bytes)
+      s.body = s.refused = undefined; // (never resent: most of a journal's bytes)
       s.payout = e.payout;
       s.requestId = e.requestId;
       s.attempt = Math.max(s.attempt, e.attempt);
@@ -240,6 +242,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
     case 'unknown':
     case 'conflict':
       if (created) break;
+      if (e.t === 'rejected' && s.body !== undefined && s.key === e.key) s.refused = { key: e.key, body: s.body, error: e.error };
       s.phase = e.t;
       s.error = e.error;
       s.requestId = e.error.requestId;

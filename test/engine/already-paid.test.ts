@@ -69,6 +69,16 @@ describe('a payout the service answered with that existed before the attempt', (
     expect(createdBefore('not a date', at)).toBe(false);
   });
 
+  it('is compared at the precision the service writes: a createdAt in whole seconds (or tenths) of the second it was sent is this attempt', () => {
+    const sent = '2026-02-01T10:00:00.500Z';
+    expect(createdBefore('2026-02-01T10:00:00Z', sent)).toBe(false);
+    expect(createdBefore('2026-02-01T10:00:00.5Z', sent)).toBe(false);
+    expect(createdBefore('2026-02-01T11:00:00+01:00', sent)).toBe(false);
+    expect(createdBefore('2026-02-01T09:59:59Z', sent)).toBe(true);
+    expect(createdBefore('2026-02-01T10:00:00.4Z', sent)).toBe(true);
+    expect(createdBefore('2026-02-01T10:00:00.499Z', sent)).toBe(true);
+  });
+
   it('is ALREADY_PAID with that payout: left out of the plan, not counted as created nor in the money', () => {
     const folded = foldJournal([
       { t: 'initiating', ref: 'R-2', row: 2, attempt: 1, key: 'k', body: '{}', at },
