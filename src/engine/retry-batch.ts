@@ -27,7 +27,7 @@ import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts'
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
-import { fileSha256 } from './identity.ts';
+import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
@@ -373,6 +373,8 @@ export function ledgerStates(
     for (const s of folded.rows.values()) {
       if (s.phase === 'none') continue;
       if (s.key) byKey.set(s.key, s);
+      // (an older copy of the results names an earlier attempt's key: the same payment, whatever its reference says now)
+      for (let a = 1; a < s.attempt; a++) byKey.set(idempotencyKey(s.ref, a), s);
       for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
       byRef.set(s.ref, byRef.has(s.ref) ? null : s);
     }

@@ -2,6 +2,7 @@
 // by key, else payout id (now or replaced), else reference; never by line number.
 import { describe, expect, it } from 'vitest';
 import { ledgerStates } from '../../src/engine/retry-batch.ts';
+import { idempotencyKey } from '../../src/engine/identity.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../../src/journal/lines.ts';
 import type { ResultRow } from '../../src/results/types.ts';
 
@@ -44,6 +45,18 @@ describe('ledgerStates', () => {
     expect(match([folded], [row(undefined, { idempotencyKey: 'k-A-1' })])).toEqual(['pA']);
     expect(match([folded], [row(undefined, { payoutId: 'pB-old', idempotencyKey: 'k-B-1' })])).toEqual(['pB-new']);
     expect(match([folded], [row('B')])).toEqual(['pB-new']);
+  });
+
+  it("an older copy's key of an earlier attempt finds the payment, its reference edited since", () => {
+    // (key 1 refused and proven spent, paid under key 2; the results file of the first run still names key 1)
+    const [k1, k2] = [idempotencyKey('R', 1), idempotencyKey('R', 2)];
+    const spent = foldJournal([
+      { t: 'initiating', ref: 'R', row: 3, attempt: 1, key: k1, body: '{}', at },
+      { t: 'rejected', ref: 'R', attempt: 1, key: k1, error: { status: 400, code: 'X', message: 'refused' }, at },
+      { t: 'initiating', ref: 'R', row: 3, attempt: 2, key: k2, body: '{}', at },
+      { t: 'created', ref: 'R', attempt: 2, key: k2, requestId: 'r', payout: payout('pR'), at },
+    ]);
+    expect(match([spent], [row('R-edited', { idempotencyKey: k1 })])).toEqual(['pR']);
   });
 
   it('never by its line number, nor a reference the journal never sent', () => {
