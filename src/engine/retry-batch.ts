@@ -70,7 +70,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
   const o = {
     ...given,
-    resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.')))?.path ?? given.resultsFile,
+    resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.'), { sending: true }))?.path ?? given.resultsFile,
   };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
@@ -129,6 +129,7 @@ export async function resultsHere(
   ledgers: Iterable<Ledger>,
   arg: string,
   here: string,
+  o: { sending?: boolean } = {},
 ): Promise<{ path: string; made?: 'copy' | 'ledger' } | undefined> {
   const batch = await batchNamed(ledgers, arg);
   if (!batch) return undefined;
@@ -141,8 +142,18 @@ export async function resultsHere(
     await copyFile(recorded, path);
     return { path, made: 'copy' };
   }
+  // (rebuilt, a row has no beneficiary cells to send again; a run killed before its end wrote no results)
+  if (o.sending) throw new BatchRefused(notHereToSend(arg, batch.folded), 'results-not-here');
   await writeResults(path.replace(/\.xlsx$/, '.csv'), resultsFromLedger(batch.folded));
   return { path: path.replace(/\.xlsx$/, '.csv'), made: 'ledger' };
+}
+
+function notHereToSend(arg: string, { header, interrupted }: FoldedJournal): string {
+  const fix =
+    interrupted && header
+      ? `its run did not end (stopped or killed before it wrote its results): run its file again to resume it, each row once: payout-batch run ${header.file}`
+      : `its results file${header?.results ? ` ${header.results}` : ''} is not on this host: retry that file (copy it here) or retry on the host that ran it`;
+  return `batch ${arg}: ${fix}, with the same service and state folder or ledger. Nothing was sent`;
 }
 
 function resultsFromLedger(folded: FoldedJournal): ResultsTable {

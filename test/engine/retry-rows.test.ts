@@ -1,7 +1,11 @@
 // How retry and status find a results row's state in the ledger (engine/retry-batch.ts ledgerStates):
 // by key, else payout id (now or replaced), else reference; never by line number.
 import { describe, expect, it } from 'vitest';
-import { ledgerStates } from '../../src/engine/retry-batch.ts';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ledgerStates, resultsHere } from '../../src/engine/retry-batch.ts';
+import { FileLedger } from '../../src/ledger/file.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../../src/journal/lines.ts';
 import type { ResultRow } from '../../src/results/types.ts';
@@ -72,5 +76,34 @@ describe('ledgerStates', () => {
     const other = foldJournal(created('A', 2, 'pA-2'));
     expect(match([folded, other], [row('A')])).toEqual(['-']);
     expect(match([folded, other], [row('A', { payoutId: 'pA-2' })])).toEqual(['pA-2']);
+  });
+});
+
+describe('retry of a batch named by its id, its results file not on this host', () => {
+  const id = 'ab'.repeat(32);
+  const [file, results] = ['/data/pay.csv', '/data/pay.results.csv'];
+  const header = { t: 'batch', v: 1, batchId: id, batchIdSource: 'content', env: 'local', file, fileSha256: 'f', results, createdAt: at };
+  const journal = (...lines: object[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-here-'));
+    const ledger = new FileLedger('http://127.0.0.1:1', join(dir, 'ledger'));
+    mkdirSync(ledger.dir);
+    const sent = { t: 'initiating', ref: 'R', row: 2, attempt: 1, key: 'k', body: '{}', at };
+    writeFileSync(ledger.journalOf(id), [header, ...lines, sent].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    mkdirSync(join(dir, 'here'));
+    return { ledger, here: join(dir, 'here') };
+  };
+
+  it('refuses to send from results rebuilt without beneficiary cells, naming what to run instead, and writes nothing', async () => {
+    const killed = journal({ t: 'run', at, command: 'run', pid: 1 });
+    await expect(resultsHere([killed.ledger], id.slice(0, 16), killed.here, { sending: true })).rejects.toThrow(
+      /its run did not end .*: run its file again to resume it, each row once: payout-batch run \/data\/pay\.csv/,
+    );
+    expect(readdirSync(killed.here)).toEqual([]);
+    const ended = journal({ t: 'run', at, command: 'run', pid: 1 }, { t: 'run-end', at, kind: 'ok' });
+    await expect(resultsHere([ended.ledger], id.slice(0, 16), ended.here, { sending: true })).rejects.toThrow(
+      /its results file \/data\/pay\.results\.csv is not on this host/,
+    );
+    // status, report and reconcile still work from the rebuilt file
+    expect(await resultsHere([ended.ledger], id.slice(0, 16), ended.here)).toMatchObject({ made: 'ledger' });
   });
 });
