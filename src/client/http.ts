@@ -83,6 +83,8 @@ export interface CallResult<T> {
   /** The one sent (the service echoes it, spec §5). */
   requestId: string;
   attempts: number;
+  /** The answer's HTTP Date: the service's clock (whole seconds), when it dates its answers. */
+  date?: number;
 }
 
 export type AttemptFailure =
@@ -314,7 +316,8 @@ export class Transport {
         const fe = zodFieldErrors(parsed.error);
         return invalid(`answered ${status} with a body that does not match the spec: ${listFieldErrors(fe)}`, fe);
       }
-      return { ok: true, result: { data: parsed.data, status, requestId, attempts: attempt } };
+      const date = Date.parse(headers.get('date') ?? '');
+      return { ok: true, result: { data: parsed.data, status, requestId, attempts: attempt, ...(Number.isNaN(date) ? {} : { date }) } };
     });
   }
 

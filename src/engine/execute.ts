@@ -45,11 +45,14 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
       error: t === 'conflict' && !a.resend && attempt === 1 ? usedBefore(error) : error,
       at: ctx.at(),
     }),
-    created: ({ payout: p, requestId }, sentAt) => {
+    created: ({ payout: p, requestId, date }, sentAt) => {
       const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
-      if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
-      if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined)) payout.incomplete = { sentAt, fresh: !a.resend };
-      return { t: 'created', ref, attempt, key, requestId, payout, at: ctx.at() };
+      const at = ctx.at();
+      const serviceSentAt = onServiceClock(sentAt, at, date);
+      if (!a.resend && createdBefore(p.createdAt, sentAt, serviceSentAt)) payout.existedBefore = p.createdAt;
+      if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined))
+        payout.incomplete = { sentAt, fresh: !a.resend, ...(serviceSentAt ? { serviceSentAt } : {}) };
+      return { t: 'created', ref, attempt, key, requestId, payout, at };
     },
   });
   if ('notSent' in sent) return sent.stopped ? { stopped: true } : { halt: sent.notSent };
@@ -58,14 +61,25 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 
 /**
  * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
- * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. At
- * the createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
+ * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. On
+ * the service's clock when its answer was dated (`serviceSentAt`, onServiceClock), so that this host's
+ * clock running ahead never makes its own payout look older; else on this host's clock, at the
+ * createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
  */
-export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
+export function createdBefore(createdAt: string | undefined, sentAt: string, serviceSentAt?: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);
-  const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt ?? '')?.[1]?.length ?? 0));
-  return Number.isFinite(t) && t < Math.floor(Date.parse(sentAt) / unit) * unit;
+  if (!Number.isFinite(t)) return false;
+  if (serviceSentAt !== undefined) return t < Date.parse(serviceSentAt);
+  const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt!)?.[1]?.length ?? 0));
+  return t < Math.floor(Date.parse(sentAt) / unit) * unit;
 }
+
+/**
+ * `sentAt` on the service's clock, no later than it was: its answer's Date (whole seconds) less the
+ * time from `sentAt` to `answeredAt` on ours; undefined for an answer not dated.
+ */
+export const onServiceClock = (sentAt: string, answeredAt: string, date: number | undefined): string | undefined =>
+  date === undefined ? undefined : new Date(date - (Date.parse(answeredAt) - Date.parse(sentAt))).toISOString();
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
 function usedBefore(e: ErrorSnapshot): ErrorSnapshot {
@@ -129,7 +143,8 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
     if (read?.id !== known.id) continue;
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
-    if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt)) payout.existedBefore = read.createdAt;
+    if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt, incomplete!.serviceSentAt))
+      payout.existedBefore = read.createdAt;
     record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
 }

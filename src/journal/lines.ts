@@ -51,7 +51,7 @@ const PayoutSnapshot = z.object({
   /** Its createdAt, when before the attempt's `initiating` line: a payout this ledger never created (spec §4.2 rule 1). */
   existedBefore: z.string().optional(),
   /** The answer lacked what the results show: read later from the payout list (engine/execute.ts completeCreated). */
-  incomplete: z.object({ sentAt: z.string(), fresh: z.boolean() }).optional(),
+  incomplete: z.object({ sentAt: z.string(), fresh: z.boolean(), serviceSentAt: z.string().optional() }).optional(),
 });
 export type PayoutSnapshot = z.infer<typeof PayoutSnapshot>;
 

@@ -71,7 +71,7 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
         req.socket.destroy();
       } else {
         entry.status = reply.status;
-        write(res, reply, requestId, req.headers);
+        write(res, reply, requestId, req.headers, sb.clock.now());
       }
       sb.onRequest?.({ ...entry });
     };
@@ -125,10 +125,11 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
   };
 }
 
-function write(res: ServerResponse, reply: Reply, requestId: string, reqHeaders: IncomingMessage['headers']): void {
+/** `now`: the sandbox's clock, which dates the answer as it dates its records (createdAt). */
+function write(res: ServerResponse, reply: Reply, requestId: string, reqHeaders: IncomingMessage['headers'], now: number): void {
   if (res.destroyed || res.writableEnded) return;
   // Spec §5.5: a sent x-request-id (or x-correlation-id) comes back.
-  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...reply.headers };
+  const headers: Record<string, string> = { date: new Date(now).toUTCString(), [REQUEST_ID_HEADER]: requestId, ...reply.headers };
   if (reqHeaders[CORRELATION_ID_HEADER]) headers[CORRELATION_ID_HEADER] = requestId;
   let payload: Buffer | string | undefined;
   if (Buffer.isBuffer(reply.body)) payload = reply.body;

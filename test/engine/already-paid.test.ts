@@ -2,7 +2,7 @@
 // reference another batch of the account sent, and a payout the service answered with that existed
 // before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
 import { describe, expect, it } from 'vitest';
-import { createdBefore } from '../../src/engine/execute.ts';
+import { createdBefore, onServiceClock } from '../../src/engine/execute.ts';
 import type { SentElsewhere } from '../../src/ledger/account-ledger.ts';
 import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
 import { rowOutcome } from '../../src/engine/pipeline.ts';
@@ -77,6 +77,25 @@ describe('a payout the service answered with that existed before the attempt', (
     expect(createdBefore('2026-02-01T09:59:59Z', sent)).toBe(true);
     expect(createdBefore('2026-02-01T10:00:00.4Z', sent)).toBe(true);
     expect(createdBefore('2026-02-01T10:00:00.499Z', sent)).toBe(true);
+  });
+
+  it("is told on the service's clock when its answer is dated: this host's clock ahead or behind changes nothing", () => {
+    // the service's clock at 10:00:00.300 when the request arrived, its answer dated 10:00:00 (HTTP Date, whole seconds),
+    // answered 400 ms after the initiating line on this host's clock, which runs 5 s ahead (or behind)
+    const date = Date.parse('2026-02-01T10:00:00Z');
+    for (const skew of [5_000, -5_000, 0]) {
+      const local = (iso: string) => new Date(Date.parse(iso) + skew).toISOString();
+      const sent = local('2026-02-01T10:00:00.200Z');
+      const onService = onServiceClock(sent, local('2026-02-01T10:00:00.600Z'), date);
+      expect(onService).toBe('2026-02-01T09:59:59.600Z');
+      expect(createdBefore('2026-02-01T10:00:00.300Z', sent, onService)).toBe(false);
+      expect(createdBefore('2026-02-01T10:00:00Z', sent, onService)).toBe(false);
+      expect(createdBefore('2026-02-01T09:59:58.900Z', sent, onService)).toBe(true);
+      expect(createdBefore('2026-01-31T10:00:00Z', sent, onService)).toBe(true);
+    }
+    // (undated: this host's clock, as before)
+    expect(onServiceClock('2026-02-01T10:00:05.200Z', '2026-02-01T10:00:05.600Z', undefined)).toBeUndefined();
+    expect(createdBefore('2026-02-01T10:00:00.300Z', '2026-02-01T10:00:05.200Z')).toBe(true);
   });
 
   it('is ALREADY_PAID with that payout: left out of the plan, not counted as created nor in the money', () => {
