@@ -4,18 +4,28 @@ import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
-  let s = name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
-  // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m); only non-ASCII text needs the whole table.
-  s = /^[\x20-\x7e]*$/.test(s) ? s.replace(/0/g, 'o').replace(/1/g, 'l') : skeleton(s);
+  const s = name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\x20-\x7e]/gu, lookAlike);
+  // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m).
   return s
+    .toLowerCase()
+    .replace(/0/g, 'o')
+    .replace(/1/g, 'l')
     .replace(/rn/g, 'm')
     .replace(/ß/g, 'ss')
     .replace(/\.(?=\S)/g, '') // S.A. → sa, L.L.C. → llc
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 }
-function skeleton(s: string): string {
-  return unhomoglyph(s).toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');
+/**
+ * A letter's TR39 skeleton, of its small letter, else of its capital when only that is like a Latin
+ * one (a Cyrillic К is a K, its small к like none): the same whatever the case it is written in.
+ */
+function lookAlike(c: string): string {
+  const [small, capital] = [c.toLowerCase(), c.toUpperCase()].map((x) => unhomoglyph(x).normalize('NFKD').replace(/\p{M}/gu, ''));
+  return /^[\x20-\x7e]+$/.test(small!) || !/^[\x20-\x7e]+$/.test(capital!) ? small! : capital!;
 }
 
 /** Dropped from both sides before scoring: legal forms and filler words never make a name alike. */

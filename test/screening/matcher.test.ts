@@ -78,6 +78,20 @@ describe('names', () => {
     expect(nameTokens('CORP')).toEqual([]);
   });
 
+  it('a listed name written in capitals with Cyrillic or Greek look-alikes is still the listed name', async () => {
+    const s = await loadScreener([ownList('name,id\n"BOUT, Viktor",1\nBANK MELLI,2\nKIM JONG UN,3\n')]);
+    // Cyrillic К, Т, О, В; Cyrillic В, А, К, М, Е and І; Greek Κ, Ι, Μ and Cyrillic О
+    for (const [name, latin, id] of [
+      ['VIКТОR ВОUТ', 'VIKTOR BOUT', '1'],
+      ['ВАNК МЕLLІ', 'BANK MELLI', '2'],
+      ['ΚΙΜ JОNG UN', 'KIM JONG UN', '3'],
+    ] as const) {
+      expect(nameTokens(name), name).toEqual(nameTokens(latin));
+      expect(s.screen(payee(name)), name).toMatchObject([{ entryId: id, band: 'hit' }]);
+    }
+    expect(s.screen(payee('VIКТОR ВОNDАRЕNКО'))).toEqual([]); // another person
+  });
+
   it("does not make a hit from one shared common token (watchman's known false positives)", async () => {
     const s = await loadScreener([ownList('name,id\n"HABBASH, George",1\nPRIME CORP,2\n"HASSAN, Mohammed Ali",3\nAli,4\n')]);
     for (const name of ['George Bush', 'CORP', 'Acme Corp', 'Mohammed Khan', 'Ali Khan']) expect(s.screen(payee(name)), name).toEqual([]);
