@@ -16,7 +16,7 @@ export function tokens(name: string): string[] {
     .replace(/rn/g, 'm')
     .replace(/ß/g, 'ss')
     .replace(/\.(?=\S)/g, '') // S.A. → sa, L.L.C. → llc
-    .split(/[^a-z0-9]+/)
+    .split(/[^\p{L}\p{N}]+/u) // a name in another script is its words (the UN list gives names so)
     .filter(Boolean);
 }
 /**

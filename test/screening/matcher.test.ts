@@ -92,6 +92,13 @@ describe('names', () => {
     expect(s.screen(payee('VIКТОR ВОNDАRЕNКО'))).toEqual([]); // another person
   });
 
+  it('a name in another script matches the listed name written in that script (the UN list gives it)', async () => {
+    const s = await loadScreener([join(import.meta.dirname, 'fixtures/un-consolidated.xml')]);
+    expect(s.screen(payee('طارق سمير الحداد'))).toMatchObject([{ on: 'alias', matched: 'طارق سمير الحداد', band: 'hit' }]);
+    expect(s.screen(payee('محمد علي'))).toEqual([]);
+    expect(nameTokens('ИВАН ПЕТРОВ')).toEqual(nameTokens('Иван Петров')); // whatever the case
+  });
+
   it("does not make a hit from one shared common token (watchman's known false positives)", async () => {
     const s = await loadScreener([ownList('name,id\n"HABBASH, George",1\nPRIME CORP,2\n"HASSAN, Mohammed Ali",3\nAli,4\n')]);
     for (const name of ['George Bush', 'CORP', 'Acme Corp', 'Mohammed Khan', 'Ali Khan']) expect(s.screen(payee(name)), name).toEqual([]);
