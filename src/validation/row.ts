@@ -239,7 +239,8 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const digits = String(n);
+    // its digits as shown when a format shows its leading zeros ("00000000"), else as held
+    const digits = /^\d+$/.test(r.cell(f)) && Number(r.cell(f)) === n ? r.cell(f) : String(n);
     const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
@@ -268,7 +269,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
         digits,
       );
     else {
-      if (min === undefined && (f === 'accountNumber' || f === 'bankCode'))
+      if (min === undefined && (f === 'accountNumber' || f === 'bankCode') && !digits.startsWith('0'))
         r.add(
           'warning',
           'EXCEL_LEADING_ZEROS_LOST',

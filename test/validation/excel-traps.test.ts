@@ -65,6 +65,15 @@ describe('Excel traps', () => {
     expect(r.rows[0]!.payout!.beneficiary.accountNumber).toBe('31926819');
   });
 
+  it('a numeric cell whose number format shows its leading zeros is read as shown', async () => {
+    const nip = await trap('NIP', { accountNumber: [123456785, '0000000000'], bankCode: [58, '000'] });
+    expect(nip.problems).toEqual([]);
+    expect(nip.rows[0]!.payout!.beneficiary).toMatchObject({ accountNumber: '0123456785', bankCode: '058' });
+    const ach = await trap('ACH', { accountNumber: [1234567, '000000000'] });
+    expect(ach.problems).toEqual([]);
+    expect(ach.rows[0]!.payout!.beneficiary.accountNumber).toBe('001234567');
+  });
+
   it('a numeric account number whose length the method does not fix is a warning', async () => {
     const r = await trap('ACH', { accountNumber: [123456789] });
     expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
