@@ -128,6 +128,8 @@ async function* streamTransactions(
     stack.push(name);
     text = '';
     if (stack.length === 3 && name === 'PmtInf') {
+      // the header is handed out first (open takes it so): a block before it would lose its first transaction
+      if (!headerSent) throw fail('MALFORMED_XML', `${ROOT}/PmtInf[1] comes before GrpHdr: a pain.001 opens with its group header.`);
       pmtIndex++;
       txIndex = 0;
       block = new Map();

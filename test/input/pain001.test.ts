@@ -111,6 +111,16 @@ describe('pain.001 refused whole', () => {
     expect(e.message).toContain('urn:iso:std:iso:20022:tech:xsd:pain.001.001.12');
   });
 
+  it('a payment block before the group header (or none): refused, no transaction taken for the header', async () => {
+    const xml = pain001(usa, 'pain.001.001.03');
+    const header = xml.slice(xml.indexOf('<GrpHdr>'), xml.indexOf('<PmtInf>'));
+    for (const moved of [xml.replace(header, '').replace('</CstmrCdtTrfInitn>', `${header}</CstmrCdtTrfInitn>`), xml.replace(header, '')]) {
+      const e = await refusal(file(moved));
+      expect(e.code).toBe('MALFORMED_XML');
+      expect(e.message).toContain('/Document/CstmrCdtTrfInitn/PmtInf[1] comes before GrpHdr');
+    }
+  });
+
   it('XML that is not well-formed', async () => {
     const e = await refusal(file(pain001(usa, 'pain.001.001.09').replace('</Cdtr>', '')));
     expect(e.code).toBe('MALFORMED_XML');
