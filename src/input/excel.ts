@@ -50,10 +50,11 @@ function cellText(cell: Cell | undefined): { text: string; number?: number; date
   return { text: cell.w ?? String(cell.v) };
 }
 
-/** The sheet named (exactly, else ignoring case), else the first. */
-function pickSheet(sheets: string[], file: string, sheetName: string | undefined, refuse: Refuse): number {
+/** The sheet named (exactly, else ignoring case), else the first shown: a hidden sheet is read only by its name. */
+function pickSheet({ SheetNames: sheets, Workbook }: XLSX.WorkBook, file: string, sheetName: string | undefined, refuse: Refuse): number {
   if (sheets.length === 0) throw refuse('EMPTY_FILE', `${file}: the workbook has no sheet.`);
-  if (sheetName === undefined) return 0;
+  const shown = sheets.findIndex((_, i) => !Workbook?.Sheets?.[i]?.Hidden);
+  if (sheetName === undefined) return Math.max(0, shown);
   let i = sheets.indexOf(sheetName);
   if (i < 0) i = sheets.findIndex((s) => s.toLowerCase() === sheetName.toLowerCase());
   if (i < 0)
@@ -76,7 +77,7 @@ function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.Pars
 /** A workbook's sheet read whole, the first or the one named: for the results reader, which refuses with its own errors. */
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
-  const name = wb.SheetNames[pickSheet(wb.SheetNames, file, sheetName, refuse)]!;
+  const name = wb.SheetNames[pickSheet(wb, file, sheetName, refuse)]!;
   return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
 }
 
@@ -272,7 +273,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
   const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
   const sheets = wb.SheetNames;
-  const index = pickSheet(sheets, file, sheetName, refuse);
+  const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
   const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
   let whole = zip ? undefined : wb;
