@@ -99,6 +99,17 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   for (const i of row.xml?.issues ?? []) r.add('error', 'UNMAPPABLE_TRANSACTION', i.field, i.message, i.expected);
   const mapped = r.problems.length;
   checkShape(r);
+  // the day not to send before (a pain.001's, kept by its results file): one Excel rewrote is no date to drop
+  const due = row.cells.ReqdExctnDt ?? '';
+  if (due && !/^\d{4}-\d\d-\d\d$/.test(due))
+    r.add(
+      'error',
+      'INVALID_DATE',
+      'ReqdExctnDt',
+      'not a date written YYYY-MM-DD: the row would be sent before its day',
+      'the date as YYYY-MM-DD, e.g. 2025-01-31',
+      due,
+    );
   const top = payoutFields(r);
   const method = top.method as PayoutMethod | undefined;
   const trapped = excelDateTraps(r);
@@ -129,7 +140,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     withdrawal,
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
-  if (/^\d{4}-\d\d-\d\d$/.test(row.cells.ReqdExctnDt ?? '')) payout.notBefore = row.cells.ReqdExctnDt;
+  if (due) payout.notBefore = due;
   return { problems, payout, duplicateKey };
 }
 
