@@ -4,9 +4,10 @@ import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
+  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) are no part of a word
   const s = name
     .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
+    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}/gu, '')
     .replace(/[^\x20-\x7e]/gu, lookAlike);
   // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m).
   return s

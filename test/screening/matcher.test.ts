@@ -92,6 +92,12 @@ describe('names', () => {
     expect(s.screen(payee('VIКТОR ВОNDАRЕNКО'))).toEqual([]); // another person
   });
 
+  it('a word with an invisible character inside (a soft hyphen, a Hangul filler, which is a letter) is still the word', async () => {
+    const s = await loadScreener([ownList('name,id\nKIM JONG UN,3\n')]);
+    for (const name of ['K\u00adIM JONG UN', 'K\u3164IM JONG UN'])
+      expect(s.screen(payee(name)), name).toMatchObject([{ entryId: '3', band: 'hit' }]);
+  });
+
   it('a name in another script matches the listed name written in that script (the UN list gives it)', async () => {
     const s = await loadScreener([join(import.meta.dirname, 'fixtures/un-consolidated.xml')]);
     expect(s.screen(payee('طارق سمير الحداد'))).toMatchObject([{ on: 'alias', matched: 'طارق سمير الحداد', band: 'hit' }]);
