@@ -20,13 +20,18 @@ export function tokens(name: string): string[] {
     .split(/[^\p{L}\p{N}]+/u) // a name in another script is its words (the UN list gives names so)
     .filter(Boolean);
 }
+const lookAlikes = new Map<string, string>();
 /**
  * A letter's TR39 skeleton, of its small letter, else of its capital when only that is like a Latin
- * one (a Cyrillic К is a K, its small к like none): the same whatever the case it is written in.
+ * one (a Cyrillic К is a K, its small к like none): the same whatever the case it is written in. Memoised.
  */
 function lookAlike(c: string): string {
+  let k = lookAlikes.get(c);
+  if (k !== undefined) return k;
   const [small, capital] = [c.toLowerCase(), c.toUpperCase()].map((x) => unhomoglyph(x).normalize('NFKD').replace(/\p{M}/gu, ''));
-  return /^[\x20-\x7e]+$/.test(small!) || !/^[\x20-\x7e]+$/.test(capital!) ? small! : capital!;
+  k = /^[\x20-\x7e]+$/.test(small!) || !/^[\x20-\x7e]+$/.test(capital!) ? small! : capital!;
+  lookAlikes.set(c, k);
+  return k;
 }
 
 /** Dropped from both sides before scoring: legal forms and filler words never make a name alike. */
