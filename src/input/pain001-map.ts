@@ -126,6 +126,8 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const bicAt = tx.has(`${agent}/BICFI`) ? `${agent}/BICFI` : `${agent}/BIC`;
   set('swiftCode', first(tx, bicAt), bicAt);
   set('bankName', first(tx, `${agent}/Nm`), `${agent}/Nm`);
+  const via = tx.has('IntrmyAgt1/FinInstnId/BICFI') ? 'IntrmyAgt1/FinInstnId/BICFI' : 'IntrmyAgt1/FinInstnId/BIC';
+  set('intermediarySwift', first(tx, via), via);
   const clearing = CLEARING[first(tx, `${agent}/ClrSysMmbId/ClrSysId/Cd`) || first(tx, `${agent}/ClrSysMmbId/ClrSysId/Prtry`)];
   if (clearing) set(clearing, first(tx, `${agent}/ClrSysMmbId/MmbId`), `${agent}/ClrSysMmbId/MmbId`);
   set('phoneNumber', first(tx, 'Cdtr/CtctDtls/MobNb').replace(/[-()]/g, ''), 'Cdtr/CtctDtls/MobNb'); // ISO writes +852-91234567

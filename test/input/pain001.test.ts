@@ -139,6 +139,18 @@ describe('pain.001 transactions', () => {
     );
   });
 
+  it("the intermediary agent's BIC is the intermediarySwift of a SWIFT transfer, never dropped", async () => {
+    const swift = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-049');
+    for (const [version, bic] of [
+      ['pain.001.001.03', 'BIC'],
+      ['pain.001.001.09', 'BICFI'],
+    ] as const) {
+      const via = `<IntrmyAgt1><FinInstnId><${bic}>CHASUS33</${bic}></FinInstnId></IntrmyAgt1>`;
+      const { rows } = await read(file(pain001(swift, version).replace('<CdtrAgt>', `${via}<CdtrAgt>`)));
+      expect(rows[0]!.payout!.beneficiary.intermediarySwift).toBe('CHASUS33');
+    }
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
