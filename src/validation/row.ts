@@ -200,7 +200,7 @@ function checkShape(r: RowReader): void {
         'ENCODING',
         { column: h },
         'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-        'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+        row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
       );
     }
   }

@@ -13,7 +13,7 @@ import { pain001, root, sampleRows, SAMPLES } from './pain001-files.ts';
 const dir = mkdtempSync(join(tmpdir(), 'pb-pain001-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-const file = (content: string) => {
+const file = (content: string | Buffer) => {
   const p = join(dir, `p${++n}.xml`);
   writeFileSync(p, content);
   return p;
@@ -149,6 +149,15 @@ describe('pain.001 transactions', () => {
       const { rows } = await read(file(pain001(swift, version).replace('<CdtrAgt>', `${via}<CdtrAgt>`)));
       expect(rows[0]!.payout!.beneficiary.intermediarySwift).toBe('CHASUS33');
     }
+  });
+
+  it('a pain.001 not in UTF-8 is told to be saved as UTF-8, never given --encoding (a CSV option)', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<Nm>James Carter</Nm>', '<Nm>Jürgen Müller</Nm>');
+    const { rows } = await read(file(Buffer.from(xml, 'latin1')));
+    const p = rows[0]!.problems.find((x) => x.code === 'ENCODING')!;
+    expect(p.expected).toBe('the file saved as UTF-8, as ISO 20022 messages are');
+    const e = await refusal(file(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(xml, 'utf16le')])));
+    expect(e.message).toContain('not an XML document in UTF-8');
   });
 
   it('a bad value names its element', async () => {
