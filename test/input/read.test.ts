@@ -158,6 +158,20 @@ describe('reading CSV', () => {
     expect(s.warnings).toEqual([]);
   });
 
+  it('a last row with a reference, a method and a payee is a payout, even to a payee named "Total"', async () => {
+    const payees = [
+      ['R3', '900.00', 'EUR', 'EUR', 'FRA', 'SEPA', 'TOTAL', 'EUR', 'Fuel'],
+      [...ROW2.slice(0, 8), 'Total'],
+    ];
+    for (const last of payees) {
+      const { s, rows: got } = await all(file(csv(',', '\n', [HEAD, ROW1, last])));
+      expect(got.map((r) => r.rowNumber)).toEqual([2, 3]);
+      expect(s.warnings).toEqual([]);
+    }
+    const { s } = await all(file(csv(',', '\n', [HEAD, ROW1, ['Total', '10.00', 'EUR']])));
+    expect(s.warnings.map((w) => w.code)).toEqual(['TOTALS_ROW']);
+  });
+
   it('honours an Excel "sep=" line and carries unknown columns through', async () => {
     const { s, rows } = await all(file(`sep=|\n${[...HEAD, 'Cost centre'].join('|')}\n${[...ROW1, 'CC-7'].join('|')}\n`));
     expect(s.delimiter).toBe('|');
