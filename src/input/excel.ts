@@ -136,6 +136,9 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): 
 const unescapeText = (s: string) =>
   s.replace(/_x([\da-fA-F]{4})_/g, (_, c: string) => String.fromCharCode(parseInt(c, 16))).replace(/\r\n/g, '\n');
 
+/** The built-in date and time formats of other locales (CJK 27-36 and 50-58, Thai 71-81), which no workbook writes out. */
+const isLocaleDateFormat = (id: number) => (id >= 27 && id <= 36) || (id >= 50 && id <= 58) || (id >= 71 && id <= 81);
+
 /** A `<c>` of the sheet's XML as read: where, its type `t` and style `s`, its `<v>`, its inline text, whether it has an `<f>`. */
 type XmlCell = Position & { t?: string; s?: string; v?: string; inline: string; formula: boolean };
 
@@ -162,7 +165,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
     cell.v = parseFloat(v);
   }
   const fmt = style === undefined ? 0 : (book.formats[parseInt(style, 10)] ?? 0);
-  cell.z = book.table[fmt as number];
+  cell.z = book.table[fmt as number] ?? (isLocaleDateFormat(Number(fmt)) ? 'm/d/yy' : undefined);
   if (cell.t === 'e') return cell;
   try {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);

@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'inv.pdf'), '%PDF-1.7\n');
 
 /** A workbook of one example row whose cells in `numbers` are numeric cells (value, shown format). */
-async function trap(method: PayoutMethod, numbers: Record<string, [number, string?]>) {
+async function trap(method: PayoutMethod, numbers: Record<string, [number, string?]>, patch = (xml: string) => xml) {
   const cols = [...CANONICAL_FIELDS];
   const ws = XLSX.utils.aoa_to_sheet([cols, cols.map((c) => ({ ...EXAMPLES[method], documents: 'inv.pdf' })[c] ?? '')]);
   for (const [field, [v, z]] of Object.entries(numbers)) {
@@ -24,7 +24,8 @@ async function trap(method: PayoutMethod, numbers: Record<string, [number, strin
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, 'S');
   const p = join(dir, `${method}-${Object.keys(numbers).join('-')}-${Math.random().toString(36).slice(2)}.xlsx`);
-  writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  // uncompressed: a patch of the same length keeps the zip valid
+  writeFileSync(p, Buffer.from(patch((XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1')), 'latin1'));
   const r = await collectBatch(p);
   return { problems: r.problems.map((x) => `${x.severity[0]}:${x.code}:${x.column}`), rows: r.rows, all: r.problems };
 }
@@ -92,6 +93,13 @@ describe('Excel traps', () => {
     // a number format that is not a date leaves the amount a number
     const n = await trap('SEPA', { sourceAmount: [46143, '#,##0.00'] });
     expect(n.problems).toEqual([]);
+  });
+
+  it("a date in a built-in format of another locale (Japanese Excel's 2026年5月1日, id 31) is a date too", async () => {
+    for (const id of ['27', '31', '36', '57', '81']) {
+      const r = await trap('SEPA', { sourceAmount: [46143, 'm/d/yy'] }, (xml) => xml.replaceAll('numFmtId="14"', `numFmtId="${id}"`));
+      expect(r.problems, id).toEqual(['e:EXCEL_DATE:sourceAmount']);
+    }
   });
 
   it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {
