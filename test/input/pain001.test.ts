@@ -160,6 +160,18 @@ describe('pain.001 transactions', () => {
     expect(e.message).toContain('not an XML document in UTF-8');
   });
 
+  it('EndToEndId NOTPROVIDED (ISO 20022\'s "no reference") is no reference: invalid, never another payout\'s', async () => {
+    const xml = pain001(usa.slice(0, 2), 'pain.001.001.03').replace(`<EndToEndId>${usa[0]!.reference}<`, '<EndToEndId>NOTPROVIDED<');
+    const { rows } = await read(file(xml));
+    expect(rows.map((r) => r.valid)).toEqual([false, true]);
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toEqual([
+      expect.objectContaining({
+        code: 'UNMAPPABLE_TRANSACTION',
+        column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/PmtId/EndToEndId',
+      }),
+    ]);
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
