@@ -250,9 +250,10 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    // its digits as shown when a format shows its leading zeros ("00000000"), else as held
-    const digits = /^\d+$/.test(r.cell(f)) && Number(r.cell(f)) === n ? r.cell(f) : String(n);
     const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
+    // as shown when a format ("00000000") shows the zeros a number lost, else as held
+    const shown = r.cell(f);
+    const digits = /^\d+$/.test(shown) && Number(shown) === n && String(n).length < (min ?? Infinity) ? shown : String(n);
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
       trapped.add(f);

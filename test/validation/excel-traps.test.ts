@@ -70,6 +70,10 @@ describe('Excel traps', () => {
     const nip = await trap('NIP', { accountNumber: [123456785, '0000000000'], bankCode: [58, '000'] });
     expect(nip.problems).toEqual([]);
     expect(nip.rows[0]!.payout!.beneficiary).toMatchObject({ accountNumber: '0123456785', bankCode: '058' });
+    // a column formatted for 10-digit NUBANs: a whole 8-digit UK account is still its 8 digits
+    const uk = await trap('FASTER_PAYMENTS', { accountNumber: [31926819, '0000000000'] });
+    expect(uk.problems).toEqual([]);
+    expect(uk.rows[0]!.payout!.beneficiary.accountNumber).toBe('31926819');
     const ach = await trap('ACH', { accountNumber: [1234567, '000000000'] });
     expect(ach.problems).toEqual([]);
     expect(ach.rows[0]!.payout!.beneficiary.accountNumber).toBe('001234567');
