@@ -22,14 +22,17 @@ export function tokens(name: string): string[] {
 }
 const lookAlikes = new Map<string, string>();
 /**
- * A letter's TR39 skeleton, of its small letter, else of its capital when only that is like a Latin
- * one (a Cyrillic К is a K, its small к like none): the same whatever the case it is written in. Memoised.
+ * A letter's TR39 skeleton as written, else as the other case is written, when that is Latin letters
+ * (a Cyrillic К is a K, its small к like none; a Greek Ν an N, ν a v; an I-like capital an i, not l);
+ * else its small letter's. Memoised.
  */
 function lookAlike(c: string): string {
   let k = lookAlikes.get(c);
   if (k !== undefined) return k;
-  const [small, capital] = [c.toLowerCase(), c.toUpperCase()].map((x) => unhomoglyph(x).normalize('NFKD').replace(/\p{M}/gu, ''));
-  k = /^[\x20-\x7e]+$/.test(small!) || !/^[\x20-\x7e]+$/.test(capital!) ? small! : capital!;
+  const skeleton = (x: string) => unhomoglyph(x).normalize('NFKD').replace(/\p{M}/gu, '');
+  const latin = (x: string) => /^[A-Za-z]+$/.test(x) && x !== 'l';
+  const [written, other] = [c, c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()].map(skeleton);
+  k = latin(written!) ? written! : latin(other!) ? other! : skeleton(c.toLowerCase());
   lookAlikes.set(c, k);
   return k;
 }
