@@ -50,10 +50,11 @@ function cellText(cell: Cell | undefined): { text: string; number?: number; date
   return { text: cell.w ?? String(cell.v) };
 }
 
-/** The sheet named (exactly, else ignoring case), else the first. */
-function pickSheet(sheets: string[], file: string, sheetName: string | undefined, refuse: Refuse): number {
+/** The sheet named (exactly, else ignoring case), else the first shown: a hidden sheet is read only by its name. */
+function pickSheet({ SheetNames: sheets, Workbook }: XLSX.WorkBook, file: string, sheetName: string | undefined, refuse: Refuse): number {
   if (sheets.length === 0) throw refuse('EMPTY_FILE', `${file}: the workbook has no sheet.`);
-  if (sheetName === undefined) return 0;
+  const shown = sheets.findIndex((_, i) => !Workbook?.Sheets?.[i]?.Hidden);
+  if (sheetName === undefined) return Math.max(0, shown);
   let i = sheets.indexOf(sheetName);
   if (i < 0) i = sheets.findIndex((s) => s.toLowerCase() === sheetName.toLowerCase());
   if (i < 0)
@@ -76,7 +77,7 @@ function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.Pars
 /** A workbook's sheet read whole, the first or the one named: for the results reader, which refuses with its own errors. */
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
-  const name = wb.SheetNames[pickSheet(wb.SheetNames, file, sheetName, refuse)]!;
+  const name = wb.SheetNames[pickSheet(wb, file, sheetName, refuse)]!;
   return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
 }
 
@@ -135,6 +136,9 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): 
 const unescapeText = (s: string) =>
   s.replace(/_x([\da-fA-F]{4})_/g, (_, c: string) => String.fromCharCode(parseInt(c, 16))).replace(/\r\n/g, '\n');
 
+/** The built-in date and time formats of other locales (CJK 27-36 and 50-58, Thai 71-81), which no workbook writes out. */
+const isLocaleDateFormat = (id: number) => (id >= 27 && id <= 36) || (id >= 50 && id <= 58) || (id >= 71 && id <= 81);
+
 /** A `<c>` of the sheet's XML as read: where, its type `t` and style `s`, its `<v>`, its inline text, whether it has an `<f>`. */
 type XmlCell = Position & { t?: string; s?: string; v?: string; inline: string; formula: boolean };
 
@@ -161,7 +165,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
     cell.v = parseFloat(v);
   }
   const fmt = style === undefined ? 0 : (book.formats[parseInt(style, 10)] ?? 0);
-  cell.z = book.table[fmt as number];
+  cell.z = book.table[fmt as number] ?? (isLocaleDateFormat(Number(fmt)) ? 'm/d/yy' : undefined);
   if (cell.t === 'e') return cell;
   try {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);
@@ -272,7 +276,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
   const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
   const sheets = wb.SheetNames;
-  const index = pickSheet(sheets, file, sheetName, refuse);
+  const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
   const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
   let whole = zip ? undefined : wb;

@@ -91,6 +91,13 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const txOr = (path: string) => first(tx, path) || first(block, path);
 
   set('reference', first(tx, 'PmtId/EndToEndId'), 'PmtId/EndToEndId');
+  // ISO 20022's "no end-to-end id": as a reference, every such transfer would be one payout, paid once
+  if (cells.reference?.toUpperCase() === 'NOTPROVIDED')
+    issues.push({
+      field: 'reference',
+      message: 'EndToEndId NOTPROVIDED names no transfer: the reference makes a payout idempotent, so each needs its own',
+      expected: 'an EndToEndId unique to the transfer',
+    });
   // The amount: instructed in the debit wallet's currency, or an equivalent amount (debited) and the currency of transfer.
   const debitCcy = first(block, 'DbtrAcct/Ccy');
   const eqvt = first(tx, 'Amt/EqvtAmt/Amt');
@@ -126,6 +133,8 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const bicAt = tx.has(`${agent}/BICFI`) ? `${agent}/BICFI` : `${agent}/BIC`;
   set('swiftCode', first(tx, bicAt), bicAt);
   set('bankName', first(tx, `${agent}/Nm`), `${agent}/Nm`);
+  const via = tx.has('IntrmyAgt1/FinInstnId/BICFI') ? 'IntrmyAgt1/FinInstnId/BICFI' : 'IntrmyAgt1/FinInstnId/BIC';
+  set('intermediarySwift', first(tx, via), via);
   const clearing = CLEARING[first(tx, `${agent}/ClrSysMmbId/ClrSysId/Cd`) || first(tx, `${agent}/ClrSysMmbId/ClrSysId/Prtry`)];
   if (clearing) set(clearing, first(tx, `${agent}/ClrSysMmbId/MmbId`), `${agent}/ClrSysMmbId/MmbId`);
   set('phoneNumber', first(tx, 'Cdtr/CtctDtls/MobNb').replace(/[-()]/g, ''), 'Cdtr/CtctDtls/MobNb'); // ISO writes +852-91234567

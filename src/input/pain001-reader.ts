@@ -17,7 +17,10 @@ const ROOT = '/Document/CstmrCdtTrfInitn';
 export const pain001Reader: BatchReader = {
   /** Any XML document: one that is not a pain.001 of a version read is refused by name (open). */
   formatOf: (head) => (/^(\uFEFF)?\s*<[?!a-zA-Z]/.test(new TextDecoder().decode(head.subarray(0, 512))) ? 'pain.001' : undefined),
-  ownExtensions: { extensions: ['.xml'], misnamed: (file) => `${file}: named .xml but not an XML document.` },
+  ownExtensions: {
+    extensions: ['.xml'],
+    misnamed: (file) => `${file}: named .xml but not an XML document in UTF-8 (as ISO 20022 messages are).`,
+  },
   async open({ file, options }) {
     const documents = options.documents === undefined ? undefined : documentFiles(options.documents, dirname(resolve(file)), file);
     const source = streamTransactions(file, documents);
@@ -128,6 +131,8 @@ async function* streamTransactions(
     stack.push(name);
     text = '';
     if (stack.length === 3 && name === 'PmtInf') {
+      // the header is handed out first (open takes it so): a block before it would lose its first transaction
+      if (!headerSent) throw fail('MALFORMED_XML', `${ROOT}/PmtInf[1] comes before GrpHdr: a pain.001 opens with its group header.`);
       pmtIndex++;
       txIndex = 0;
       block = new Map();

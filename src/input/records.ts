@@ -143,10 +143,11 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   return row;
 }
 
-/** Whether a record looks like a totals row: a total label, or an amount with no reference, method or name. */
+/** A totals row: a total label without all of reference, method and name (a payee may be "Total"), or an amount with none. */
 function totalsTest({ columns, fields }: ColumnMapping): (r: SourceRecord) => boolean {
   const at = (f: CanonicalField) => columns.indexOf(fields[f] ?? '');
   const [reference, method, name, amount] = [at('reference'), at('method'), at('accountName'), at('sourceAmount')];
   const empty = (values: string[], i: number) => i < 0 || (values[i] ?? '').trim() === '';
-  return (r) => r.values.some(isTotalLabel) || ([reference, method, name].every((i) => empty(r.values, i)) && !empty(r.values, amount));
+  const given = (r: SourceRecord) => [reference, method, name].filter((i) => !empty(r.values, i)).length;
+  return (r) => (r.values.some(isTotalLabel) && given(r) < 3) || (given(r) === 0 && !empty(r.values, amount));
 }

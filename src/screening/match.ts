@@ -4,18 +4,37 @@ import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
-  let s = name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
-  // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m); only non-ASCII text needs the whole table.
-  s = /^[\x20-\x7e]*$/.test(s) ? s.replace(/0/g, 'o').replace(/1/g, 'l') : skeleton(s);
+  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) are no part of a word
+  const s = name
+    .normalize('NFKD')
+    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/[^\x20-\x7e]/gu, lookAlike);
+  // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m).
   return s
+    .toLowerCase()
+    .replace(/0/g, 'o')
+    .replace(/1/g, 'l')
     .replace(/rn/g, 'm')
     .replace(/ß/g, 'ss')
     .replace(/\.(?=\S)/g, '') // S.A. → sa, L.L.C. → llc
-    .split(/[^a-z0-9]+/)
+    .split(/[^\p{L}\p{N}]+/u) // a name in another script is its words (the UN list gives names so)
     .filter(Boolean);
 }
-function skeleton(s: string): string {
-  return unhomoglyph(s).toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');
+const lookAlikes = new Map<string, string>();
+/**
+ * A letter's TR39 skeleton as written, else as the other case is written, when that is Latin letters
+ * (a Cyrillic К is a K, its small к like none; a Greek Ν an N, ν a v; an I-like capital an i, not l);
+ * else its small letter's. Memoised.
+ */
+function lookAlike(c: string): string {
+  let k = lookAlikes.get(c);
+  if (k !== undefined) return k;
+  const skeleton = (x: string) => unhomoglyph(x).normalize('NFKD').replace(/\p{M}/gu, '');
+  const latin = (x: string) => /^[A-Za-z]+$/.test(x) && x !== 'l';
+  const [written, other] = [c, c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()].map(skeleton);
+  k = latin(written!) ? written! : latin(other!) ? other! : skeleton(c.toLowerCase());
+  lookAlikes.set(c, k);
+  return k;
 }
 
 /** Dropped from both sides before scoring: legal forms and filler words never make a name alike. */

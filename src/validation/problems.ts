@@ -42,6 +42,7 @@ export const PROBLEM_CODES = {
   INVALID_ID: 'not a valid identifier for the field (FPS ID, Alipay ID, WeChat ID)',
   INVALID_TEXT: 'text with control characters',
   INVALID_BOOLEAN: 'withdrawal is not true or false',
+  INVALID_DATE: 'ReqdExctnDt is not a date written YYYY-MM-DD',
   // Excel traps
   EXCEL_DIGITS_LOST: 'an identifier stored as a number that lost digits (scientific notation, over 15 digits)',
   EXCEL_LEADING_ZEROS_LOST: 'an identifier stored as a number that lost its leading zeros',

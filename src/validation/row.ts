@@ -99,6 +99,17 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   for (const i of row.xml?.issues ?? []) r.add('error', 'UNMAPPABLE_TRANSACTION', i.field, i.message, i.expected);
   const mapped = r.problems.length;
   checkShape(r);
+  // the day not to send before (a pain.001's, kept by its results file): one Excel rewrote is no date to drop
+  const due = row.cells.ReqdExctnDt ?? '';
+  if (due && !/^\d{4}-\d\d-\d\d$/.test(due))
+    r.add(
+      'error',
+      'INVALID_DATE',
+      'ReqdExctnDt',
+      'not a date written YYYY-MM-DD: the row would be sent before its day',
+      'the date as YYYY-MM-DD, e.g. 2025-01-31',
+      due,
+    );
   const top = payoutFields(r);
   const method = top.method as PayoutMethod | undefined;
   const trapped = excelDateTraps(r);
@@ -129,7 +140,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     withdrawal,
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
-  if (/^\d{4}-\d\d-\d\d$/.test(row.cells.ReqdExctnDt ?? '')) payout.notBefore = row.cells.ReqdExctnDt;
+  if (due) payout.notBefore = due;
   return { problems, payout, duplicateKey };
 }
 
@@ -189,7 +200,7 @@ function checkShape(r: RowReader): void {
         'ENCODING',
         { column: h },
         'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-        'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+        row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
       );
     }
   }
@@ -239,8 +250,10 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const digits = String(n);
     const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
+    // as shown when a format ("00000000") shows the zeros a number lost, else as held
+    const shown = r.cell(f);
+    const digits = /^\d+$/.test(shown) && Number(shown) === n && String(n).length < (min ?? Infinity) ? shown : String(n);
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
       trapped.add(f);
@@ -268,7 +281,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
         digits,
       );
     else {
-      if (min === undefined && (f === 'accountNumber' || f === 'bankCode'))
+      if (min === undefined && (f === 'accountNumber' || f === 'bankCode') && !digits.startsWith('0'))
         r.add(
           'warning',
           'EXCEL_LEADING_ZEROS_LOST',

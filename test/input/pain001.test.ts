@@ -13,7 +13,7 @@ import { pain001, root, sampleRows, SAMPLES } from './pain001-files.ts';
 const dir = mkdtempSync(join(tmpdir(), 'pb-pain001-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-const file = (content: string) => {
+const file = (content: string | Buffer) => {
   const p = join(dir, `p${++n}.xml`);
   writeFileSync(p, content);
   return p;
@@ -111,6 +111,16 @@ describe('pain.001 refused whole', () => {
     expect(e.message).toContain('urn:iso:std:iso:20022:tech:xsd:pain.001.001.12');
   });
 
+  it('a payment block before the group header (or none): refused, no transaction taken for the header', async () => {
+    const xml = pain001(usa, 'pain.001.001.03');
+    const header = xml.slice(xml.indexOf('<GrpHdr>'), xml.indexOf('<PmtInf>'));
+    for (const moved of [xml.replace(header, '').replace('</CstmrCdtTrfInitn>', `${header}</CstmrCdtTrfInitn>`), xml.replace(header, '')]) {
+      const e = await refusal(file(moved));
+      expect(e.code).toBe('MALFORMED_XML');
+      expect(e.message).toContain('/Document/CstmrCdtTrfInitn/PmtInf[1] comes before GrpHdr');
+    }
+  });
+
   it('XML that is not well-formed', async () => {
     const e = await refusal(file(pain001(usa, 'pain.001.001.09').replace('</Cdtr>', '')));
     expect(e.code).toBe('MALFORMED_XML');
@@ -127,6 +137,39 @@ describe('pain.001 transactions', () => {
     expect(formatProblem(p[0]!)).toMatch(
       /\.xml \/Document\/CstmrCdtTrfInitn\/PmtInf\[1\]\/PmtTpInf: error UNMAPPABLE_TRANSACTION: .*ACH or by WIRE.*URGP \(WIRE\) or NURG \(ACH\)/,
     );
+  });
+
+  it("the intermediary agent's BIC is the intermediarySwift of a SWIFT transfer, never dropped", async () => {
+    const swift = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-049');
+    for (const [version, bic] of [
+      ['pain.001.001.03', 'BIC'],
+      ['pain.001.001.09', 'BICFI'],
+    ] as const) {
+      const via = `<IntrmyAgt1><FinInstnId><${bic}>CHASUS33</${bic}></FinInstnId></IntrmyAgt1>`;
+      const { rows } = await read(file(pain001(swift, version).replace('<CdtrAgt>', `${via}<CdtrAgt>`)));
+      expect(rows[0]!.payout!.beneficiary.intermediarySwift).toBe('CHASUS33');
+    }
+  });
+
+  it('a pain.001 not in UTF-8 is told to be saved as UTF-8, never given --encoding (a CSV option)', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<Nm>James Carter</Nm>', '<Nm>Jürgen Müller</Nm>');
+    const { rows } = await read(file(Buffer.from(xml, 'latin1')));
+    const p = rows[0]!.problems.find((x) => x.code === 'ENCODING')!;
+    expect(p.expected).toBe('the file saved as UTF-8, as ISO 20022 messages are');
+    const e = await refusal(file(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(xml, 'utf16le')])));
+    expect(e.message).toContain('not an XML document in UTF-8');
+  });
+
+  it('EndToEndId NOTPROVIDED (ISO 20022\'s "no reference") is no reference: invalid, never another payout\'s', async () => {
+    const xml = pain001(usa.slice(0, 2), 'pain.001.001.03').replace(`<EndToEndId>${usa[0]!.reference}<`, '<EndToEndId>NOTPROVIDED<');
+    const { rows } = await read(file(xml));
+    expect(rows.map((r) => r.valid)).toEqual([false, true]);
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toEqual([
+      expect.objectContaining({
+        code: 'UNMAPPABLE_TRANSACTION',
+        column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/PmtId/EndToEndId',
+      }),
+    ]);
   });
 
   it('a bad value names its element', async () => {

@@ -158,6 +158,20 @@ describe('reading CSV', () => {
     expect(s.warnings).toEqual([]);
   });
 
+  it('a last row with a reference, a method and a payee is a payout, even to a payee named "Total"', async () => {
+    const payees = [
+      ['R3', '900.00', 'EUR', 'EUR', 'FRA', 'SEPA', 'TOTAL', 'EUR', 'Fuel'],
+      [...ROW2.slice(0, 8), 'Total'],
+    ];
+    for (const last of payees) {
+      const { s, rows: got } = await all(file(csv(',', '\n', [HEAD, ROW1, last])));
+      expect(got.map((r) => r.rowNumber)).toEqual([2, 3]);
+      expect(s.warnings).toEqual([]);
+    }
+    const { s } = await all(file(csv(',', '\n', [HEAD, ROW1, ['Total', '10.00', 'EUR']])));
+    expect(s.warnings.map((w) => w.code)).toEqual(['TOTALS_ROW']);
+  });
+
   it('honours an Excel "sep=" line and carries unknown columns through', async () => {
     const { s, rows } = await all(file(`sep=|\n${[...HEAD, 'Cost centre'].join('|')}\n${[...ROW1, 'CC-7'].join('|')}\n`));
     expect(s.delimiter).toBe('|');
@@ -207,9 +221,10 @@ describe('file-level errors', () => {
 });
 
 describe('reading Excel', () => {
-  const workbook = (sheets: Record<string, unknown[][]>, bookType: XLSX.BookType = 'xlsx') => {
+  const workbook = (sheets: Record<string, unknown[][]>, bookType: XLSX.BookType = 'xlsx', hidden: string[] = []) => {
     const wb = XLSX.utils.book_new();
     for (const [name, aoa] of Object.entries(sheets)) XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), name);
+    wb.Workbook = { Sheets: wb.SheetNames.map((name) => ({ name, Hidden: hidden.includes(name) ? 1 : 0 })) };
     return XLSX.write(wb, { type: 'buffer', bookType }) as Buffer;
   };
 
@@ -234,6 +249,16 @@ describe('reading Excel', () => {
       const b = await all(p, { sheet: 'second' });
       expect(b.rows[0]!.cells.reference).toBe('R2');
       await expect(readBatch(p, { sheet: 'Third' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
+    }
+  });
+
+  it('never reads a hidden sheet unless named: the first sheet shown, in .xlsx and .xls', async () => {
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const p = file(workbook({ Old: [HEAD, ROW2], Payroll: [HEAD, ROW1] }, bookType, ['Old']), bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const a = await all(p);
+      expect(a.s.sheet).toBe('Payroll');
+      expect(a.rows.map((r) => r.cells.reference)).toEqual(['R1']);
+      expect((await all(p, { sheet: 'Old' })).rows.map((r) => r.cells.reference)).toEqual(['R2']);
     }
   });
 

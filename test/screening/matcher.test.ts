@@ -78,6 +78,33 @@ describe('names', () => {
     expect(nameTokens('CORP')).toEqual([]);
   });
 
+  it('a listed name written in capitals with Cyrillic or Greek look-alikes is still the listed name', async () => {
+    const s = await loadScreener([ownList('name,id\n"BOUT, Viktor",1\nBANK MELLI,2\nKIM JONG UN,3\n')]);
+    // Cyrillic К, Т, О, В; Cyrillic В, А, К, М, Е and І; Greek Κ, Ι, Μ, Ν and Cyrillic О
+    for (const [name, latin, id] of [
+      ['VIКТОR ВОUТ', 'VIKTOR BOUT', '1'],
+      ['ВАNК МЕLLІ', 'BANK MELLI', '2'],
+      ['ΚΙΜ JОNG UΝ', 'KIM JONG UN', '3'],
+    ] as const) {
+      expect(nameTokens(name), name).toEqual(nameTokens(latin));
+      expect(s.screen(payee(name)), name).toMatchObject([{ entryId: id, band: 'hit' }]);
+    }
+    expect(s.screen(payee('VIКТОR ВОNDАRЕNКО'))).toEqual([]); // another person
+  });
+
+  it('a word with an invisible character inside (a soft hyphen, a Hangul filler, which is a letter) is still the word', async () => {
+    const s = await loadScreener([ownList('name,id\nKIM JONG UN,3\n')]);
+    for (const name of ['K\u00adIM JONG UN', 'K\u3164IM JONG UN'])
+      expect(s.screen(payee(name)), name).toMatchObject([{ entryId: '3', band: 'hit' }]);
+  });
+
+  it('a name in another script matches the listed name written in that script (the UN list gives it)', async () => {
+    const s = await loadScreener([join(import.meta.dirname, 'fixtures/un-consolidated.xml')]);
+    expect(s.screen(payee('طارق سمير الحداد'))).toMatchObject([{ on: 'alias', matched: 'طارق سمير الحداد', band: 'hit' }]);
+    expect(s.screen(payee('محمد علي'))).toEqual([]);
+    expect(nameTokens('ИВАН ПЕТРОВ')).toEqual(nameTokens('Иван Петров')); // whatever the case
+  });
+
   it("does not make a hit from one shared common token (watchman's known false positives)", async () => {
     const s = await loadScreener([ownList('name,id\n"HABBASH, George",1\nPRIME CORP,2\n"HASSAN, Mohammed Ali",3\nAli,4\n')]);
     for (const name of ['George Bush', 'CORP', 'Acme Corp', 'Mohammed Khan', 'Ali Khan']) expect(s.screen(payee(name)), name).toEqual([]);

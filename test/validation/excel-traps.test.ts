@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'inv.pdf'), '%PDF-1.7\n');
 
 /** A workbook of one example row whose cells in `numbers` are numeric cells (value, shown format). */
-async function trap(method: PayoutMethod, numbers: Record<string, [number, string?]>) {
+async function trap(method: PayoutMethod, numbers: Record<string, [number, string?]>, patch = (xml: string) => xml) {
   const cols = [...CANONICAL_FIELDS];
   const ws = XLSX.utils.aoa_to_sheet([cols, cols.map((c) => ({ ...EXAMPLES[method], documents: 'inv.pdf' })[c] ?? '')]);
   for (const [field, [v, z]] of Object.entries(numbers)) {
@@ -24,7 +24,8 @@ async function trap(method: PayoutMethod, numbers: Record<string, [number, strin
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, 'S');
   const p = join(dir, `${method}-${Object.keys(numbers).join('-')}-${Math.random().toString(36).slice(2)}.xlsx`);
-  writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  // uncompressed: a patch of the same length keeps the zip valid
+  writeFileSync(p, Buffer.from(patch((XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1')), 'latin1'));
   const r = await collectBatch(p);
   return { problems: r.problems.map((x) => `${x.severity[0]}:${x.code}:${x.column}`), rows: r.rows, all: r.problems };
 }
@@ -65,6 +66,19 @@ describe('Excel traps', () => {
     expect(r.rows[0]!.payout!.beneficiary.accountNumber).toBe('31926819');
   });
 
+  it('a numeric cell whose number format shows its leading zeros is read as shown', async () => {
+    const nip = await trap('NIP', { accountNumber: [123456785, '0000000000'], bankCode: [58, '000'] });
+    expect(nip.problems).toEqual([]);
+    expect(nip.rows[0]!.payout!.beneficiary).toMatchObject({ accountNumber: '0123456785', bankCode: '058' });
+    // a column formatted for 10-digit NUBANs: a whole 8-digit UK account is still its 8 digits
+    const uk = await trap('FASTER_PAYMENTS', { accountNumber: [31926819, '0000000000'] });
+    expect(uk.problems).toEqual([]);
+    expect(uk.rows[0]!.payout!.beneficiary.accountNumber).toBe('31926819');
+    const ach = await trap('ACH', { accountNumber: [1234567, '000000000'] });
+    expect(ach.problems).toEqual([]);
+    expect(ach.rows[0]!.payout!.beneficiary.accountNumber).toBe('001234567');
+  });
+
   it('a numeric account number whose length the method does not fix is a warning', async () => {
     const r = await trap('ACH', { accountNumber: [123456789] });
     expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
@@ -83,6 +97,13 @@ describe('Excel traps', () => {
     // a number format that is not a date leaves the amount a number
     const n = await trap('SEPA', { sourceAmount: [46143, '#,##0.00'] });
     expect(n.problems).toEqual([]);
+  });
+
+  it("a date in a built-in format of another locale (Japanese Excel's 2026年5月1日, id 31) is a date too", async () => {
+    for (const id of ['27', '31', '36', '57', '81']) {
+      const r = await trap('SEPA', { sourceAmount: [46143, 'm/d/yy'] }, (xml) => xml.replaceAll('numFmtId="14"', `numFmtId="${id}"`));
+      expect(r.problems, id).toEqual(['e:EXCEL_DATE:sourceAmount']);
+    }
   });
 
   it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {

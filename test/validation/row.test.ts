@@ -38,6 +38,19 @@ describe('one row', () => {
     expect(Object.values(r.payout!.beneficiary).every((v) => v !== '')).toBe(true);
   });
 
+  it('a ReqdExctnDt no longer written YYYY-MM-DD (a results file saved by Excel) is an error, never a date dropped', () => {
+    const dated = (due: string) => parseRow({ rowNumber: 7, cells: { ...row('SEPA').cells, ReqdExctnDt: due } }, ctx);
+    expect(dated('2099-01-31').payout!.notBefore).toBe('2099-01-31');
+    expect(dated('').payout!.notBefore).toBeUndefined();
+    for (const due of ['31/01/2099', '1/31/2099']) {
+      const r = dated(due);
+      expect(r.payout).toBeUndefined();
+      expect(r.problems).toEqual([
+        expect.objectContaining({ severity: 'error', code: 'INVALID_DATE', column: 'ReqdExctnDt', row: 7, value: due }),
+      ]);
+    }
+  });
+
   it('requires the spec per-method fields and accountCurrency, naming the column', () => {
     expect(codes('SEPA', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
     expect(codes('ACH', { routingNumber: '', accountType: '' })).toEqual(['e:MISSING_VALUE:routingNumber', 'e:MISSING_VALUE:accountType']);
