@@ -256,7 +256,7 @@ export const documentsOption = str('pain.001: folder of supporting documents, na
 export const fileReadingOptions = <T>(y: Argv<T>) =>
   y
     .option('encoding', str('CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252'))
-    .option('sheet', str('Excel: the sheet to read (default: the first)'));
+    .option('sheet', str('Excel: the sheet to read (default: the first one not hidden)'));
 
 export function batchFileOptions<T>(y: Argv<T>) {
   return fileReadingOptions(y)

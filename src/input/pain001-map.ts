@@ -5,6 +5,7 @@ import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
 import type { CanonicalField } from './batch-columns.ts';
 import type { XmlIssue } from './records.ts';
+import { minorUnits } from '../money.ts';
 
 /** The values of one element block by its path inside the block ("CdtrAcct/Id/IBAN", "Amt/InstdAmt@Ccy"). */
 export type Elements = Map<string, string[]>;
@@ -78,6 +79,15 @@ function methodOf(t: {
   };
 }
 
+/** An xs:decimal with zeros past the currency's decimals (1.500 EUR, 1500.00 JPY): the same amount without them, never a thousands separator. */
+function isoAmount(text: string, currency: string): string {
+  const m = /^(\d+)\.(\d+)$/.exec(text);
+  const places = minorUnits(currency);
+  if (!m || places === undefined || m[2]!.length <= places) return text;
+  const fraction = m[2]!.replace(/0+$/, '').padEnd(places, '0');
+  return fraction ? `${m[1]}.${fraction}` : m[1]!;
+}
+
 /** The payout row of one transaction (README.md "pain.001" table), with the element of each field and the issues found. */
 export function mapTransaction({ tx, block, txPath, blockPath, documents }: Transaction): MappedRow {
   const cells: MappedRow['cells'] = {};
@@ -104,7 +114,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const [amount, amountCcy, amountPath] = eqvt
     ? [eqvt, first(tx, 'Amt/EqvtAmt/Amt@Ccy'), 'Amt/EqvtAmt/Amt']
     : [first(tx, 'Amt/InstdAmt'), first(tx, 'Amt/InstdAmt@Ccy'), 'Amt/InstdAmt'];
-  set('sourceAmount', amount, amountPath);
+  set('sourceAmount', isoAmount(amount, debitCcy || amountCcy), amountPath);
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
   if (debitCcy && amountCcy && debitCcy !== amountCcy)
     issues.push({

@@ -93,6 +93,25 @@ describe('pain.001 refused whole', () => {
     expect(e.message).toContain('/Document/CstmrCdtTrfInitn/PmtInf[1] do not match: NbOfTxs says 5, the transactions are 6');
   });
 
+  it("a PmtInf may leave its NbOfTxs out (the schema's 0..1) and write it with leading zeros; the group header may not leave it out", async () => {
+    const xml = pain001(usa, 'pain.001.001.09');
+    const block = '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>6</NbOfTxs>';
+    expect(xml).toContain(block);
+    for (const written of ['<PmtMtd>TRF</PmtMtd>', '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>06</NbOfTxs>'])
+      expect((await read(file(xml.replace(block, written)))).v.summary).toMatchObject({ rows: 6, valid: 6 });
+    const e = await refusal(file(xml.replace(/<GrpHdr>([\s\S]*?)<NbOfTxs>\d+<\/NbOfTxs>/, '<GrpHdr>$1')));
+    expect(e.message).toContain('/Document/CstmrCdtTrfInitn/GrpHdr do not match: NbOfTxs says (nothing), the transactions are 6');
+  });
+
+  it("an amount with zeros past the currency's decimals (xs:decimal 1.500 is 1.5) is that amount, never a thousands separator", async () => {
+    const xml = pain001([{ ...usa[0]!, sourceAmount: '1.50' }, ...usa.slice(1)], 'pain.001.001.03');
+    for (const amount of ['1.500', '1.5000000']) {
+      const { v, rows } = await read(file(xml.replace('<InstdAmt Ccy="USD">1.50<', `<InstdAmt Ccy="USD">${amount}<`)));
+      expect(v.summary).toMatchObject({ rows: 6, valid: 6 });
+      expect(rows[0]!.payout!.sourceAmount.toFixed()).toBe('1.5');
+    }
+  });
+
   it('a DOCTYPE with an internal entity, and one with an external entity, never read', async () => {
     const internal = '<!DOCTYPE Document [<!ENTITY who "Mallory">]>';
     const external = '<!DOCTYPE Document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>';
