@@ -41,20 +41,24 @@ export interface Screened {
 }
 
 export function payeeOf(p: PayoutRow): Payee {
-  const b = p.beneficiary as Partial<Record<'accountName' | 'swiftCode' | 'iban' | 'accountNumber' | 'beneficiaryCountry', string>>;
+  const b = p.beneficiary as Partial<
+    Record<'accountName' | 'swiftCode' | 'intermediarySwift' | 'iban' | 'accountNumber' | 'beneficiaryCountry', string>
+  >;
   return {
     reference: p.reference,
     row: p.rowNumber,
     name: b.accountName ?? '',
     country: b.beneficiaryCountry ?? p.destinationCountryCode,
     ...(b.swiftCode ? { bic: b.swiftCode } : {}),
+    ...(b.intermediarySwift ? { intermediaryBic: b.intermediarySwift } : {}),
     ...(b.iban ? { iban: b.iban } : {}),
     ...(b.accountNumber ? { accountNumber: b.accountNumber } : {}),
   };
 }
 
-/** A digest: no account number in a clearance file. */
-export const payeeDigest = (p: Payee): string => sha256Hex(JSON.stringify([p.name, p.bic ?? '', p.iban ?? '', p.accountNumber ?? '']));
+/** A digest: no account number in a clearance file (an intermediary, when there is one, is part of the payee's identity). */
+export const payeeDigest = (p: Payee): string =>
+  sha256Hex(JSON.stringify([p.name, p.bic ?? '', p.iban ?? '', p.accountNumber ?? '', ...(p.intermediaryBic ? [p.intermediaryBic] : [])]));
 
 const covers = (c: Clearance, p: Payee, h: Hit, now: number) =>
   c.reference === p.reference &&

@@ -487,18 +487,19 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
       score: (Math.floor(h.score * 100) / 100).toFixed(2),
     });
   };
-  if (payee.bic)
-    for (const r of index.identifiers.get(`bic:${bank(payee.bic)}`) ?? []) {
+  for (const [whose, bic] of [
+    ['payee', payee.bic],
+    ['intermediary bank', payee.intermediaryBic],
+  ] as const)
+    for (const r of bic ? (index.identifiers.get(`bic:${bank(bic)}`) ?? []) : []) {
       const listed = ident(r.value);
-      const same = listed.length === 8 || listed.endsWith('XXX') || listed === ident(payee.bic);
+      const same = listed.length === 8 || listed.endsWith('XXX') || listed === ident(bic!);
       hit(r.list, r.entry, {
         matched: r.value,
         on: 'bic',
         band: same ? 'hit' : 'review',
         score: same ? 1 : thresholds.review,
-        why: same
-          ? `the payee's BIC ${payee.bic} is listed`
-          : `the payee's BIC ${payee.bic} is another branch of the listed bank ${r.value}`,
+        why: same ? `the ${whose}'s BIC ${bic} is listed` : `the ${whose}'s BIC ${bic} is another branch of the listed bank ${r.value}`,
       });
     }
   for (const [on, value] of [

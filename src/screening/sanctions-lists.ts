@@ -13,6 +13,8 @@ export interface Payee {
   name: string;
   country?: string;
   bic?: string;
+  /** A SWIFT transfer's intermediary bank. */
+  intermediaryBic?: string;
   iban?: string;
   accountNumber?: string;
 }

@@ -105,3 +105,12 @@ describe('screeningChanged', () => {
     );
   });
 });
+
+it("a SWIFT transfer's intermediary bank is screened with the payee, and is part of the payee a clearance names", () => {
+  const payout = rowOf(2, 'Adaeze Okafor').payout!;
+  const plain = payeeOf(payout);
+  const via = payeeOf({ ...payout, beneficiary: { ...payout.beneficiary, intermediarySwift: 'SOMEBANKXXX' } });
+  expect(via.intermediaryBic).toBe('SOMEBANKXXX');
+  expect(payeeDigest(via)).not.toBe(payeeDigest(plain));
+  expect(payeeDigest({ ...via, intermediaryBic: undefined })).toBe(payeeDigest(plain));
+});

@@ -143,6 +143,14 @@ describe('identifiers: a hit whatever the name', () => {
     expect(s.screen(payee('Jane Doe', { bic: 'OTHRGB22' }))).toEqual([]);
   });
 
+  it("a listed bank as a SWIFT transfer's intermediary is a hit too, named as the intermediary", async () => {
+    const s = await loadScreener([list]);
+    expect(s.screen(payee('Jane Doe', { bic: 'CLEANGB2L', intermediaryBic: 'SOMEBANK456' }))).toMatchObject([
+      { entryId: 'B1', on: 'bic', band: 'hit', why: "the intermediary bank's BIC SOMEBANK456 is listed" },
+    ]);
+    expect(s.screen(payee('Jane Doe', { intermediaryBic: 'CLEANGB2L' }))).toEqual([]);
+  });
+
   it('an IBAN or account matches ignoring spaces, dashes and case', async () => {
     const s = await loadScreener([list]);
     expect(s.screen(payee('Jane Doe', { iban: 'gb33bukb20201555555555' }))).toMatchObject([{ entryId: 'I1', on: 'iban', band: 'hit' }]);
