@@ -141,8 +141,9 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    const created = [...payouts.values()].flatMap((p) => isoTime(p.createdAt) ?? []);
-    const stopBelow = isoTime(o.since) ?? (created.length ? Math.min(...created) : undefined);
+    // down to the older of the period's start and the batch's first payout: --since never hides the batch's own
+    const created = [...payouts.values(), { createdAt: o.since }].flatMap((p) => isoTime(p.createdAt) ?? []);
+    const stopBelow = created.length ? Math.min(...created) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
