@@ -133,7 +133,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;
-  const ids = [...new Set(rows.flatMap((r) => (r.payoutId ? [r.payoutId] : [])))];
+  // those rows replaced too: their creation dates the oldest debit the transactions are read down to
+  const ids = [...new Set(rows.flatMap((r) => [r.payoutId, ...(r.earlier ?? []).map((e) => e.payoutId)].flatMap((id) => id ?? [])))];
   const usage = () => o.client.quotaUsage().catch(() => undefined);
   o.onPlan?.({ payouts: ids.length, usage: await usage() });
 
