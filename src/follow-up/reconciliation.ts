@@ -53,16 +53,17 @@ export interface ReconcileResult {
 }
 
 function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
+  const { reference = 'reference', sourceCurrency = 'sourceCurrency' } = batchColumns(table);
   return table.rows.map((r) => {
     const v = latest.get(r) ?? r.result;
     const earlier = parseEarlierPayouts(v.earlierPayouts);
     return {
       rowNumber: r.rowNumber,
-      reference: r.cells.reference || undefined,
+      reference: r.cells[reference]?.trim() || undefined,
       status: v.status,
       payoutId: v.payoutId || undefined,
       payoutRef: v.payoutRef || undefined,
-      currency: r.cells.sourceCurrency?.toUpperCase() || undefined,
+      currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,
       ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
       ...(earlier.problem ? { problems: [earlier.problem] } : {}),
