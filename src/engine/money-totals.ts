@@ -7,11 +7,13 @@ import { Dec, formatAmount, formatApiAmount, fromApi } from '../money.ts';
 import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
+/** Thousands in groups of 3, a dot for decimals: a comma elsewhere ("12,00" re-saved by Excel) is no group. */
+const GROUPED_AMOUNT = /^-?\d{1,3}([,\s]\d{3})+(\.\d+)?$/;
 
 /** "1234.50" or "1,234.50" as a workbook shows it; undefined when the text is no amount. */
 export function readAmount(text: string | undefined): Dec | undefined {
   if (text === undefined) return undefined;
-  const t = text.trim().replace(/[,\s]/g, '');
+  const t = GROUPED_AMOUNT.test(text.trim()) ? text.trim().replace(/[,\s]/g, '') : text.trim();
   return PLAIN_AMOUNT.test(t) ? new Dec(t) : undefined;
 }
 

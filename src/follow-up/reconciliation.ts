@@ -53,16 +53,17 @@ export interface ReconcileResult {
 }
 
 function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
+  const { reference = 'reference', sourceCurrency = 'sourceCurrency' } = batchColumns(table);
   return table.rows.map((r) => {
     const v = latest.get(r) ?? r.result;
     const earlier = parseEarlierPayouts(v.earlierPayouts);
     return {
       rowNumber: r.rowNumber,
-      reference: r.cells.reference || undefined,
+      reference: r.cells[reference]?.trim() || undefined,
       status: v.status,
       payoutId: v.payoutId || undefined,
       payoutRef: v.payoutRef || undefined,
-      currency: r.cells.sourceCurrency?.toUpperCase() || undefined,
+      currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,
       ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
       ...(earlier.problem ? { problems: [earlier.problem] } : {}),
@@ -133,7 +134,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;
-  const ids = [...new Set(rows.flatMap((r) => (r.payoutId ? [r.payoutId] : [])))];
+  // those rows replaced too: their creation dates the oldest debit the transactions are read down to
+  const ids = [...new Set(rows.flatMap((r) => [r.payoutId, ...(r.earlier ?? []).map((e) => e.payoutId)].flatMap((id) => id ?? [])))];
   const usage = () => o.client.quotaUsage().catch(() => undefined);
   o.onPlan?.({ payouts: ids.length, usage: await usage() });
 
@@ -141,8 +143,9 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    const created = [...payouts.values()].flatMap((p) => isoTime(p.createdAt) ?? []);
-    const stopBelow = isoTime(o.since) ?? (created.length ? Math.min(...created) : undefined);
+    // down to the older of the period's start and the batch's first payout: --since never hides the batch's own
+    const created = [...payouts.values(), { createdAt: o.since }].flatMap((p) => isoTime(p.createdAt) ?? []);
+    const stopBelow = created.length ? Math.min(...created) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });

@@ -241,7 +241,8 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Prom
       const s = states.get(row);
       const latest = s && ledgerAhead(row.result, s);
       if (!latest) continue;
-      row.result = latest;
+      const { screeningClearance } = row.result; // (the ledger does not hold it)
+      row.result = screeningClearance ? { ...latest, screeningClearance } : latest;
       n++;
     }
     if (n) await writeResults(file, table);

@@ -90,11 +90,12 @@ function watchStateDir(dir: string): string[] {
   }
 }
 
-/** A CSV that does not contain the id cannot hold its row: skip parsing it. */
+/** A CSV that does not contain the id cannot hold its row: skip parsing it (UTF-16 text, Excel's "Unicode Text", holds NULs). */
 function mayHold(file: string, payoutId: string): boolean {
   if (/\.xlsx$/i.test(file)) return true;
   try {
-    return readFileSync(file, 'utf8').includes(payoutId);
+    const text = readFileSync(file, 'utf8');
+    return text.includes(payoutId) || text.includes('\0');
   } catch {
     return false;
   }

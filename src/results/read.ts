@@ -50,7 +50,14 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
     const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
     const records = sheetRecords(ws);
-    return { ...resultsTableOf(file, 'xlsx', records, records), ...(swaps.length ? { swaps } : {}) };
+    // (a person's own sheets go back into the workbook when it is written again)
+    const others = workbook.SheetNames.filter((n) => n !== name && n !== SWAPS_SHEET);
+    const otherSheets = others.map((n): [string, XLSX.WorkSheet] => [n, writable(workbook.Sheets[n]!)]);
+    return {
+      ...resultsTableOf(file, 'xlsx', records, records),
+      ...(swaps.length ? { swaps } : {}),
+      ...(others.length ? { otherSheets } : {}),
+    };
   }
   const { head, records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', head, records), delimiter };
@@ -252,6 +259,14 @@ function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
     });
     return [s];
   });
+}
+
+/** A sheet as read made writable again: each row an array (SheetJS leaves out rows without cells), its range its cells'. */
+function writable(ws: XLSX.WorkSheet): XLSX.WorkSheet {
+  const rows = (ws as { '!data'?: (XLSX.CellObject[] | undefined)[] })['!data'] ?? [];
+  const data = Array.from({ length: Math.max(1, rows.length) }, (_, r) => rows[r] ?? []);
+  const lastCol = data.reduce((last, line) => Math.max(last, line.length - 1), 0);
+  return { '!data': data, '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: lastCol } }) };
 }
 
 /** Every line of a sheet's cells as text. */

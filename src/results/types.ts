@@ -1,3 +1,4 @@
+import type { WorkSheet } from 'xlsx';
 import type { RowList } from '../files/spill.ts';
 import type { ResultColumn } from './result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
@@ -26,6 +27,8 @@ export interface ResultsTable {
   delimiter?: string;
   /** XLSX only: the second sheet "Swaps". */
   swaps?: SwapLine[];
+  /** XLSX only: the workbook's other sheets (a person's notes), written back after ours as read. */
+  otherSheets?: [name: string, sheet: WorkSheet][];
 }
 
 /** A table whose result values the run makes when the file is written: `resultAt(i)` is those of `rows[i]`. */

@@ -71,6 +71,7 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, sheetOf(header, data), RESULTS_SHEET);
   if (table.swaps?.length) XLSX.utils.book_append_sheet(wb, swapsSheet(table.swaps), SWAPS_SHEET);
+  for (const [name, sheet] of table.otherSheets ?? []) XLSX.utils.book_append_sheet(wb, sheet, name);
   return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
 }
 

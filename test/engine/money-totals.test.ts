@@ -82,6 +82,6 @@ describe('the earlierPayouts cell', () => {
   it('reads an amount as a workbook shows it, and nothing else', () => {
     expect(readAmount('1,234.50')?.toFixed()).toBe('1234.5');
     expect(readAmount(' -0.30 ')?.toFixed()).toBe('-0.3');
-    for (const bad of ['', 'ten', '1.2.3', '1e3', '--1']) expect(readAmount(bad), bad).toBeUndefined();
+    for (const bad of ['', 'ten', '1.2.3', '1e3', '--1', '12,00', '1.234,50', '1,2345.00']) expect(readAmount(bad), bad).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
 import {
   writeResults,
@@ -188,6 +188,23 @@ describe('XLSX results', () => {
       },
     ]);
     await expect(readResults(p, { sheet: 'Nope' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
+  });
+
+  it("keeps a person's own sheets when the file is written again (status, listen, attach)", async () => {
+    const p = tmp.path('notes.xlsx');
+    await writeResults(p, table('xlsx', 2));
+    const wb = XLSX.read(readFileSync(p), { type: 'buffer' });
+    const notes = [['approved by', 'on'], [], ['Grace Hopper', '2025-01-31']]; // (a row without cells is not in the file)
+    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(notes), 'Notes');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+    const t = await readResults(p);
+    t.rows[0]!.result.status = 'PROCESSING';
+    await writeResults(p, t);
+    const back = XLSX.read(readFileSync(p), { type: 'buffer' });
+    expect(back.SheetNames).toEqual(['Results', 'Notes']);
+    expect(XLSX.utils.sheet_to_json(back.Sheets.Notes!, { header: 1, blankrows: true })).toEqual(notes);
+    expect((await readResults(p)).rows.map((r) => r.result.status)).toEqual(['PROCESSING', 'PENDING']);
   });
 
   it('gives the same table for the same data written as CSV and as XLSX', async () => {

@@ -1,0 +1,33 @@
+// `status` brings a row up to the ledger's latest state (a status `listen` put only in the journal)
+// and keeps what only the results file holds: the screening clearance the row was sent under.
+import { describe, expect, it } from 'vitest';
+import { applyStatus } from '../../src/follow-up/apply-status.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
+import { connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+
+describe('status catching up with the ledger', () => {
+  it("keeps the row's screening clearance", async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      const clearance = 'clr-7f3a (ofac:36218, signed by Ada Lovelace, Alan Turing, until 2026-12-31T00:00:00.000Z)';
+      const table = await readResults(b.results);
+      table.rows[0]!.result.screeningClearance = clearance;
+      await writeResults(b.results, table);
+      // listen without --results: the status went to the batch's journal only
+      await setStatus(sb, b.ids[0]!, 'PROCESSING');
+      const at = new Date(Date.now() + 1000).toISOString();
+      await applyStatus([], [{ payoutId: b.ids[0]!, status: 'PROCESSING', at, source: 'webhook' }], { ledgers: [ledgerOf(conn)] });
+
+      await refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      const rows = (await readResults(b.results)).rows.map((r) => r.result);
+      expect(rows.map((r) => r.status)).toEqual(['PROCESSING', 'PENDING']);
+      expect(rows[0]!.screeningClearance).toBe(clearance);
+    } finally {
+      await sb.close();
+    }
+  });
+});
