@@ -7,6 +7,9 @@ import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns, type ColumnMapping } from '../input/batch-columns.ts';
+import { maskAccount } from '../mask.ts';
+import type { Problem } from '../validation/problems.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
 import {
   applyEvent,
   isFailedAfterCreation,
@@ -305,6 +308,7 @@ async function retryBatch(
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
     const parsed = parseRow({ rowNumber: r.rowNumber, cells }, parse);
+    if (orig?.payout && parsed.payout) parsed.problems.push(...zerosLost(orig.payout, parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -428,6 +432,28 @@ function batchFileNow(file: string, resultsFile: string): string {
 }
 
 /** The original file's rows by reference, when unchanged: an unedited row keeps its verdict (cross-row problems, spilled cells). */
+/** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
+function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+  const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
+  const fields: Partial<Record<string, string>> = ctx.fields;
+  return Object.entries(before!).flatMap(([f, v]) =>
+    typeof v === 'string' && /^0+\d/.test(v) && after![f] === v.replace(/^0+/, '')
+      ? [
+          {
+            severity: 'error' as const,
+            code: 'EXCEL_LEADING_ZEROS_LOST' as const,
+            file: ctx.file,
+            row: now.rowNumber,
+            column: fields[f] ?? f,
+            value: maskAccount(String(after![f])),
+            message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
+            expected: 'the digits as in the batch file (keep the column as text when saving)',
+          },
+        ]
+      : [],
+  );
+}
+
 async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<Map<string, EngineRow>> {
   const original = new Map<string, EngineRow>();
   try {

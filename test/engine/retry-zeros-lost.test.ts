@@ -1,0 +1,66 @@
+// A results file opened and saved by a spreadsheet loses the leading zeros of every identifier it
+// took for a number. A row retried from it must never go to the account those digits now name.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import { runBatch } from '../../src/engine/pipeline.ts';
+import { retryResults } from '../../src/engine/retry-batch.ts';
+import { readResults } from '../../src/results/read.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
+import { HEADER, tempDirs } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-zeros-lost-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+const ach = (reference: string, account: string) => {
+  const cells: Record<string, string> = {
+    reference,
+    sourceAmount: '25.00',
+    sourceCurrency: 'USD',
+    destinationCurrency: 'USD',
+    destinationCountryCode: 'USA',
+    method: 'ACH',
+    accountName: 'James Carter',
+    accountCurrency: 'USD',
+    accountNumber: account,
+    routingNumber: '121000248',
+    accountType: 'checking',
+    narration: 'Salary',
+    withdrawal: 'true',
+  };
+  return HEADER.map((h) => cells[h] ?? '').join(',');
+};
+
+it('a refused row whose account number lost its leading zeros in the results file is not sent; the row as written is', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('ZL-1', '000123456789'), ach('ZL-2', '000987654321')].join('\n') + '\n');
+  // the first attempt of both rows refused by the service: nothing created
+  const refuse: typeof fetch = async (input, init) =>
+    (input as string).endsWith('/initiate')
+      ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+        })
+      : fetch(input, init);
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+
+  // saved by a spreadsheet: row 2's account number read as a number (row 3 kept as text)
+  const saved = readFileSync(run.resultsPath, 'utf8').replace(',000123456789,', ',123456789,');
+  writeFileSync(run.resultsPath, saved);
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+  expect(rows[0]!.result).toMatchObject({
+    errorCode: 'EXCEL_LEADING_ZEROS_LOST',
+    errorMessage: expect.stringMatching(/^accountNumber lost the 3 leading zeros/),
+  });
+  expect(JSON.stringify(await allPayouts(sb))).not.toContain('123456789,');
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
