@@ -62,8 +62,8 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 /**
  * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
  * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. On
- * the service's clock when its answer was dated (`serviceSentAt`, onServiceClock), so that this host's
- * clock running ahead never makes its own payout look older; else on this host's clock, at the
+ * the service's clock when this host's is off it (`serviceSentAt`, onServiceClock), so that a clock
+ * running ahead never makes this run's own payout look older; else on this host's clock, at the
  * createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string, serviceSentAt?: string): boolean {
@@ -75,11 +75,17 @@ export function createdBefore(createdAt: string | undefined, sentAt: string, ser
 }
 
 /**
- * `sentAt` on the service's clock, no later than it was: its answer's Date (whole seconds) less the
- * time from `sentAt` to `answeredAt` on ours; undefined for an answer not dated.
+ * `sentAt` on the service's clock, no later than it was, when this host's clock is off the service's
+ * by more than its answer's Date (whole seconds) allows: that Date less the time from `sentAt` to
+ * `answeredAt` on ours. Undefined when ours agrees with it (finer, so a replay of a second ago is
+ * still seen), or the answer is not dated.
  */
-export const onServiceClock = (sentAt: string, answeredAt: string, date: number | undefined): string | undefined =>
-  date === undefined ? undefined : new Date(date - (Date.parse(answeredAt) - Date.parse(sentAt))).toISOString();
+export function onServiceClock(sentAt: string, answeredAt: string, date: number | undefined): string | undefined {
+  const [sent, answered] = [Date.parse(sentAt), Date.parse(answeredAt)];
+  // (in step: the service answered, on its clock, between our sentAt and answeredAt, within the second its Date names)
+  if (date === undefined || (answered >= date && sent < date + 1000)) return undefined;
+  return new Date(date - (answered - sent)).toISOString();
+}
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
 function usedBefore(e: ErrorSnapshot): ErrorSnapshot {

@@ -87,12 +87,21 @@ describe('a payout the service answered with that existed before the attempt', (
       const local = (iso: string) => new Date(Date.parse(iso) + skew).toISOString();
       const sent = local('2026-02-01T10:00:00.200Z');
       const onService = onServiceClock(sent, local('2026-02-01T10:00:00.600Z'), date);
-      expect(onService).toBe('2026-02-01T09:59:59.600Z');
+      // (in step with the service's Date: this host's clock, finer than a Date's second)
+      expect(onService).toBe(skew ? '2026-02-01T09:59:59.600Z' : undefined);
       expect(createdBefore('2026-02-01T10:00:00.300Z', sent, onService)).toBe(false);
       expect(createdBefore('2026-02-01T10:00:00Z', sent, onService)).toBe(false);
       expect(createdBefore('2026-02-01T09:59:58.900Z', sent, onService)).toBe(true);
       expect(createdBefore('2026-01-31T10:00:00Z', sent, onService)).toBe(true);
     }
+    // in step, a replay of half a second before is still told (the Date alone would not see it)
+    expect(
+      createdBefore(
+        '2026-02-01T10:00:00.700Z',
+        '2026-02-01T10:00:01.200Z',
+        onServiceClock('2026-02-01T10:00:01.200Z', '2026-02-01T10:00:01.500Z', Date.parse('2026-02-01T10:00:01Z')),
+      ),
+    ).toBe(true);
     // (undated: this host's clock, as before)
     expect(onServiceClock('2026-02-01T10:00:05.200Z', '2026-02-01T10:00:05.600Z', undefined)).toBeUndefined();
     expect(createdBefore('2026-02-01T10:00:00.300Z', '2026-02-01T10:00:05.200Z')).toBe(true);
