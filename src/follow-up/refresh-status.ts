@@ -290,8 +290,16 @@ function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: strin
   const entries: MoneyEntry[] = [];
   const problems: string[] = [];
   const amountColumn = batchColumns(t).sourceAmount;
+  /** Payout id -> the row that named it first: a row copied in the file is counted once. */
+  const seen = new Map<string, number>();
   for (const row of t.rows) {
     const r = row.result;
+    const first = r.payoutId === undefined ? undefined : seen.get(r.payoutId);
+    if (first !== undefined) {
+      problems.push(`row ${row.rowNumber}: payout ${r.payoutId} is row ${first}'s too: counted once`);
+      continue;
+    }
+    if (r.payoutId) seen.set(r.payoutId, row.rowNumber);
     const earlier = parseEarlierPayouts(r.earlierPayouts);
     if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
     entries.push(...earlier.payouts.map(moneyEntryOfEarlier));

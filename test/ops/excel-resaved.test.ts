@@ -77,3 +77,19 @@ describe('a results file re-saved as UTF-16 text', () => {
     }
   });
 });
+
+describe('a results file with a row copied (the same payout on two rows)', () => {
+  it('status counts the payout once and says which rows name it', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const lines = (await readFile(b.results, 'utf8')).trimEnd().split('\n');
+      await writeFile(b.results, [...lines, lines[1]].join('\n') + '\n');
+      const st = await refreshStatus({ client: connectionTo(sb).client, resultsFile: b.results });
+      expect(st.money.GBP?.debited).toBe('25.01');
+      expect(st.moneyProblems).toEqual([expect.stringMatching(/^row 4: payout \S+ is row 2's too: counted once$/)]);
+    } finally {
+      await sb.close();
+    }
+  });
+});
