@@ -21,6 +21,7 @@ import { snapshotOfError } from './send.ts';
 import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
+import { isPlainDecimal } from '../results/numbers.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -503,7 +504,8 @@ export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   if (!isCreatedStatus(status) || !total || !v.payoutId) return { status, documents: [] };
   const fee = readAmount(v.fee) ?? new Dec(0);
   const destination = readAmount(v.destinationAmount);
-  const rate = readAmount(v.appliedRate);
+  // (a rate is written plain, never grouped: 1,085 is a decimal comma, no rate to guess)
+  const rate = v.appliedRate !== undefined && isPlainDecimal(v.appliedRate.trim()) ? new Dec(v.appliedRate.trim()) : undefined;
   return {
     status,
     documents: [],

@@ -91,6 +91,13 @@ describe('keptOutcome: a created row of a retried results file the journal does 
     expect(summarise([kept]).money.USD).toMatchObject({ debited: '1234567890123456.78', net: '1234567890123456.78' });
   });
 
+  it('a rate is never read as thousands: 1,085 (a decimal comma) is no rate, 1.085 is', () => {
+    const kept = (appliedRate: string) =>
+      keptOutcome({ status: 'PENDING', payoutId: 'po_1', totalDeductible: '10.00', appliedRate }, 'USD').payout?.exchangeRate;
+    expect(kept('1,085')).toBeUndefined();
+    expect(kept('1.085')).toBe('1.085');
+  });
+
   it('a total that is no amount leaves the row without a payout (never a 0 in the totals)', () => {
     expect(keptOutcome({ status: 'PENDING', payoutId: 'po_1', totalDeductible: 'n/a' }, 'USD')).toEqual({
       status: 'PENDING',
