@@ -5,7 +5,7 @@ import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
 import type { CanonicalField } from './batch-columns.ts';
 import type { XmlIssue } from './records.ts';
-import { minorUnits } from '../money.ts';
+import { atLeastDecimals, Dec, minorUnits } from '../money.ts';
 
 /** The values of one element block by its path inside the block ("CdtrAcct/Id/IBAN", "Amt/InstdAmt@Ccy"). */
 export type Elements = Map<string, string[]>;
@@ -81,11 +81,9 @@ function methodOf(t: {
 
 /** An xs:decimal with zeros past the currency's decimals (1.500 EUR, 1500.00 JPY): the same amount without them, never a thousands separator. */
 function isoAmount(text: string, currency: string): string {
-  const m = /^(\d+)\.(\d+)$/.exec(text);
   const places = minorUnits(currency);
-  if (!m || places === undefined || m[2]!.length <= places) return text;
-  const fraction = m[2]!.replace(/0+$/, '').padEnd(places, '0');
-  return fraction ? `${m[1]}.${fraction}` : m[1]!;
+  const decimals = /^\d+\.(\d+)$/.exec(text)?.[1]?.length ?? 0;
+  return places === undefined || decimals <= places ? text : atLeastDecimals(new Dec(text), places);
 }
 
 /** The payout row of one transaction (README.md "pain.001" table), with the element of each field and the issues found. */
