@@ -51,9 +51,13 @@ const RecordSchema = z.object({
   history: z.array(VersionSchema),
 });
 
-/** `key`, `sentToday`: as read for a run (policyInForce), never stored. */
+/** `key`, `sentToday` (and its payouts, `countedToday`): as read for a run (policyInForce), never stored. */
 export type AccountPolicy = PolicyRules &
-  Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & { key?: string; sentToday?: Record<string, string> };
+  Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & {
+    key?: string;
+    sentToday?: Record<string, string>;
+    countedToday?: UnapprovedPayout[];
+  };
 
 /** `version` 0: never set. */
 export type PolicyRecord = Pick<z.infer<typeof RecordSchema>, 'version' | 'history'> & { policy?: AccountPolicy };
@@ -218,13 +222,19 @@ export function describePolicy(p: AccountPolicy): string {
   return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
-type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[] };
+type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[]; payouts?: readonly UnapprovedPayout[] };
 
-/** With `above`, only when what it sends and what went without approval today pass it, or in a currency it does not name. */
+/**
+ * With `above`, only when what it sends and what went without approval today pass it, or in a currency it does not name.
+ * A payout today's count holds as it is (a resumed run's) is counted once, as the count counts it.
+ */
 export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
+  const held = new Set(p.countedToday?.map((x) => JSON.stringify([x.reference, x.currency, x.amount])));
+  const again = (plan.payouts ?? []).filter((x) => held.delete(JSON.stringify([x.reference, x.currency, x.amount])));
   const over = (currency: string, amount: string) => {
     const limit = p.above?.[currency];
-    return limit === undefined || new Dec(amount).plus(new Dec(p.sentToday?.[currency] ?? 0)).gt(new Dec(limit));
+    const fresh = again.filter((x) => x.currency === currency).reduce((d, x) => d.minus(new Dec(x.amount)), new Dec(amount));
+    return limit === undefined || fresh.plus(new Dec(p.sentToday?.[currency] ?? 0)).gt(new Dec(limit));
   };
   return plan.currencies.some((c) => c.rows > 0 && (!p.above || over(c.currency, c.amount)));
 }
@@ -252,7 +262,7 @@ export async function policyInForce(baseUrl: string, keyFingerprint: string, tea
     .catch((e: unknown) => {
       throw new PolicyError(hostFolderRefusal(e, baseUrl, keyFingerprint));
     });
-  return { ...p, key: keyFingerprint, sentToday: today.totals };
+  return { ...p, key: keyFingerprint, sentToday: today.totals, countedToday: today.recorded };
 }
 
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {

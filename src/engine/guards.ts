@@ -43,7 +43,9 @@ export interface GuardOptions {
   swapCommand?: string;
   /** The account's approval policy (src/approvals): why this batch, as a whole (wholeOf), may not be sent. */
   policy?: (
-    plan: { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[] } & Partial<Pick<BatchPlan, 'swaps'>>,
+    plan: { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[]; payouts?: UnapprovedPayout[] } & Partial<
+      Pick<BatchPlan, 'swaps'>
+    >,
   ) => string | undefined;
   /** Just before the first payout: adds this run's unapproved payouts to the day's, or says why they no longer fit. */
   spend?: (ledger: Ledger, payouts: UnapprovedPayout[]) => Promise<string | undefined>;
@@ -62,7 +64,7 @@ export type ApprovalDecision = { ok: true; /** ask the person on the terminal */
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
   const reasons: string[] = [];
   const { plan } = a;
-  const policy = a.policy?.(a.rows ? { ...plan, currencies: wholeOf(plan, a.rows) } : plan);
+  const policy = a.policy?.(a.rows ? { ...plan, ...wholeOf(plan, a.rows) } : plan);
   if (policy) reasons.push(policy);
   if (a.env === 'production' && a.envFlag !== 'production') {
     reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
@@ -119,7 +121,7 @@ function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: RowList<Engi
   const payouts = payoutsOf([...plan.toSend, ...left], rows);
   const totals = payouts.reduce((m, p) => addTo(m, p.currency, new Dec(p.amount)), new Map<string, DecT>());
   const count = (currency: string) => payouts.filter((p) => p.currency === currency).length;
-  return [...totals].map(([currency, amount]) => ({ currency, rows: count(currency), amount: amount.toFixed() }));
+  return { payouts, currencies: [...totals].map(([currency, amount]) => ({ currency, rows: count(currency), amount: amount.toFixed() })) };
 }
 
 function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {

@@ -108,7 +108,7 @@ export interface Ledger {
    * Sent without approval on the UTC `day`, per currency, each reference once. With `take`, under
    * the account's lock: its payouts recorded unless a currency's total would pass `take.above`.
    */
-  unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }>;
+  unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount>;
   /** One claim per content on a ledger shared by hosts; a file ledger holds none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;
   /** Ended, or its process gone; undefined when the ledger holds no claim of it. */
@@ -148,8 +148,11 @@ export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedT
   const after = sum([...recorded, ...add]);
   const taken = !!take && add.every((p) => take.above[p.currency] !== undefined && !after.get(p.currency)!.gt(take.above[p.currency]!));
   const totals = Object.fromEntries([...(taken ? after : sum(recorded))].map(([c, a]) => [c, a.toFixed()]));
-  return { totals, taken, add: taken ? add : [] };
+  return { totals, taken, add: taken ? add : [], recorded };
 }
+
+/** `recorded`: the day's payouts before `take`. */
+export type UnapprovedCount = Omit<ReturnType<typeof countUnapproved>, 'add'>;
 
 /** The account a base URL names, however spelled: lower case, no default port, trailing dot or slash, every loopback as 127.0.0.1. */
 export function accountOf(baseUrl: string): string {

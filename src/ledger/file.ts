@@ -24,6 +24,7 @@ import {
   type Reservation,
   type ReserveOptions,
   type UnapprovedPayout,
+  type UnapprovedCount,
   type UnapprovedTake,
 } from './account-ledger.ts';
 
@@ -196,7 +197,7 @@ export class FileLedger implements Ledger {
     };
   }
 
-  async unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }> {
+  async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     const path = join(this.dir, `unapproved-${day}.jsonl`);
     const count = () => {
       let text = '';

@@ -27,6 +27,7 @@ import {
   type Reservation,
   type ReserveOptions,
   type UnapprovedPayout,
+  type UnapprovedCount,
   type UnapprovedTake,
   type WatchClaim,
 } from './account-ledger.ts';
@@ -220,7 +221,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
     await this.db.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]);
   }
 
-  unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }> {
+  unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     return this.db.tx(
       async (q) => {
         const recorded = await q.query<UnapprovedPayout>(

@@ -30,6 +30,17 @@ describe('needsApprovals', () => {
     expect(needsApprovals(p, { currencies: [{ currency: 'EUR', rows: 1, amount: '1.00' }] })).toBe(true);
   });
 
+  it("with --above: a payout today's count already holds, as it is, is counted once (a resumed run), changed it is counted", () => {
+    const counted = [
+      { reference: 'R1', currency: 'USD', amount: '60.00' },
+      { reference: 'R2', currency: 'USD', amount: '60.00' },
+    ];
+    const p = policy({ above: { USD: '150' }, sentToday: { USD: '120.00' }, countedToday: counted });
+    expect(needsApprovals(p, { ...usd('120.00', 2), payouts: counted })).toBe(false);
+    expect(needsApprovals(p, { ...usd('660.00', 2), payouts: [counted[0]!, { ...counted[1]!, amount: '600.00' }] })).toBe(true);
+    expect(needsApprovals(p, { ...usd('60.00'), payouts: [{ reference: 'R3', currency: 'USD', amount: '60.00' }] })).toBe(true);
+  });
+
   it('the guard says which policy refuses, and nothing when approved', () => {
     expect(policyGuard(policy()).policy!(usd('1.00'))).toMatch(/^this account's approval policy needs 2 approvals of Alice: make a plan/);
     expect(policyGuard(policy(), { ok: false, message: '1 valid approval of 2 required' }).policy!(usd('1.00'))).toContain(

@@ -8,6 +8,7 @@ import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { install } from './install.ts';
+import { until } from '../ops/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const dirs = tempDirs('pb-policy-holds-');
@@ -309,6 +310,35 @@ it('defect 5: --allow-partial never lets a part through that the whole would not
     expect(initiates(poor)).toHaveLength(0);
   } finally {
     await poor.close();
+  }
+});
+
+it("--above: a run killed after the day's count took its payouts is resumed, its payouts counted once", async () => {
+  const slow = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+  try {
+    const { cli, dir, env, inst, service, policy, batch } = await scene(2, slow);
+    await policy('--above', 'USD:150');
+    await batch('four.csv', '60.00', '60.00');
+    // (the initiates held unanswered: the run is killed once it sent them, their outcome unknown)
+    slow.setFaults({ latencyMs: [5_000, 5_000], errorBeforeEffect: 1, routes: ['initiate'] });
+    const killed = await runCli(['run', 'four.csv', '--yes', ...service], {
+      cwd: dir,
+      env,
+      bin: inst.bin,
+      onSpawn: (child) => {
+        const poll = setInterval(() => initiates(slow).length >= 2 && child.kill('SIGKILL'), 5);
+        child.on('exit', () => clearInterval(poll));
+      },
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    await until(() => slow.inFlight() === 0, 30_000, 'the killed run to be answered');
+    slow.setFaults({});
+    const resumed = await cli('run', 'four.csv', '--yes', ...service);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('2 whose outcome must be settled first');
+    expect(await cli('plan', 'four.csv', ...service).then((r) => r.stdout)).toContain('without approval: USD 30.00 (of USD 150.00)');
+  } finally {
+    await slow.close();
   }
 });
 
