@@ -245,11 +245,11 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
   return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
 }
 
-/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not one. */
+/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
 export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
   const onRecord = teamOnRecord(accountOf(baseUrl), keyFingerprint);
   const teamLedger = policyKeeperOf(team);
-  if (onRecord && !teamLedger)
+  if (onRecord && teamLedger?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
     );

@@ -391,4 +391,16 @@ describe.runIf(withPostgres)('a team ledger', () => {
     }
     expect(initiates(sb)).toHaveLength(before + 1);
   });
+
+  it('a run with another team ledger than the one the policy is kept in is refused, as one without a ledger is', async () => {
+    const [kept, other] = [await testDatabase(), await testDatabase()];
+    const { cli, service, policy, batch } = await scene();
+    await policy('--ledger', kept);
+    await batch('elsewhere.csv', '1.00');
+    const before = initiates(sb).length;
+    const run = await cli('run', 'elsewhere.csv', '--yes', '--ledger', other, ...service);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
+    expect(initiates(sb)).toHaveLength(before);
+  });
 });
