@@ -56,6 +56,11 @@ export interface PlanCommandResult {
 }
 
 export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
+  if (o.out && resolve(o.out) === resolve(o.file))
+    throw new BatchUnusable(
+      'PLAN_FILE',
+      `--out ${o.out}: that is the batch file itself; choose another name so the batch is not overwritten`,
+    );
   const preparedBy = o.out ? o.preparedBy?.trim() || osUserName() : undefined;
   const bad = preparedBy !== undefined ? nameProblem(preparedBy) : undefined;
   if (bad)

@@ -90,3 +90,14 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(initiates(sb)).toHaveLength(3);
   expect(await allPayouts(sb)).toHaveLength(3);
 });
+
+it('plan --out naming the batch file itself is refused: the batch is never overwritten by its plan', async () => {
+  const dir = await dirs.make();
+  const batch = await writeBatch(dir, 'payroll.csv', { rows: 1 });
+  const before = readFileSync(batch, 'utf8');
+  // (in this process: files by absolute path)
+  const r = await runMain(['plan', batch, '--out', batch, '--env', 'local'], { cwd: dir, env: cleanEnv() });
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toContain(`--out ${batch}: that is the batch file itself`);
+  expect(readFileSync(batch, 'utf8')).toBe(before);
+});
