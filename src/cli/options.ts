@@ -97,6 +97,11 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
     );
   const planEnv = plan.env === 'custom' ? undefined : plan.env;
   if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
+  if (planEnv === 'production' && args.env === undefined)
+    throw new CommandError(
+      'the plan pays in production: name it on the command line (--env production). Nothing was sent',
+      ExitCode.REFUSED,
+    );
   const given = args['base-url'];
   if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl)))) throw refuse(`--base-url ${given}`);
   return [

@@ -1,8 +1,9 @@
 // `run --plan` takes the environment and base URL from the plan (issue 31, item 2): the command
 // `plan` prints is run exactly as printed, with no connection flag and no $PAYOUT_BASE_URL, and a
 // flag naming another service is refused (exit 3) before any request.
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 
@@ -43,4 +44,28 @@ describe('run --plan and the plan environment', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(2);
   });
+});
+
+it('a production plan pays only with --env production on the command line, as a run without a plan does', async () => {
+  const seed = defaultSeed();
+  seed.businesses[0]!.keys = ['acme_unlabelled_key_0123456789']; // (a key whose prefix names no environment)
+  const prod = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null, seed });
+  try {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['USD'] });
+    const env = cleanEnv({ PAYOUT_API_KEY: 'acme_unlabelled_key_0123456789', PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env });
+    const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--env', 'production', '--base-url', prod.url);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('run it with `payout-batch run --plan payroll.plan.json --env production --yes`');
+    const unnamed = await cli('run', '--plan', 'payroll.plan.json', '--yes');
+    expect(unnamed.code).toBe(3);
+    expect(unnamed.stderr).toContain('the plan pays in production: name it on the command line (--env production)');
+    expect(initiates(prod)).toHaveLength(0);
+    const named = await cli('run', '--plan', 'payroll.plan.json', '--env', 'production', '--yes');
+    expect(named.code, named.stderr).toBe(0);
+    expect(initiates(prod)).toHaveLength(1);
+  } finally {
+    await prod.close();
+  }
 });
