@@ -239,9 +239,9 @@ export const wechatUserId: FieldCheck = (raw) => {
 
 // ------------------------------------------------------------------ free text
 
-/** Control characters and line breaks; a tab is allowed. */
+/** Control characters (C0 and C1: a terminal acts on both) and line breaks; a tab is allowed. */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 export const text =
   (max: number, what: string): FieldCheck =>
   (raw) => {

@@ -114,6 +114,8 @@ describe('field validators', () => {
   it('text and booleans', () => {
     expect(okv(F.text(5, 'x')('hello!'))).toBe('!TOO_LONG');
     expect(okv(F.text(50, 'x')('a\u0007b'))).toBe('!INVALID_TEXT');
+    // C1 controls: U+009B is a terminal's CSI, and could hide the real payee from an approver
+    expect(okv(F.text(50, 'x')('Mallory\u009b1GJane'))).toBe('!INVALID_TEXT');
     expect(okv(F.booleanText('Yes'))).toBe('true');
     expect(okv(F.booleanText(''))).toBe('false');
     expect(okv(F.booleanText('maybe'))).toBe('!INVALID_BOOLEAN');
