@@ -87,7 +87,7 @@ export function clearancesIn(
           ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"
           : signedBy.length < required
             ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
-            : Date.parse(c.expiresAt) <= Date.now()
+            : !(Date.parse(c.expiresAt) > Date.now()) // (not a time: never in force)
               ? `expired ${c.expiresAt}`
               : undefined;
       return { loaded, signedBy, ...(problem ? { problem } : {}) };

@@ -12,7 +12,7 @@ import { signPlan } from '../../src/approvals/sign.ts';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-const clearanceIn = async (dir: string, madeBy: string) =>
+const clearanceIn = async (dir: string, madeBy: string, expiresAt = new Date(Date.now() + 86_400_000).toISOString()) =>
   writeClearance(dir, {
     kind: CLEARANCE_KIND,
     v: 1,
@@ -23,7 +23,7 @@ const clearanceIn = async (dir: string, madeBy: string) =>
     entryId: '36',
     entryName: 'LOPEZ, Anna',
     reason: 'another person: born 1990, not 1961',
-    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    expiresAt,
     madeAt: new Date().toISOString(),
     madeBy,
   });
@@ -71,5 +71,13 @@ describe('a clearance approved by its maker (approvals/clearance.ts)', () => {
     const carol = newKeyPair();
     await signAs(path, 'carol', carol.privatePem);
     expect(clearancesIn(dir, approvers, 1, true).map((c) => [c.signedBy, c.problem])).toEqual([[['bob'], undefined]]);
+  });
+
+  it('counts none whose expiry is not a time: it never clears for good', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-clear-'));
+    dirs.push(dir);
+    const path = await clearanceIn(dir, 'carol', 'next year');
+    await signAs(path, 'bob', bob.privatePem);
+    expect(clearancesIn(dir, approvers, 1)[0]!.problem).toMatch(/expired/);
   });
 });
