@@ -51,10 +51,9 @@ const RecordSchema = z.object({
   history: z.array(VersionSchema),
 });
 
-/** `key`, `sentToday` (and its payouts, `countedToday`): as read for a run (policyInForce), never stored. */
+/** `sentToday` (and its payouts, `countedToday`): as read for a run (policyInForce), never stored. */
 export type AccountPolicy = PolicyRules &
   Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & {
-    key?: string;
     sentToday?: Record<string, string>;
     countedToday?: UnapprovedPayout[];
   };
@@ -80,8 +79,7 @@ export function hostFolder(): string {
 }
 
 /** The account's file (or folder) `<digest>.<what>` in the host folder: `policy.json`, `ledger.json` (its team ledger), `unapproved`. */
-const hostPath = (baseUrl: string, keyFingerprint: string, what: string): string =>
-  join(hostFolder(), `${sha256Hex(`${accountOf(baseUrl)}\n${keyFingerprint}`).slice(0, 32)}.${what}`);
+const hostPath = (baseUrl: string, what: string): string => join(hostFolder(), `${sha256Hex(accountOf(baseUrl)).slice(0, 32)}.${what}`);
 
 /** False when missing; throws for a path another user could have written. */
 function trusted(path: string, what: string): boolean {
@@ -141,8 +139,8 @@ function storeOf(where: string, account: string, read: () => Promise<PolicyRecor
   };
 }
 
-export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore {
-  const path = hostPath(baseUrl, keyFingerprint, 'policy.json');
+export function hostStore(baseUrl: string): PolicyStore {
+  const path = hostPath(baseUrl, 'policy.json');
   const read = async (): Promise<PolicyRecord> =>
     trustedInHost(path, 'the approval policy') ? parseRecord(readFileSync(path, 'utf8'), path) : { version: 0, history: [] };
   return storeOf(path, accountOf(baseUrl), read, async (text) => {
@@ -159,7 +157,7 @@ export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore 
 }
 
 /** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
-export function teamStore(ledger: PolicyKeeper, keyFingerprint: string): PolicyStore {
+export function teamStore(ledger: PolicyKeeper): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
     const p = await ledger.policy();
@@ -167,13 +165,13 @@ export function teamStore(ledger: PolicyKeeper, keyFingerprint: string): PolicyS
   };
   return storeOf(where, ledger.account, read, async (text) => {
     await ledger.setPolicy(text);
-    await recordTeam(ledger, keyFingerprint);
+    await recordTeam(ledger);
   });
 }
 
 /** Where the host folder lets this user (else its owner records it when they use it). */
-async function recordTeam(ledger: PolicyKeeper, keyFingerprint: string): Promise<void> {
-  const path = hostPath(ledger.account, keyFingerprint, 'ledger.json');
+async function recordTeam(ledger: PolicyKeeper): Promise<void> {
+  const path = hostPath(ledger.account, 'ledger.json');
   try {
     mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
     await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
@@ -182,23 +180,22 @@ async function recordTeam(ledger: PolicyKeeper, keyFingerprint: string): Promise
   }
 }
 
-function teamOnRecord(account: string, keyFingerprint: string): string | undefined {
-  const path = hostPath(account, keyFingerprint, 'ledger.json');
+function teamOnRecord(account: string): string | undefined {
+  const path = hostPath(account, 'ledger.json');
   if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
   const ledger = (JSON.parse(readFileSync(path, 'utf8')) as { ledger?: unknown }).ledger;
   return typeof ledger === 'string' ? ledger : '(unreadable)';
 }
 
 /** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
-const allowanceLedger = (baseUrl: string, keyFingerprint: string, held?: Ledger): Ledger =>
-  unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint), held);
+const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl), held);
 
-const unapprovedFolder = (baseUrl: string, keyFingerprint: string) => hostPath(baseUrl, keyFingerprint, 'unapproved');
+const unapprovedFolder = (baseUrl: string) => hostPath(baseUrl, 'unapproved');
 
-function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string): string {
+function hostFolderRefusal(e: unknown, baseUrl: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
-  return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl, keyFingerprint)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
+  return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
 }
 
 const utcDay = (): string => new Date().toISOString().slice(0, 10);
@@ -246,23 +243,23 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
 }
 
 /** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
-export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
-  const onRecord = teamOnRecord(accountOf(baseUrl), keyFingerprint);
+export async function policyInForce(baseUrl: string, team?: Ledger): Promise<AccountPolicy | undefined> {
+  const onRecord = teamOnRecord(accountOf(baseUrl));
   const teamLedger = policyKeeperOf(team);
   if (onRecord && teamLedger?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
     );
-  const fromTeam = teamLedger && (await teamStore(teamLedger, keyFingerprint).read()).policy;
-  if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint); // (this host learns it)
-  const p = (await hostStore(baseUrl, keyFingerprint).read()).policy ?? fromTeam;
+  const fromTeam = teamLedger && (await teamStore(teamLedger).read()).policy;
+  if (fromTeam && !onRecord) await recordTeam(teamLedger); // (this host learns it)
+  const p = (await hostStore(baseUrl).read()).policy ?? fromTeam;
   if (!p?.above) return p;
-  const today = await allowanceLedger(baseUrl, keyFingerprint, team)
+  const today = await allowanceLedger(baseUrl, team)
     .unapproved(utcDay())
     .catch((e: unknown) => {
-      throw new PolicyError(hostFolderRefusal(e, baseUrl, keyFingerprint));
+      throw new PolicyError(hostFolderRefusal(e, baseUrl));
     });
-  return { ...p, key: keyFingerprint, sentToday: today.totals, countedToday: today.recorded };
+  return { ...p, sentToday: today.totals, countedToday: today.recorded };
 }
 
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
@@ -273,12 +270,12 @@ export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateRes
 /** `approved`: the policy's check of the plan being run (undefined: no plan). */
 export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
-  const { above, key } = p;
-  if (approved?.ok || !above || key === undefined) return { policy };
+  const { above } = p;
+  if (approved?.ok || !above) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
-    const r = await allowanceLedger(p.account, key, ledger)
+    const r = await allowanceLedger(p.account, ledger)
       .unapproved(utcDay(), { payouts, above })
-      .catch((e: unknown) => hostFolderRefusal(e, p.account, key));
+      .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;
     return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, approved);
   };

@@ -22,8 +22,6 @@ const ProposalSchema = z.object({
   kind: z.literal(PROPOSAL_KIND),
   v: z.literal(1),
   account: z.string(),
-  /** The API key's fingerprint. */
-  key: z.string(),
   store: z.enum(['host', 'team']),
   /** Applied only while this version is in force. */
   baseVersion: z.number().int().min(1),
@@ -62,20 +60,19 @@ export const proposalPayload = (p: LoadedProposal) => ({
 export function proposalText(p: PolicyProposal): string {
   const to = p.policy ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)}` : 'to none (remove it)';
   return (
-    `change the approval policy of ${p.account} (API key ${p.key}${p.store === 'team' ? ', in the team ledger' : ''}), ` +
+    `change the approval policy of ${p.account} ${p.store === 'team' ? ' (in the team ledger)' : ''}, ` +
     `version ${p.baseVersion}: ${p.from},\n  ${to}\n  proposed by ${p.proposedBy} at ${p.proposedAt}`
   );
 }
 
 export async function writeProposal(
   path: string,
-  o: { current: AccountPolicy; key: string; store: 'host' | 'team'; next: PolicyRules | null; by: string },
+  o: { current: AccountPolicy; store: 'host' | 'team'; next: PolicyRules | null; by: string },
 ): Promise<PolicyProposal> {
   const proposal: PolicyProposal = {
     kind: PROPOSAL_KIND,
     v: 1,
     account: o.current.account,
-    key: o.key,
     store: o.store,
     baseVersion: o.current.version,
     from: describePolicy(o.current),

@@ -11,7 +11,7 @@ import { ExitCode } from './exit-codes.ts';
 import { environmentText, handleEngineError } from './render.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
-import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
+import { ClientConfigError } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
@@ -329,11 +329,9 @@ export function swapRateTolerance(text: string | number | undefined): DecT {
   return new Dec(m[1]!).dividedBy(100);
 }
 
-/** The service the connection flags name (none: the embedded sandbox) and the API key's fingerprint; no request. */
-export async function serviceAndKey(args: ConnectionArgs, io: CliIO): Promise<{ baseUrl?: string; key?: string }> {
-  const { baseUrl } = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env });
-  return { baseUrl, key: (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint };
-}
+/** The service the connection flags name (none: the embedded sandbox); no request. */
+export const serviceOf = (args: ConnectionArgs, io: CliIO): string | undefined =>
+  resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
 
 /** Someone can answer a question: stdin and stderr are both a terminal. */
 export function isInteractive(io: CliIO): boolean {

@@ -16,7 +16,7 @@ import {
   planningFlags,
   reportOrNote,
   screeningOf,
-  serviceAndKey,
+  serviceOf,
   stateRootOf,
   statusReportOf,
   sendOptions,
@@ -62,11 +62,16 @@ export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
   io: CliIO,
 ): Promise<AccountPolicy | string | undefined> {
-  const { baseUrl, key } = await serviceAndKey(args, io).catch(() => ({ baseUrl: undefined, key: undefined }));
-  if (baseUrl === undefined || key === undefined) return undefined;
+  let baseUrl;
+  try {
+    baseUrl = serviceOf(args, io);
+  } catch {
+    return undefined; // (connecting says why)
+  }
+  if (baseUrl === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {
-    return await policyInForce(baseUrl, key, team?.of(accountOf(baseUrl)));
+    return await policyInForce(baseUrl, team?.of(accountOf(baseUrl)));
   } catch (e) {
     if (e instanceof PolicyError) return e.message;
     throw e;

@@ -483,7 +483,7 @@ export class FolderWatch {
       if (vetted.documents || vetted.currencies)
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
       // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
-      const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
+      const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, this.ledger);
       const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one)

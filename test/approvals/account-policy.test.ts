@@ -55,7 +55,7 @@ describe('needsApprovals', () => {
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
     const count = vi.spyOn(FileLedger.prototype, 'unapproved').mockRejectedValueOnce(denied).mockRejectedValueOnce(new Error('boom'));
     const runs = new FileLedger('https://api.example.com', '/nonexistent/state/ledgers/x');
-    const { spend } = policyGuard(policy({ above: { USD: '150' }, key: 'fp' }));
+    const { spend } = policyGuard(policy({ above: { USD: '150' } }));
     try {
       await expect(spend!(runs, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).resolves.toMatch(
         /^this account's count of payouts sent without approval today is kept in .*unapproved, which this user cannot write \(EACCES\)/,

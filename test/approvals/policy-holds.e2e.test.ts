@@ -81,6 +81,8 @@ it('defects 1 and 2: no state folder, variable, home or watch folder skips the p
     ['PAYOUT_BATCH_STATE_DIR=other', [], { ...env, PAYOUT_BATCH_STATE_DIR: join(dir, 'other-env') }],
     ['XDG_STATE_HOME=other', [], { ...noState, XDG_STATE_HOME: join(dir, 'other-xdg') }],
     ['HOME=other', [], { ...noState, HOME: join(dir, 'other-home') }],
+    // the account's other key (spec §5: keep two active keys, rotate them): the same account
+    ['the second API key', [], { ...env, PAYOUT_API_KEY: 'sk_sandbox_acme_secondary' }],
   ];
   for (const [way, flags, e] of ways) {
     const r = await runCli(['run', 'payroll.csv', '--yes', ...flags, ...service], { cwd: dir, env: e, bin: inst.bin });

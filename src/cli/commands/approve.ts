@@ -64,8 +64,8 @@ async function whatIsSigned(path: string, arg: string, list: string | undefined,
   const named = list ? { approvers: readApprovers(resolve(cwd, list)), where: list } : undefined;
   if (isProposal(path)) {
     const loaded = loadProposal(path);
-    const { account, key, store } = loaded.proposal;
-    const policy = store === 'host' ? (await hostStore(account, key).read()).policy : undefined;
+    const { account, store } = loaded.proposal;
+    const policy = store === 'host' ? (await hostStore(account).read()).policy : undefined;
     const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
     if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
     return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal), listed, preparedBy: undefined };

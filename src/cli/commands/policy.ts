@@ -1,10 +1,10 @@
-// `payout-batch policy set|remove|apply|show`: the approval policy of an account and key
+// `payout-batch policy set|remove|apply|show`: the approval policy of an account
 // (approvals/account-policy.ts). The first is set at once; a change is a proposal its approvers sign.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceOf, type ArgsOf } from '../options.ts';
 import {
   describePolicy,
   hostStore,
@@ -39,15 +39,13 @@ const builder = (y: Argv) =>
 
 type Args = ArgsOf<typeof builder>;
 
-async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; key: string }> {
-  const { baseUrl, key } = await serviceAndKey(args, io);
+function accountOfArgs(args: Args, io: CliIO): string {
+  const baseUrl = serviceOf(args, io);
   if (baseUrl === undefined)
     throw new UsageError(
       'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
     );
-  if (!key)
-    throw new CommandError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
-  return { account: accountOf(baseUrl), key };
+  return accountOf(baseUrl);
 }
 
 function rulesOf(args: Args, io: CliIO): PolicyRules {
@@ -87,19 +85,16 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
   if (args.action === 'apply') {
     if (!args.proposal) throw new UsageError('policy apply PROPOSAL: name the proposal file of `policy set|remove`');
     const loaded = loadProposal(resolve(io.cwd, args.proposal));
-    const { account, key, store: kind } = loaded.proposal;
+    const { account, store: kind } = loaded.proposal;
     if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
-    const { record, tally } = await applyProposal(
-      team && kind === 'team' ? teamStore(team.of(account), key) : hostStore(account, key),
-      loaded,
-    );
+    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team.of(account)) : hostStore(account), loaded);
     io.stdout.write(
       `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
     );
     return ExitCode.OK;
   }
-  const { account, key } = await accountOfArgs(args, io);
-  const store: PolicyStore = team ? teamStore(team.of(account), key) : hostStore(account, key);
+  const account = accountOfArgs(args, io);
+  const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account);
   const current = await store.read();
   if (args.action === 'show') {
     if (args.json) printJson(io, current.policy ?? null);
@@ -123,7 +118,7 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
   }
   const p = current.policy;
   const out = resolve(io.cwd, args.out);
-  await writeProposal(out, { current: p, key, store: team ? 'team' : 'host', next, by: who() });
+  await writeProposal(out, { current: p, store: team ? 'team' : 'host', next, by: who() });
   io.stdout.write(
     `${account}: the policy in force (${describePolicy(p)}) changes only with ${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}.\n` +
       `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${args.out} --as NAME --key-file KEY\`), ` +
