@@ -344,14 +344,17 @@ interface Totals {
   estimated: DecT;
   feesEstimated: number;
   feesNotKnown: number;
+  /** Of `amount` and `fees`, the rows being settled: their debit may be in the balance already. */
+  settling: DecT;
 }
 
 /** Each currency's totals over the rows given, in the order its first row comes. */
 function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
   const by = new Map<string, Totals>();
   const zero = new Dec(0);
+  const sums = { amount: zero, fees: zero, estimated: zero, settling: zero };
   for (const c of candidates) {
-    const t = by.get(c.currency) ?? { rows: 0, amount: zero, fees: zero, estimated: zero, feesEstimated: 0, feesNotKnown: 0 };
+    const t = by.get(c.currency) ?? { rows: 0, feesEstimated: 0, feesNotKnown: 0, ...sums };
     by.set(c.currency, {
       rows: t.rows + 1,
       amount: t.amount.plus(c.amount),
@@ -359,6 +362,7 @@ function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
       estimated: c.feeEstimated ? t.estimated.plus(c.fee) : t.estimated,
       feesEstimated: t.feesEstimated + (c.feeEstimated ? 1 : 0),
       feesNotKnown: t.feesNotKnown + (c.feeNotKnown ? 1 : 0),
+      settling: c.settling ? t.settling.plus(c.amount).plus(c.fee) : t.settling,
     });
   }
   return by;
@@ -424,9 +428,9 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wit
   const left = new Map<number, LeftOut>();
   const toSend: Candidate[] = [];
   for (const c of candidates) {
-    const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee);
+    // A row being settled may already be debited (in the balance): it always goes, taking nothing (it cannot pay twice).
+    const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.settling ? 0 : c.amount.plus(c.fee));
     const short = !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(wallets.balances.get(c.currency) ?? 0);
-    // A row being settled may already be debited: it always goes (it cannot pay twice).
     if (allowPartial && short && !c.settling) {
       const why = `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`;
       left.set(c.rowNumber, leftOut('INSUFFICIENT_FUNDS', why));
@@ -450,7 +454,7 @@ function currencyPlans(
   for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
     const balance = balances.get(ccy) ?? new Dec(0);
     const total = u.amount.plus(u.fees);
-    const after = balance.minus(total);
+    const after = balance.minus(total).plus(u.settling);
     const cp: CurrencyPlan = {
       currency: ccy,
       rows: u.rows,
@@ -562,7 +566,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
   const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
     currency,
-    total: t.amount.plus(t.fees),
+    total: t.amount.plus(t.fees).minus(t.settling),
     feeMargin: feeMargin(t.estimated, t.feesEstimated, currency),
   }));
   const before = walletsOf(pf);
