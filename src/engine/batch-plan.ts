@@ -12,7 +12,7 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
 import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
@@ -385,8 +385,9 @@ function swapsOf(
   { wallets, balances }: ReturnType<typeof walletsOf>,
   pf: PreflightResult,
   o: PlanOptions,
+  made: (currency: string) => string | undefined,
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
-  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
+  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom, made });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
   const need = new Map(needs.map((n) => [n.currency, n]));
@@ -404,7 +405,8 @@ function swapsOf(
         : !spare?.greaterThanOrEqualTo(new Dec(s.swapAmount))
           ? `the ${s.fromCurrency} wallet no longer pays the plan's swap of ${s.swapAmount} ${s.fromCurrency} once its own rows are paid`
           : undefined;
-    if (why) refusals.push({ currency: n.currency, shortfall, reason: why });
+    const reason = made(n.currency) ?? why;
+    if (reason) refusals.push({ currency: n.currency, shortfall, reason });
     else swaps.push(s!);
   }
   return { swaps, refusals };
@@ -570,7 +572,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     feeMargin: feeMargin(t.estimated, t.feesEstimated, currency),
   }));
   const before = walletsOf(pf);
-  const funding = swapsOf(referenceOf, needs, before, pf, o);
+  const funding = swapsOf(referenceOf, needs, before, pf, o, (c) => swapMadeText(folded.swaps.get(c)));
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);

@@ -185,4 +185,26 @@ describe('the plan with its swap (buildPlan)', () => {
     ]);
     expect(plan({ ...options, approvedSwaps: approved }, pf(100, 47))).toMatchObject({ shortfall: true });
   });
+
+  it('a currency short again after its swap was made (the wallet drained since): no second swap planned nor counted, refused saying why', () => {
+    const approved = plan({ ...options, fundBySwap: true }).swaps;
+    const swap = { id: 'sw-1', status: 'PROCESSING' };
+    const made = foldJournal([
+      { t: 'swap', phase: 'created', currency: 'GBP', reference: 'R', attempt: 1, key: 'k', swap, at: '2026-01-01T00:00:00Z' },
+    ]);
+    for (const o of [
+      { ...options, fundBySwap: true },
+      { ...options, approvedSwaps: approved },
+    ]) {
+      const p = buildPlan(batch, pf(), made, 'sandbox', o);
+      expect(p).toMatchObject({ swaps: [], shortfall: true });
+      expect(p.swapRefusals).toEqual([
+        {
+          currency: 'GBP',
+          shortfall: '40.00',
+          reason: expect.stringMatching(/^the batch's GBP swap sw-1 \(PROCESSING\) was made by an earlier run/),
+        },
+      ]);
+    }
+  });
 });
