@@ -390,14 +390,14 @@ function swapsOf(
   if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom, made });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
-  const need = new Map(needs.map((n) => [n.currency, n]));
+  // (what a wallet's own rows, then the plan's swaps before this one, take from it)
+  const taken = new Map(needs.map((n) => [n.currency, n.total.plus(n.feeMargin)]));
   for (const n of needs) {
     const b = balances.get(n.currency);
     if (b === undefined || !n.total.greaterThan(b)) continue;
     const shortfall = formatAmount(n.total.plus(n.feeMargin).minus(b), n.currency);
     const s = o.approvedSwaps.find((x) => x.currency === n.currency);
-    const own = s && need.get(s.fromCurrency);
-    const spare = s && balances.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
+    const spare = s && balances.get(s.fromCurrency)?.minus(taken.get(s.fromCurrency) ?? 0);
     const why = !s
       ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
       : s.reference !== referenceOf(n.currency)
@@ -407,7 +407,10 @@ function swapsOf(
           : undefined;
     const reason = made(n.currency) ?? why;
     if (reason) refusals.push({ currency: n.currency, shortfall, reason });
-    else swaps.push(s!);
+    else {
+      swaps.push(s!);
+      addTo(taken, s!.fromCurrency, new Dec(s!.swapAmount));
+    }
   }
   return { swaps, refusals };
 }
