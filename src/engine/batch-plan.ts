@@ -12,7 +12,7 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
 import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
@@ -344,14 +344,17 @@ interface Totals {
   estimated: DecT;
   feesEstimated: number;
   feesNotKnown: number;
+  /** Of `amount` and `fees`, the rows being settled: their debit may be in the balance already. */
+  settling: DecT;
 }
 
 /** Each currency's totals over the rows given, in the order its first row comes. */
 function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
   const by = new Map<string, Totals>();
   const zero = new Dec(0);
+  const sums = { amount: zero, fees: zero, estimated: zero, settling: zero };
   for (const c of candidates) {
-    const t = by.get(c.currency) ?? { rows: 0, amount: zero, fees: zero, estimated: zero, feesEstimated: 0, feesNotKnown: 0 };
+    const t = by.get(c.currency) ?? { rows: 0, feesEstimated: 0, feesNotKnown: 0, ...sums };
     by.set(c.currency, {
       rows: t.rows + 1,
       amount: t.amount.plus(c.amount),
@@ -359,6 +362,7 @@ function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
       estimated: c.feeEstimated ? t.estimated.plus(c.fee) : t.estimated,
       feesEstimated: t.feesEstimated + (c.feeEstimated ? 1 : 0),
       feesNotKnown: t.feesNotKnown + (c.feeNotKnown ? 1 : 0),
+      settling: c.settling ? t.settling.plus(c.amount).plus(c.fee) : t.settling,
     });
   }
   return by;
@@ -381,18 +385,19 @@ function swapsOf(
   { wallets, balances }: ReturnType<typeof walletsOf>,
   pf: PreflightResult,
   o: PlanOptions,
+  made: (currency: string) => string | undefined,
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
-  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
+  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom, made });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
-  const need = new Map(needs.map((n) => [n.currency, n]));
+  // (what a wallet's own rows, then the plan's swaps before this one, take from it)
+  const taken = new Map(needs.map((n) => [n.currency, n.total.plus(n.feeMargin)]));
   for (const n of needs) {
     const b = balances.get(n.currency);
     if (b === undefined || !n.total.greaterThan(b)) continue;
     const shortfall = formatAmount(n.total.plus(n.feeMargin).minus(b), n.currency);
     const s = o.approvedSwaps.find((x) => x.currency === n.currency);
-    const own = s && need.get(s.fromCurrency);
-    const spare = s && balances.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
+    const spare = s && balances.get(s.fromCurrency)?.minus(taken.get(s.fromCurrency) ?? 0);
     const why = !s
       ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
       : s.reference !== referenceOf(n.currency)
@@ -400,8 +405,12 @@ function swapsOf(
         : !spare?.greaterThanOrEqualTo(new Dec(s.swapAmount))
           ? `the ${s.fromCurrency} wallet no longer pays the plan's swap of ${s.swapAmount} ${s.fromCurrency} once its own rows are paid`
           : undefined;
-    if (why) refusals.push({ currency: n.currency, shortfall, reason: why });
-    else swaps.push(s!);
+    const reason = made(n.currency) ?? why;
+    if (reason) refusals.push({ currency: n.currency, shortfall, reason });
+    else {
+      swaps.push(s!);
+      addTo(taken, s!.fromCurrency, new Dec(s!.swapAmount));
+    }
   }
   return { swaps, refusals };
 }
@@ -424,9 +433,9 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wit
   const left = new Map<number, LeftOut>();
   const toSend: Candidate[] = [];
   for (const c of candidates) {
-    const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee);
+    // A row being settled may already be debited (in the balance): it always goes, taking nothing (it cannot pay twice).
+    const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.settling ? 0 : c.amount.plus(c.fee));
     const short = !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(wallets.balances.get(c.currency) ?? 0);
-    // A row being settled may already be debited: it always goes (it cannot pay twice).
     if (allowPartial && short && !c.settling) {
       const why = `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`;
       left.set(c.rowNumber, leftOut('INSUFFICIENT_FUNDS', why));
@@ -450,7 +459,7 @@ function currencyPlans(
   for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
     const balance = balances.get(ccy) ?? new Dec(0);
     const total = u.amount.plus(u.fees);
-    const after = balance.minus(total);
+    const after = balance.minus(total).plus(u.settling);
     const cp: CurrencyPlan = {
       currency: ccy,
       rows: u.rows,
@@ -562,11 +571,11 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
   const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
     currency,
-    total: t.amount.plus(t.fees),
+    total: t.amount.plus(t.fees).minus(t.settling),
     feeMargin: feeMargin(t.estimated, t.feesEstimated, currency),
   }));
   const before = walletsOf(pf);
-  const funding = swapsOf(referenceOf, needs, before, pf, o);
+  const funding = swapsOf(referenceOf, needs, before, pf, o, (c) => swapMadeText(folded.swaps.get(c)));
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);

@@ -126,7 +126,7 @@ class SwapSender {
     const { attempt, key, body, resend } = a;
     const ids = { t: 'swap' as const, currency: p.currency, reference: p.reference, attempt, key };
     const sent = await sendStep(this.send, a, {
-      initiating: (at) => recordInitiating(this.ctx.session, { ...ids, phase: 'initiating', body, at }),
+      initiating: (at) => recordInitiating(this.ctx.session, { ...ids, phase: 'initiating', body, at }, this.ctx.stop),
       request: () => this.ctx.client.swap(body, { idempotencyKey: key }),
       created: (r) => ({ ...ids, phase: 'created', swap: swapSnapshotOf(r.swap), at: this.send.at() }),
       // 'Invalid payout amount' is the service's refusal of a moved rate: stale-rate, not rejected

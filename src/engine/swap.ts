@@ -2,7 +2,7 @@
 // proposes and approvers sign, its reference, its snapshot; its send step is swap-send.ts.
 import { z } from 'zod';
 import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/answers.ts';
-import type { SwapSnapshot } from '../journal/lines.ts';
+import type { SwapSnapshot, SwapState } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 
@@ -123,6 +123,12 @@ interface FundingOption {
   spare: Dec;
 }
 
+/** Why a currency gets no swap (one per batch and currency): an earlier run made it, its credit in the balance (spec §3). */
+export function swapMadeText(s: SwapState | undefined): string | undefined {
+  if (s?.phase !== 'created' || !s.swap) return undefined;
+  return `the batch's ${s.currency} swap ${s.swap.id} (${s.swap.status}) was made by an earlier run and the wallet is short again: a batch makes one swap per currency`;
+}
+
 /**
  * For each short currency, a swap crediting the shortfall plus swapMargin from the --swap-from wallet,
  * else the one with the most left over once its own rows are paid (and any earlier swap); or why none.
@@ -132,7 +138,7 @@ export function proposeSwaps(
   needs: readonly SwapNeed[],
   wallets: readonly SwapWallet[],
   pairs: readonly SwapPair[],
-  o: { from?: string } = {},
+  o: { from?: string; made?: (currency: string) => string | undefined } = {},
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
   const need = new Map(needs.map((n) => [n.currency, n]));
   const byCurrency = new Map(wallets.map((w) => [w.currency, w]));
@@ -148,6 +154,11 @@ export function proposeSwaps(
     if (!to?.balance || !n.total.greaterThan(to.balance)) continue;
     const shortfall = n.total.plus(n.feeMargin).minus(to.balance);
     const refuse = (reason: string) => refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason });
+    const made = o.made?.(n.currency);
+    if (made) {
+      refuse(made);
+      continue;
+    }
     if (!to.walletId) {
       refuse(`the ${n.currency} wallet has no walletId in the wallets route's answer, so no swap can credit it`);
       continue;

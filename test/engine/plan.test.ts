@@ -168,6 +168,24 @@ describe('buildPlan, pure', () => {
     expect(plan.requests.estimate).toBe(2 + 2 + 3);
   });
 
+  it('a resume after a kill: a row of unknown outcome, its debit maybe in the balance, short-funds no row and asks no swap', () => {
+    // 130.00 before; row 2's 60.00 initiated, the service debited it, the answer lost: 70.00 now
+    const batch = batchOf([payout(2, '60'), payout(3, '50')]);
+    const folded = foldJournal([{ t: 'initiating', ref: 'R-2', row: 2, attempt: 1, key: 'k', body: '{}', at: '2026-01-01T00:00:00Z' }]);
+    const plan = buildPlan(batch, wallet(70), folded, 'sandbox', options);
+    expect(plan).toMatchObject({ shortfall: false, toSend: [2, 3], toSettle: 1 });
+    expect(plan.currencies[0]).toMatchObject({ rows: 2, total: '110.00', balance: '70.00', balanceAfter: '20.00' });
+    expect(buildPlan(batch, wallet(70), folded, 'sandbox', { ...options, allowPartial: true })).toMatchObject({ toSend: [2, 3] });
+    const pf = preflight({
+      wallets: [
+        { currency: 'GBP', balance: 70, walletId: 'w-GBP' },
+        { currency: 'EUR', balance: 1000, walletId: 'w-EUR' },
+      ],
+      pairs: [{ baseCurrency: 'GBP', quoteCurrency: 'EUR', rate: 1.15, enabled: true }],
+    } as Partial<PreflightResult>);
+    expect(buildPlan(batch, pf, folded, 'sandbox', { ...options, fundBySwap: true }).swaps).toEqual([]);
+  });
+
   it('a corridor not enabled holds its rows back (NOT_SENT, corridorBlocked); a prohibited one makes them invalid', () => {
     const batch = batchOf([payout(2, '10'), payout(3, '10', 'EUR'), payout(4, '10')]);
     const pf = preflight({

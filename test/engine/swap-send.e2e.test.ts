@@ -21,7 +21,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 11;
+const BUSINESSES = 12;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -258,6 +258,23 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect(rejected).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REJECTED' } });
     expect(await phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
+  });
+});
+
+describe('stopped on request (Ctrl-C)', () => {
+  it('while the live pairs are read: no `initiating` line is written after it, so no swap starts', async () => {
+    const f = await fixture(12);
+    const stop = new AbortController();
+    const client = Object.create(f.client) as PayoutClient;
+    client.listPairs = async (...a) => {
+      const r = await f.client.listPairs(...a);
+      stop.abort();
+      return r;
+    };
+    const ctx = { client, session: f.session, need: () => new Dec('119.00'), rateTolerance: new Dec('0.01'), stop: stop.signal };
+    expect((await fundBySwaps(ctx, [f.proposal])).get('USD')).toMatchObject({ funded: false, halt: true });
+    expect(await phases(f.session)).toEqual([]);
+    expect(count(f.routes(), 'swap')).toBe(0);
   });
 });
 

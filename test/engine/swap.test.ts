@@ -185,4 +185,44 @@ describe('the plan with its swap (buildPlan)', () => {
     ]);
     expect(plan({ ...options, approvedSwaps: approved }, pf(100, 47))).toMatchObject({ shortfall: true });
   });
+
+  it("a plan file's two swaps from one wallet: the second is refused when the wallet now pays either but not both", () => {
+    const two = batchOf([payoutRow(2, '60'), payoutRow(3, '50'), payoutRow(4, '30'), payoutRow(5, '100', 'USD')]);
+    const pairs = [
+      { currencyPairId: 'p1', baseCurrency: 'EUR', quoteCurrency: 'GBP', rate: 0.8518, enabled: true },
+      { currencyPairId: 'p2', baseCurrency: 'USD', quoteCurrency: 'EUR', rate: 0.9215, enabled: true },
+    ];
+    const at = (eur: number) => preflightOf({ wallets: [w('GBP', 100), w('USD', 0), w('EUR', eur)], pairs });
+    const approved = buildPlan(two, at(1000), foldJournal([]), 'sandbox', { ...options, fundBySwap: true }).swaps;
+    // 47.43 EUR for GBP, 93.08 EUR for USD: 140.51 EUR together
+    expect(approved.map((s) => `${s.swapAmount} ${s.fromCurrency}`)).toEqual(['47.43 EUR', '93.08 EUR']);
+    const now = buildPlan(two, at(100), foldJournal([]), 'sandbox', { ...options, approvedSwaps: approved });
+    expect(now.swaps.map((s) => s.currency)).toEqual(['GBP']);
+    expect(now.swapRefusals).toEqual([
+      expect.objectContaining({ currency: 'USD', reason: expect.stringMatching(/^the EUR wallet no longer pays/) }),
+    ]);
+    expect(now.shortfall).toBe(true);
+  });
+
+  it('a currency short again after its swap was made (the wallet drained since): no second swap planned nor counted, refused saying why', () => {
+    const approved = plan({ ...options, fundBySwap: true }).swaps;
+    const swap = { id: 'sw-1', status: 'PROCESSING' };
+    const made = foldJournal([
+      { t: 'swap', phase: 'created', currency: 'GBP', reference: 'R', attempt: 1, key: 'k', swap, at: '2026-01-01T00:00:00Z' },
+    ]);
+    for (const o of [
+      { ...options, fundBySwap: true },
+      { ...options, approvedSwaps: approved },
+    ]) {
+      const p = buildPlan(batch, pf(), made, 'sandbox', o);
+      expect(p).toMatchObject({ swaps: [], shortfall: true });
+      expect(p.swapRefusals).toEqual([
+        {
+          currency: 'GBP',
+          shortfall: '40.00',
+          reason: expect.stringMatching(/^the batch's GBP swap sw-1 \(PROCESSING\) was made by an earlier run/),
+        },
+      ]);
+    }
+  });
 });
