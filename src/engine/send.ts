@@ -86,7 +86,8 @@ export interface Verdict {
 export function classify(e: unknown, resend: boolean): Verdict {
   // Not the client's error: we cannot tell whether the request left, so the outcome is unknown.
   if (!(e instanceof PayoutApiError)) return { line: 'unknown', halt: false };
-  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind === 'network' || e.kind === 'timeout' };
+  // (a 5xx through the client's retries: the service is not working now, as with no answer at all)
+  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind === 'network' || e.kind === 'timeout' || (e.status ?? 0) >= 500 };
   if (e.conflict) return { line: 'conflict', halt: false };
   // The service did not act and cannot be used now: the payment stays as journalled and is resent.
   if (e.serviceTrouble) return { halt: true };
