@@ -140,12 +140,14 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
   try {
     const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
     for (const item of r.items) listed.set(item.id, item);
-  } catch {
-    // (a list the service refuses: one GET each below)
+  } catch (e) {
+    // (a list the service refuses: one GET each below; none while the service is not working)
+    if (notWorking(e)) return;
   }
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
-    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch(() => undefined));
+    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
+    if (read === 'stop') return;
     if (read?.id !== known.id) continue;
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
@@ -154,6 +156,8 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
     record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
 }
+
+const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.serviceTrouble;
 
 function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
   const { id, status, payoutRef, destinationAmount, transactionFees, exchangeRate } = p;
