@@ -11,7 +11,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { toApi, type Dec } from '../money.ts';
+import { fromApi, toApi, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
@@ -56,7 +56,22 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
     },
   });
   if ('notSent' in sent) return sent.stopped ? { stopped: true } : { halt: sent.notSent };
-  return 'failed' in sent && sent.verdict.halt ? { halt: sent.failed } : {};
+  if ('answer' in sent) {
+    const { id } = sent.answer.payout;
+    const other = otherThanSent(sent.answer.payout, JSON.parse(a.body) as InitiateRequest);
+    const what = `row ${a.row} (${ref}): the service answered with payout ${id} of ${other}, not what was sent`;
+    return other ? { halt: new Error(`${what}: the run stopped before another row is paid so; ask the service about it`) } : {};
+  }
+  return sent.verdict.halt ? { halt: sent.failed } : {};
+}
+
+/** The amount and currencies of an answered payout that are not the request's (spec §4.2: the payout of the body sent). */
+export function otherThanSent(p: PayoutAnswer, sent: InitiateRequest): string | undefined {
+  const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
+  const amount =
+    p.sourceAmount !== undefined && !fromApi(p.sourceAmount).eq(fromApi(sent.sourceAmount)) ? [`sourceAmount ${p.sourceAmount}`] : [];
+  const other = [...amount, ...currencies.map((k) => `${k} ${p[k]}`)];
+  return other.length ? `${other.join(', ')} (sent ${sent.sourceAmount} ${sent.sourceCurrency} to ${sent.destinationCurrency})` : undefined;
 }
 
 /**
