@@ -54,3 +54,12 @@ it('the same amounts as strings, with other trailing zeros, and extra fields: ev
   expect(r.kind).toBe('ok');
   expect(await allPayouts(sb!)).toHaveLength(4);
 });
+
+it('a created answer that cannot be read (an amount "1,000.00"): the run stops, the row unknown', async () => {
+  const r = await run((p) => (p.sourceAmount = '1,000.00'));
+  // (before: every row sent, each unreadable, and twice more in the settle passes; exit 1 "fix rows")
+  expect(r.kind).toBe('halted');
+  expect(r.halted).toMatch(/does not match the spec: field "sourceAmount"/);
+  expect([...r.outcomes.values()].map((o) => o.status)).toContain('UNKNOWN_OUTCOME');
+  expect(await allPayouts(sb!)).toHaveLength(1);
+});
