@@ -65,11 +65,15 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
   return sent.verdict.halt ? { halt: sent.failed } : {};
 }
 
-/** The amount and currencies of an answered payout that are not the request's (spec §4.2: the payout of the body sent). */
+/**
+ * The amount and currencies of an answered payout that are not the request's (spec §4.2: the payout
+ * of the body sent). Its sourceAmount is the one sent, or that plus its fee ("amount debited", §2).
+ */
 export function otherThanSent(p: PayoutAnswer, sent: InitiateRequest): string | undefined {
   const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
+  const debited = [0, p.transactionFees ?? 0].map((fee) => fromApi(sent.sourceAmount).plus(fromApi(fee)));
   const amount =
-    p.sourceAmount !== undefined && !fromApi(p.sourceAmount).eq(fromApi(sent.sourceAmount)) ? [`sourceAmount ${p.sourceAmount}`] : [];
+    p.sourceAmount !== undefined && !debited.some((d) => d.eq(fromApi(p.sourceAmount!))) ? [`sourceAmount ${p.sourceAmount}`] : [];
   const other = [...amount, ...currencies.map((k) => `${k} ${p[k]}`)];
   return other.length ? `${other.join(', ')} (sent ${sent.sourceAmount} ${sent.sourceCurrency} to ${sent.destinationCurrency})` : undefined;
 }

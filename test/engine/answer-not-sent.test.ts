@@ -63,3 +63,9 @@ it('a created answer that cannot be read (an amount "1,000.00"): the run stops, 
   expect([...r.outcomes.values()].map((o) => o.status)).toContain('UNKNOWN_OUTCOME');
   expect(await allPayouts(sb!)).toHaveLength(1);
 });
+
+it('a sourceAmount that is the amount sent plus its fee (spec §2 "amount debited"): every row goes', async () => {
+  const r = await run((p) => (p.sourceAmount = Number(p.sourceAmount) + Number(p.transactionFees)));
+  expect(r.kind).toBe('ok');
+  expect(await allPayouts(sb!)).toHaveLength(4);
+});
