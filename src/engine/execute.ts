@@ -11,7 +11,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { toApi, type Dec } from '../money.ts';
+import { fromApi, toApi, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
@@ -56,7 +56,26 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
     },
   });
   if ('notSent' in sent) return sent.stopped ? { stopped: true } : { halt: sent.notSent };
-  return 'failed' in sent && sent.verdict.halt ? { halt: sent.failed } : {};
+  if ('answer' in sent) {
+    const { id } = sent.answer.payout;
+    const other = otherThanSent(sent.answer.payout, JSON.parse(a.body) as InitiateRequest);
+    const what = `row ${a.row} (${ref}): the service answered with payout ${id} of ${other}, not what was sent`;
+    return other ? { halt: new Error(`${what}: the run stopped before another row is paid so; ask the service about it`) } : {};
+  }
+  return sent.verdict.halt ? { halt: sent.failed } : {};
+}
+
+/**
+ * The amount and currencies of an answered payout that are not the request's (spec §4.2: the payout
+ * of the body sent). Its sourceAmount is the one sent, or that plus its fee ("amount debited", §2).
+ */
+export function otherThanSent(p: PayoutAnswer, sent: InitiateRequest): string | undefined {
+  const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
+  const debited = [0, p.transactionFees ?? 0].map((fee) => fromApi(sent.sourceAmount).plus(fromApi(fee)));
+  const amount =
+    p.sourceAmount !== undefined && !debited.some((d) => d.eq(fromApi(p.sourceAmount!))) ? [`sourceAmount ${p.sourceAmount}`] : [];
+  const other = [...amount, ...currencies.map((k) => `${k} ${p[k]}`)];
+  return other.length ? `${other.join(', ')} (sent ${sent.sourceAmount} ${sent.sourceCurrency} to ${sent.destinationCurrency})` : undefined;
 }
 
 /**
@@ -140,12 +159,14 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
   try {
     const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
     for (const item of r.items) listed.set(item.id, item);
-  } catch {
-    // (a list the service refuses: one GET each below)
+  } catch (e) {
+    // (a list the service refuses: one GET each below; none while the service is not working)
+    if (notWorking(e)) return;
   }
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
-    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch(() => undefined));
+    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
+    if (read === 'stop') return;
     if (read?.id !== known.id) continue;
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
@@ -154,6 +175,8 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
     record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
 }
+
+const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.serviceTrouble;
 
 function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
   const { id, status, payoutRef, destinationAmount, transactionFees, exchangeRate } = p;

@@ -86,7 +86,9 @@ export interface Verdict {
 export function classify(e: unknown, resend: boolean): Verdict {
   // Not the client's error: we cannot tell whether the request left, so the outcome is unknown.
   if (!(e instanceof PayoutApiError)) return { line: 'unknown', halt: false };
-  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind === 'network' || e.kind === 'timeout' };
+  // Only a 4xx not the service's own (a gateway's) lets the run go on: no answer, a 5xx past the
+  // client's retries, or a 2xx this tool cannot read, and the rows after it would fare no better.
+  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind !== 'http' || (e.status ?? 0) >= 500 };
   if (e.conflict) return { line: 'conflict', halt: false };
   // The service did not act and cannot be used now: the payment stays as journalled and is resent.
   if (e.serviceTrouble) return { halt: true };

@@ -26,8 +26,10 @@ describe('classify', () => {
     expect(classify(error({ status: 409, code: 'IDEMPOTENCY_KEY_CONFLICT' }), true)).toEqual({ line: 'conflict', halt: false });
   });
 
-  it('an unknown outcome is journalled unknown; a timeout or dropped connection also halts the run', () => {
-    expect(classify(error({ outcome: 'unknown', status: 502 }), false)).toEqual({ line: 'unknown', halt: false });
+  it('an unknown outcome is journalled unknown; a timeout, dropped connection, 5xx or unreadable answer also halts the run', () => {
+    expect(classify(error({ outcome: 'unknown', status: 408 }), false)).toEqual({ line: 'unknown', halt: false });
+    expect(classify(error({ outcome: 'unknown', status: 502 }), false)).toEqual({ line: 'unknown', halt: true });
+    expect(classify(error({ outcome: 'unknown', kind: 'invalid-response', status: 201 }), false)).toEqual({ line: 'unknown', halt: true });
     expect(classify(error({ outcome: 'unknown', kind: 'timeout' }), false)).toEqual({ line: 'unknown', halt: true });
     expect(classify(error({ outcome: 'unknown', kind: 'network' }), true)).toEqual({ line: 'unknown', halt: true });
   });
