@@ -269,6 +269,28 @@ describe('initiate (spec §4.2)', () => {
     });
     expect(badType.body.errors[0].field).toBe('beneficiary.accountType');
   });
+
+  it("refuses a beneficiary's country that is no alpha-3 code (spec §1.6), so none slips past the prohibited check", async () => {
+    const nip = (countryCode: string) =>
+      nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN', accountNumber: '1', bankCode: '2', countryCode } });
+    for (const code of ['irn', 'Iran', 'IR']) {
+      const r = await initiate(sb, nip(code));
+      expect(r.status, code).toBe(400);
+      expect(r.body.errors, code).toEqual([{ field: 'beneficiary.countryCode', message: expect.stringContaining('alpha-3') }]);
+    }
+    const swift = (beneficiaryCountry: string) => ({
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+      narration: 'x',
+      beneficiary: { accountName: 'A', accountCurrency: 'USD', accountNumber: '1', swiftCode: 'X', bankName: 'B', beneficiaryCountry },
+    });
+    expect((await initiate(sb, swift('usa'))).body.errors).toEqual([
+      { field: 'beneficiary.beneficiaryCountry', message: expect.any(String) },
+    ]);
+  });
 });
 
 describe('get and list payouts (spec §4.3, §4.4)', () => {

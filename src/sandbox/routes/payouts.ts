@@ -40,8 +40,12 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
   // Reading: the beneficiary's account is in the currency it receives.
   const currency = body.destinationCurrency;
+  const alpha3 = (c?: string) => (c === undefined || /^[A-Z]{3}$/.test(c) ? undefined : 'an ISO 3166-1 alpha-3 code of 3 capital letters');
   checkFields({
     'beneficiary.accountCurrency': beneficiary.accountCurrency === currency ? undefined : `must be the destinationCurrency ${currency}`,
+    // Spec §1.6: countries are alpha-3 codes (else "irn" would pass the prohibited check below).
+    'beneficiary.countryCode': alpha3(beneficiary.countryCode),
+    'beneficiary.beneficiaryCountry': alpha3(beneficiary.beneficiaryCountry),
   });
   // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
   if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
