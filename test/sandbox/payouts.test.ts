@@ -291,6 +291,28 @@ describe('initiate (spec §4.2)', () => {
       { field: 'beneficiary.beneficiaryCountry', message: expect.any(String) },
     ]);
   });
+
+  it('refuses a SWIFT beneficiary whose beneficiaryCountry is prohibited, as it refuses such a countryCode', async () => {
+    const before = await walletBalance(sb, 'USD');
+    const r = await initiate(sb, {
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+      narration: 'x',
+      beneficiary: {
+        accountName: 'A',
+        accountCurrency: 'USD',
+        accountNumber: '1',
+        swiftCode: 'X',
+        bankName: 'B',
+        beneficiaryCountry: 'IRN',
+      },
+    });
+    expect(r.body.error).toBe('PROHIBITED_DESTINATION');
+    expect(await walletBalance(sb, 'USD')).toBe(before);
+  });
 });
 
 describe('get and list payouts (spec §4.3, §4.4)', () => {

@@ -47,8 +47,8 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     'beneficiary.countryCode': alpha3(beneficiary.countryCode),
     'beneficiary.beneficiaryCountry': alpha3(beneficiary.beneficiaryCountry),
   });
-  // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
-  if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
+  // Spec §2 Beneficiary: its country (countryCode, SWIFT's beneficiaryCountry), when given, may not be prohibited either.
+  for (const c of [beneficiary.countryCode, beneficiary.beneficiaryCountry]) if (c) refuseProhibited(sb.store, c);
 
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
