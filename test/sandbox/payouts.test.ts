@@ -37,6 +37,20 @@ describe('authentication (spec §5)', () => {
     expect(r.status).toBe(404);
     expect(r.body.message).toBe(`Cannot GET ${P}/nope/deeper`);
   });
+
+  it('takes a body only as Content-Type application/json (spec §4.2), and creates nothing otherwise', async () => {
+    const before = await walletBalance(sb, 'USD');
+    for (const type of ['text/plain', undefined]) {
+      const res = await fetch(`${sb.url}${P}/initiate`, {
+        method: 'POST',
+        headers: { 'x-api-key': ACME, 'idempotency-key': uniqueKey('ct'), ...(type ? { 'content-type': type } : {}) },
+        body: Buffer.from(JSON.stringify(nipBody())),
+      });
+      expect(res.status, type).toBe(400);
+      expect(((await res.json()) as ErrorBody).error, type).toBe('VALIDATION_ERROR');
+    }
+    expect(await walletBalance(sb, 'USD')).toBe(before);
+  });
 });
 
 describe('quote (spec §4.1)', () => {
