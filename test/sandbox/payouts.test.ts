@@ -299,11 +299,54 @@ describe('initiate (spec §4.2)', () => {
       destinationCountryCode: 'USA',
       method: 'SWIFT',
       narration: 'x',
-      beneficiary: { accountName: 'A', accountCurrency: 'USD', accountNumber: '1', swiftCode: 'X', bankName: 'B', beneficiaryCountry },
+      beneficiary: {
+        accountName: 'A',
+        accountCurrency: 'USD',
+        accountNumber: '1',
+        swiftCode: 'CHASUS33',
+        bankName: 'B',
+        beneficiaryCountry,
+      },
     });
     expect((await initiate(sb, swift('usa'))).body.errors).toEqual([
       { field: 'beneficiary.beneficiaryCountry', message: expect.any(String) },
     ]);
+  });
+
+  it('refuses a beneficiary value that fails the validation its methods route advertises for the field', async () => {
+    const corridor = (method: string, currency: string, country: string, fields: Record<string, string>) => ({
+      sourceAmount: 10,
+      sourceCurrency: currency,
+      destinationCurrency: currency,
+      destinationCountryCode: country,
+      method,
+      narration: 'x',
+      beneficiary: { accountName: 'A', accountCurrency: currency, ...fields },
+    });
+    const swift = (f = {}) =>
+      corridor('SWIFT', 'USD', 'USA', { accountNumber: '1', swiftCode: 'CHASUS33', bankName: 'B', beneficiaryCountry: 'USA', ...f });
+    const fps = (f = {}) =>
+      corridor('FASTER_PAYMENTS', 'GBP', 'GBR', { sortCode: '601613', accountNumber: '31926819', iban: 'GB29NWBK60161331926819', ...f });
+    const ach = (f = {}) =>
+      corridor('ACH', 'USD', 'USA', { routingNumber: '021000021', accountNumber: '1', accountType: 'checking', ...f });
+    const hk = (f: Record<string, string>) => corridor('HK_FPS', 'HKD', 'HKG', f);
+    for (const valid of [swift({ iban: 'DE89370400440532013000', intermediarySwift: 'DEUTDEFFXXX' }), fps(), ach()])
+      expect((await initiate(sb, valid)).status, JSON.stringify(valid)).toBe(201);
+    for (const valid of [{ phoneNumber: '+85291234567' }, { email: 'chan@example.com.hk' }] as Record<string, string>[])
+      expect((await initiate(sb, hk(valid))).status).toBe(201);
+    const bad: [Record<string, unknown>, string][] = [
+      [swift({ swiftCode: 'DEUTDEF' }), 'swiftCode'],
+      [swift({ intermediarySwift: 'deutdeff' }), 'intermediarySwift'],
+      [swift({ iban: 'DE89370400440532013001' }), 'iban'],
+      [fps({ sortCode: '60161' }), 'sortCode'],
+      [ach({ routingNumber: '021000022' }), 'routingNumber'],
+      [hk({ phoneNumber: '91234567' }), 'phoneNumber'],
+      [hk({ email: 'chan.at.example.com' }), 'email'],
+    ];
+    for (const [body, field] of bad) {
+      const r = await initiate(sb, body);
+      expect(r.body.errors, field).toEqual([{ field: `beneficiary.${field}`, message: expect.any(String) }]);
+    }
   });
 
   it('refuses a SWIFT beneficiary whose beneficiaryCountry is prohibited, as it refuses such a countryCode', async () => {
@@ -319,7 +362,7 @@ describe('initiate (spec §4.2)', () => {
         accountName: 'A',
         accountCurrency: 'USD',
         accountNumber: '1',
-        swiftCode: 'X',
+        swiftCode: 'CHASUS33',
         bankName: 'B',
         beneficiaryCountry: 'IRN',
       },

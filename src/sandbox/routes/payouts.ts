@@ -13,7 +13,7 @@ import {
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
-import { missingFields } from '../rules.ts';
+import { formatProblem, missingFields } from '../rules.ts';
 import { creating, define, route, type Sandbox } from '../context.ts';
 import { apiError, checkFields, found, header, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
@@ -40,12 +40,10 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
   // Reading: the beneficiary's account is in the currency it receives.
   const currency = body.destinationCurrency;
-  const alpha3 = (c?: string) => (c === undefined || /^[A-Z]{3}$/.test(c) ? undefined : 'an ISO 3166-1 alpha-3 code of 3 capital letters');
   checkFields({
+    // the formats the methods route advertises (iban, bic, ..., alpha-3 countries, else "irn" would pass the check below)
+    ...Object.fromEntries(Object.entries(beneficiary).map(([f, v]) => [`beneficiary.${f}`, formatProblem(f, v)])),
     'beneficiary.accountCurrency': beneficiary.accountCurrency === currency ? undefined : `must be the destinationCurrency ${currency}`,
-    // Spec §1.6: countries are alpha-3 codes (else "irn" would pass the prohibited check below).
-    'beneficiary.countryCode': alpha3(beneficiary.countryCode),
-    'beneficiary.beneficiaryCountry': alpha3(beneficiary.beneficiaryCountry),
   });
   // Spec §2 Beneficiary: its country (countryCode, SWIFT's beneficiaryCountry), when given, may not be prohibited either.
   for (const c of [beneficiary.countryCode, beneficiary.beneficiaryCountry]) if (c) refuseProhibited(sb.store, c);
