@@ -252,6 +252,34 @@ describe('initiate (spec §4.2)', () => {
     expect(await walletBalance(sb, 'USD', GLOBEX)).toBe(before);
   });
 
+  it('refuses (quote and initiate) an amount that converts to 0: the fee would buy the beneficiary nothing', async () => {
+    const before = await walletBalance(sb, 'NGN');
+    const corridor = {
+      sourceAmount: 0.01,
+      sourceCurrency: 'NGN',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+    };
+    const beneficiary = {
+      accountName: 'A',
+      accountCurrency: 'USD',
+      accountNumber: '1',
+      swiftCode: 'CHASUS33',
+      bankName: 'B',
+      beneficiaryCountry: 'USA',
+    };
+    for (const r of [
+      await call(sb, 'POST', `${P}/quote`, { body: corridor }),
+      await initiate(sb, { ...corridor, narration: 'x', beneficiary }),
+    ]) {
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual([{ field: 'sourceAmount', message: expect.stringContaining('0 USD') }]);
+    }
+    expect(await walletBalance(sb, 'NGN')).toBe(before);
+    expect((await call(sb, 'POST', `${P}/quote`, { body: { ...corridor, sourceAmount: 7.66 } })).body.destinationAmount).toBe(0.01);
+  });
+
   it('answers CORRIDOR_NOT_ENABLED, PROHIBITED_DESTINATION and VALIDATION_ERROR like quote', async () => {
     expect((await initiate(sb, nipBody({ destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' }))).body.error).toBe(
       'CORRIDOR_NOT_ENABLED',
