@@ -82,6 +82,8 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     createdAt: now,
     updatedAt: now,
   };
+  // Written before anything changes: a payout it cannot answer (toApi) must not exist behind an unbound key.
+  const answer = payoutView(p);
   sb.store.payouts.set(p.id, p);
   // Spec §3: one DEBIT of amount plus fee, referencing the payoutRef.
   sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
@@ -91,7 +93,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     fee: pricing.fee.toFixed(),
   });
   sb.lifecycle.scheduleNext(p);
-  return { status: 201, body: payoutView(p), created: p.id };
+  return { status: 201, body: answer, created: p.id };
 }
 
 const payoutOf = (sb: Sandbox, req: Request): PayoutRec =>
