@@ -106,10 +106,13 @@ export function price(store: Store, businessId: string, r: QuoteRequest) {
     ]);
   }
   const fee = feeFor(corridor, row, sourceAmount, r.sourceCurrency, r.destinationCurrency);
+  const destinationAmount = convert(corridor, sourceAmount, r.destinationCurrency);
+  // Reading ("minimum payout amounts: not shown"): a payout must deliver something.
+  checkFields({ sourceAmount: destinationAmount.isZero() ? `converts to 0 ${r.destinationCurrency}: too small to send` : undefined });
   return {
     method,
     sourceAmount,
-    destinationAmount: convert(corridor, sourceAmount, r.destinationCurrency),
+    destinationAmount,
     exchangeRate: reportedRate(corridor),
     fee,
     total: sourceAmount.plus(fee),

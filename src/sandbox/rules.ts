@@ -138,6 +138,29 @@ export const FIELDS: Partial<Record<string, { description: string; validation?: 
   remitterAddress: { description: 'Address of the payer when it is not the onboarded business (top-level on initiate)' },
 };
 
+/** IBAN's check: the first four characters moved to the end, letters as 10-35, modulo 97. */
+const mod97 = (s: string): number => [...s].reduce((r, c) => Number(`${r}${parseInt(c, 36)}`) % 97, 0);
+
+/** The formats behind the hints of FIELDS (iso_4217 and checking_or_savings are the body schema's); reading: as written for the wire. */
+const FORMATS: Partial<Record<string, { valid: (v: string) => boolean; expected: string }>> = {
+  iso_3166_alpha3: { valid: (v) => /^[A-Z]{3}$/.test(v), expected: 'an ISO 3166-1 alpha-3 code of 3 capital letters (spec §1.6)' },
+  iban: { valid: (v) => /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(v) && mod97(v.slice(4) + v.slice(0, 4)) === 1, expected: 'an IBAN' },
+  bic: { valid: (v) => /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(v), expected: 'a SWIFT/BIC of 8 or 11 capitals and digits' },
+  sort_code: { valid: (v) => /^\d{6}$/.test(v), expected: 'a sort code of 6 digits' },
+  aba_routing_number: {
+    valid: (v) => /^\d{9}$/.test(v) && [...v].reduce((sum, d, i) => sum + Number(d) * [3, 7, 1][i % 3]!, 0) % 10 === 0,
+    expected: '9 digits with the ABA checksum',
+  },
+  phone: { valid: (v) => /^\+[1-9]\d{7,14}$/.test(v), expected: 'an E.164 number: + and 8 to 15 digits' },
+  email: { valid: (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v), expected: 'an email address' },
+};
+
+/** A given beneficiary value that fails the validation the methods route advertises for its field: what would be valid. */
+export function formatProblem(field: string, value: unknown): string | undefined {
+  const format = FORMATS[FIELDS[field]?.validation ?? ''];
+  return format && typeof value === 'string' && value.trim() !== '' && !format.valid(value) ? `must be ${format.expected}` : undefined;
+}
+
 /** Spec §1.9 overview per source currency; reading: HKD added from the table's "HKD to Hong Kong | FPS" row. */
 const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
   // "NGN ... and more via NIP, SWIFT, ALIPAY, WECHAT" ("and more" is not a list)

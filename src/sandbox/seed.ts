@@ -50,6 +50,10 @@ const SeedBusiness = z
       if (new Dec(w.balance).decimalPlaces() > places) {
         ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `${w.currency} amounts have at most ${places} decimals` });
       }
+      // A balance is answered as a JSON number, exact to 15 digits with its decimals (money.ts toApi).
+      const limit = new Dec(10).pow(15 - places);
+      if (new Dec(w.balance).greaterThanOrEqualTo(limit))
+        ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `a ${w.currency} balance is below ${limit.toFixed()}` });
     });
     const pair = onePerKey(ctx, (k) => `pair ${k} listed twice`);
     b.pairs.forEach((p, i) => {

@@ -80,6 +80,25 @@ describe('Idempotency-Key on initiate (spec §4.2 rules 1-3)', () => {
     expect(globex.body.id).not.toBe(acme.body.id);
   });
 
+  it('creates no payout it cannot answer: a 500 leaves no record and no debit behind its unbound key', async () => {
+    const own = await start();
+    try {
+      const pair = (await call(own, 'GET', `${P}/pairs`)).body.data.find((p: { quoteCurrency: string }) => p.quoteCurrency === 'NGN');
+      // a rate that makes the NGN amount more digits than a JSON number carries exactly
+      expect((await call(own, 'PUT', `/_sandbox/pairs/${pair.currencyPairId}/rate`, { body: { rate: '15305000.5' } })).status).toBe(200);
+      const before = await walletBalance(own, 'USD');
+      const key = uniqueKey();
+      for (let i = 0; i < 2; i++) {
+        const r = await call(own, 'POST', `${P}/initiate`, { body: nipBody({ sourceAmount: 999_000.01 }), idem: key });
+        expect(r.status).toBe(500);
+      }
+      expect(await walletBalance(own, 'USD')).toBe(before);
+      expect((await call(own, 'GET', P)).body.meta.total).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('compares bodies semantically: key order never matters, values always do', () => {
     expect(canonicalJson({ a: 1, b: { c: [1, { e: 2, d: 1 }] } })).toBe(canonicalJson({ b: { c: [1, { d: 1, e: 2 }] }, a: 1.0 }));
     expect(canonicalJson({ a: [1, 2] })).not.toBe(canonicalJson({ a: [2, 1] }));

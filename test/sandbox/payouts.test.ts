@@ -37,6 +37,20 @@ describe('authentication (spec §5)', () => {
     expect(r.status).toBe(404);
     expect(r.body.message).toBe(`Cannot GET ${P}/nope/deeper`);
   });
+
+  it('takes a body only as Content-Type application/json (spec §4.2), and creates nothing otherwise', async () => {
+    const before = await walletBalance(sb, 'USD');
+    for (const type of ['text/plain', undefined]) {
+      const res = await fetch(`${sb.url}${P}/initiate`, {
+        method: 'POST',
+        headers: { 'x-api-key': ACME, 'idempotency-key': uniqueKey('ct'), ...(type ? { 'content-type': type } : {}) },
+        body: Buffer.from(JSON.stringify(nipBody())),
+      });
+      expect(res.status, type).toBe(400);
+      expect(((await res.json()) as ErrorBody).error, type).toBe('VALIDATION_ERROR');
+    }
+    expect(await walletBalance(sb, 'USD')).toBe(before);
+  });
 });
 
 describe('quote (spec §4.1)', () => {
@@ -238,6 +252,34 @@ describe('initiate (spec §4.2)', () => {
     expect(await walletBalance(sb, 'USD', GLOBEX)).toBe(before);
   });
 
+  it('refuses (quote and initiate) an amount that converts to 0: the fee would buy the beneficiary nothing', async () => {
+    const before = await walletBalance(sb, 'NGN');
+    const corridor = {
+      sourceAmount: 0.01,
+      sourceCurrency: 'NGN',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+    };
+    const beneficiary = {
+      accountName: 'A',
+      accountCurrency: 'USD',
+      accountNumber: '1',
+      swiftCode: 'CHASUS33',
+      bankName: 'B',
+      beneficiaryCountry: 'USA',
+    };
+    for (const r of [
+      await call(sb, 'POST', `${P}/quote`, { body: corridor }),
+      await initiate(sb, { ...corridor, narration: 'x', beneficiary }),
+    ]) {
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual([{ field: 'sourceAmount', message: expect.stringContaining('0 USD') }]);
+    }
+    expect(await walletBalance(sb, 'NGN')).toBe(before);
+    expect((await call(sb, 'POST', `${P}/quote`, { body: { ...corridor, sourceAmount: 7.66 } })).body.destinationAmount).toBe(0.01);
+  });
+
   it('answers CORRIDOR_NOT_ENABLED, PROHIBITED_DESTINATION and VALIDATION_ERROR like quote', async () => {
     expect((await initiate(sb, nipBody({ destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' }))).body.error).toBe(
       'CORRIDOR_NOT_ENABLED',
@@ -268,6 +310,93 @@ describe('initiate (spec §4.2)', () => {
       beneficiary: { accountName: 'A', accountCurrency: 'USD', routingNumber: '021000021', accountNumber: '1', accountType: 'business' },
     });
     expect(badType.body.errors[0].field).toBe('beneficiary.accountType');
+  });
+
+  it("refuses a beneficiary's country that is no alpha-3 code (spec §1.6), so none slips past the prohibited check", async () => {
+    const nip = (countryCode: string) =>
+      nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN', accountNumber: '1', bankCode: '2', countryCode } });
+    for (const code of ['irn', 'Iran', 'IR']) {
+      const r = await initiate(sb, nip(code));
+      expect(r.status, code).toBe(400);
+      expect(r.body.errors, code).toEqual([{ field: 'beneficiary.countryCode', message: expect.stringContaining('alpha-3') }]);
+    }
+    const swift = (beneficiaryCountry: string) => ({
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+      narration: 'x',
+      beneficiary: {
+        accountName: 'A',
+        accountCurrency: 'USD',
+        accountNumber: '1',
+        swiftCode: 'CHASUS33',
+        bankName: 'B',
+        beneficiaryCountry,
+      },
+    });
+    expect((await initiate(sb, swift('usa'))).body.errors).toEqual([
+      { field: 'beneficiary.beneficiaryCountry', message: expect.any(String) },
+    ]);
+  });
+
+  it('refuses a beneficiary value that fails the validation its methods route advertises for the field', async () => {
+    const corridor = (method: string, currency: string, country: string, fields: Record<string, string>) => ({
+      sourceAmount: 10,
+      sourceCurrency: currency,
+      destinationCurrency: currency,
+      destinationCountryCode: country,
+      method,
+      narration: 'x',
+      beneficiary: { accountName: 'A', accountCurrency: currency, ...fields },
+    });
+    const swift = (f = {}) =>
+      corridor('SWIFT', 'USD', 'USA', { accountNumber: '1', swiftCode: 'CHASUS33', bankName: 'B', beneficiaryCountry: 'USA', ...f });
+    const fps = (f = {}) =>
+      corridor('FASTER_PAYMENTS', 'GBP', 'GBR', { sortCode: '601613', accountNumber: '31926819', iban: 'GB29NWBK60161331926819', ...f });
+    const ach = (f = {}) =>
+      corridor('ACH', 'USD', 'USA', { routingNumber: '021000021', accountNumber: '1', accountType: 'checking', ...f });
+    const hk = (f: Record<string, string>) => corridor('HK_FPS', 'HKD', 'HKG', f);
+    for (const valid of [swift({ iban: 'DE89370400440532013000', intermediarySwift: 'DEUTDEFFXXX' }), fps(), ach()])
+      expect((await initiate(sb, valid)).status, JSON.stringify(valid)).toBe(201);
+    for (const valid of [{ phoneNumber: '+85291234567' }, { email: 'chan@example.com.hk' }] as Record<string, string>[])
+      expect((await initiate(sb, hk(valid))).status).toBe(201);
+    const bad: [Record<string, unknown>, string][] = [
+      [swift({ swiftCode: 'DEUTDEF' }), 'swiftCode'],
+      [swift({ intermediarySwift: 'deutdeff' }), 'intermediarySwift'],
+      [swift({ iban: 'DE89370400440532013001' }), 'iban'],
+      [fps({ sortCode: '60161' }), 'sortCode'],
+      [ach({ routingNumber: '021000022' }), 'routingNumber'],
+      [hk({ phoneNumber: '91234567' }), 'phoneNumber'],
+      [hk({ email: 'chan.at.example.com' }), 'email'],
+    ];
+    for (const [body, field] of bad) {
+      const r = await initiate(sb, body);
+      expect(r.body.errors, field).toEqual([{ field: `beneficiary.${field}`, message: expect.any(String) }]);
+    }
+  });
+
+  it('refuses a SWIFT beneficiary whose beneficiaryCountry is prohibited, as it refuses such a countryCode', async () => {
+    const before = await walletBalance(sb, 'USD');
+    const r = await initiate(sb, {
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'SWIFT',
+      narration: 'x',
+      beneficiary: {
+        accountName: 'A',
+        accountCurrency: 'USD',
+        accountNumber: '1',
+        swiftCode: 'CHASUS33',
+        bankName: 'B',
+        beneficiaryCountry: 'IRN',
+      },
+    });
+    expect(r.body.error).toBe('PROHIBITED_DESTINATION');
+    expect(await walletBalance(sb, 'USD')).toBe(before);
   });
 });
 

@@ -79,6 +79,47 @@ describe('seed', () => {
     expect(() => parseSeed({ businesses: [] })).toThrow(SeedError);
   });
 
+  it('refuses a balance a JSON number could not carry exactly with its decimals (else a debit answers 500, unbound)', async () => {
+    const seed = (USD: string, NGN = '1') => ({
+      businesses: [
+        {
+          name: 'Big',
+          keys: ['sk_test_big1'],
+          wallets: [
+            { currency: 'USD', balance: USD },
+            { currency: 'NGN', balance: NGN },
+          ],
+        },
+      ],
+    });
+    expect(() => parseSeed(seed('99999999999999.99'))).toThrow(/wallets\[0\]\.balance: .*below 10000000000000/);
+    expect(() => parseSeed(seed('1', '10000000000000'))).toThrow(/wallets\[1\]\.balance/);
+    const sb = await startSandbox({ rateLimitPerSecond: null, seed: seed('9999999999999.99') });
+    try {
+      const body = {
+        sourceAmount: 10,
+        sourceCurrency: 'USD',
+        destinationCurrency: 'USD',
+        destinationCountryCode: 'USA',
+        method: 'SWIFT',
+        narration: 'x',
+        beneficiary: {
+          accountName: 'A',
+          accountCurrency: 'USD',
+          accountNumber: '1',
+          swiftCode: 'CHASUS33',
+          bankName: 'B',
+          beneficiaryCountry: 'USA',
+        },
+      };
+      const sent = await call(sb, 'POST', `${P}/initiate`, { key: 'sk_test_big1', idem: 'big-1', body });
+      expect(sent.status).toBe(201);
+      expect((await call(sb, 'GET', `${P}/wallets`, { key: 'sk_test_big1' })).body.data[0].balance).toBe(9999999999939.99);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('serves a custom seed: its keys, wallets and ids', async () => {
     const sb = await startSandbox({
       rateLimitPerSecond: null,

@@ -13,7 +13,7 @@ import {
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
-import { missingFields } from '../rules.ts';
+import { formatProblem, missingFields } from '../rules.ts';
 import { creating, define, route, type Sandbox } from '../context.ts';
 import { apiError, checkFields, found, header, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
@@ -41,10 +41,12 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   // Reading: the beneficiary's account is in the currency it receives.
   const currency = body.destinationCurrency;
   checkFields({
+    // the formats the methods route advertises (iban, bic, ..., alpha-3 countries, else "irn" would pass the check below)
+    ...Object.fromEntries(Object.entries(beneficiary).map(([f, v]) => [`beneficiary.${f}`, formatProblem(f, v)])),
     'beneficiary.accountCurrency': beneficiary.accountCurrency === currency ? undefined : `must be the destinationCurrency ${currency}`,
   });
-  // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
-  if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
+  // Spec §2 Beneficiary: its country (countryCode, SWIFT's beneficiaryCountry), when given, may not be prohibited either.
+  for (const c of [beneficiary.countryCode, beneficiary.beneficiaryCountry]) if (c) refuseProhibited(sb.store, c);
 
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
@@ -80,6 +82,8 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     createdAt: now,
     updatedAt: now,
   };
+  // Written before anything changes: a payout it cannot answer (toApi) must not exist behind an unbound key.
+  const answer = payoutView(p);
   sb.store.payouts.set(p.id, p);
   // Spec §3: one DEBIT of amount plus fee, referencing the payoutRef.
   sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
@@ -89,7 +93,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     fee: pricing.fee.toFixed(),
   });
   sb.lifecycle.scheduleNext(p);
-  return { status: 201, body: payoutView(p), created: p.id };
+  return { status: 201, body: answer, created: p.id };
 }
 
 const payoutOf = (sb: Sandbox, req: Request): PayoutRec =>
