@@ -240,6 +240,20 @@ export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): 
   }
 }
 
+/** Why the service blocks the row: its destination's country, or the beneficiary's (countryCode, SWIFT's beneficiaryCountry). */
+function prohibitedCountry(p: PayoutRow, countries: Map<string, CountryAnswer>): string | undefined {
+  const { countryCode, beneficiaryCountry } = p.beneficiary;
+  for (const [code, field] of [
+    [p.destinationCountryCode, ''],
+    [countryCode, ", the beneficiary's countryCode"],
+    [beneficiaryCountry, ', the beneficiaryCountry'],
+  ]) {
+    const c = code === undefined ? undefined : countries.get(code);
+    if (c?.isProhibited) return `payouts to ${c.name ?? c.code} (${c.code}${field}) are prohibited by the service`;
+  }
+  return undefined;
+}
+
 function checkRows(
   rows: Iterable<PayoutRow>,
   countries: Map<string, CountryAnswer>,
@@ -257,12 +271,9 @@ function checkRows(
   for (const p of rows) {
     const { rowNumber } = p;
     const country = countries.get(p.destinationCountryCode);
-    if (country?.isProhibited) {
-      rowIssues.set(rowNumber, {
-        status: 'INVALID',
-        code: 'PROHIBITED_DESTINATION',
-        message: `payouts to ${country.name ?? country.code} (${country.code}) are prohibited by the service`,
-      });
+    const prohibited = prohibitedCountry(p, countries);
+    if (prohibited) {
+      rowIssues.set(rowNumber, { status: 'INVALID', code: 'PROHIBITED_DESTINATION', message: prohibited });
       continue;
     }
     if (country && outsideTradingHours(country, now)) {

@@ -15,7 +15,7 @@ let sb: LocalSandbox;
 let rows: PayoutRow[];
 
 /** A USD SWIFT row into `currency` in `country` (the sample's Indian SWIFT row, moved). */
-const swiftRow = (ref: string, currency: string, country: string, amount: string) => {
+const swiftRow = (ref: string, currency: string, country: string, amount: string, beneficiaryCountry = country) => {
   const cells: Record<string, string> = {
     reference: ref,
     sourceAmount: amount,
@@ -28,7 +28,7 @@ const swiftRow = (ref: string, currency: string, country: string, amount: string
     accountNumber: '123456789012',
     swiftCode: 'SBININBB',
     bankName: 'State Bank',
-    beneficiaryCountry: country,
+    beneficiaryCountry,
     city: 'Town',
     narration: 'Invoice',
     withdrawal: 'true',
@@ -50,11 +50,12 @@ beforeAll(async () => {
       swiftRow('P-3', 'XOF', 'SEN', '103.00'), // pair USD/XOF disabled ...
       swiftRow('P-4', 'XOF', 'CIV', '104.00'), // ... into a second country
       swiftRow('P-5', 'USD', 'IRN', '105.00'), // a prohibited destination
+      swiftRow('P-6', 'NGN', 'NGA', '106.00', 'IRN'), // an enabled corridor, the beneficiary's country prohibited
     ].join('\n') + '\n',
   );
   const batch = await loadBatch(file);
   rows = batch.rows.flatMap((r) => (r.payout ? [r.payout] : []));
-  expect(batch.rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toEqual([[], [], [], [], []]);
+  expect(batch.rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toEqual([[], [], [], [], [], []]);
 });
 afterAll(() => sb?.close());
 
@@ -121,6 +122,11 @@ describe('preflight', () => {
     expect(issue('P-3')).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
     expect(issue('P-4')).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
     expect(issue('P-5')).toMatchObject({ status: 'INVALID', code: 'PROHIBITED_DESTINATION' });
+    expect(issue('P-6')).toMatchObject({
+      status: 'INVALID',
+      code: 'PROHIBITED_DESTINATION',
+      message: expect.stringContaining('beneficiaryCountry'),
+    });
     const xof = r.corridors.filter((c) => c.destinationCurrency === 'XOF');
     expect(xof).toHaveLength(2);
     expect(xof[0]!.pairId).toBeDefined();
@@ -140,7 +146,7 @@ describe('preflight', () => {
     expect(r.requests).toBe(log.length);
     expect(count(log, 'togglePair')).toBe(2); // USD/GHS and USD/XOF
     expect(count(log, 'methods')).toBe(4 + 3); // each disabled corridor asked again once its pair is on
-    expect([...r.rowIssues.values()].map((i) => i.code)).toEqual(['PROHIBITED_DESTINATION']);
+    expect([...r.rowIssues.values()].map((i) => i.code)).toEqual(['PROHIBITED_DESTINATION', 'PROHIBITED_DESTINATION']);
     expect(
       r.corridors
         .filter((c) => c.enabledNow)
