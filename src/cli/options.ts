@@ -156,11 +156,16 @@ export function sendOptions<T>(y: Argv<T>) {
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
+/** A number flag that counts (undefined when not given); else a usage error, before any request. */
+export function wholeNumber(n: number | undefined, what: string, min = 0, max = Infinity): number | undefined {
+  if (n !== undefined && !(Number.isInteger(n) && n >= min && n <= max)) throw new UsageError(what);
+  return n;
+}
+
 /** planningOptions' flags as the engine names them, --max-requests checked. */
 export function planningFlags(args: ArgsOf<typeof planningOptions>) {
-  const n = args['max-requests'];
-  if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
-  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests: n };
+  const maxRequests = wholeNumber(args['max-requests'], '--max-requests takes a whole number of requests');
+  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests };
 }
 
 /** screen, plan, run, retry (engine/screen-batch.ts). */
@@ -273,7 +278,7 @@ export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batc
 });
 
 export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
-  expectRows: args['expect-rows'],
+  expectRows: wholeNumber(args['expect-rows'], '--expect-rows takes a whole number of rows'),
   expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
   maxTotals: moneyFlags(args['max-total'], '--max-total'),
   strictTotals: args['strict-totals'],

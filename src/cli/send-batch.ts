@@ -20,6 +20,7 @@ import {
   stateRootOf,
   statusReportOf,
   sendOptions,
+  wholeNumber,
   withConnection,
   type ArgsOf,
   type ConnectionArgs,
@@ -107,6 +108,7 @@ export async function sendBatch<
     ...planningFlags(args),
     ...o.guard,
   };
+  const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
     return handleEngineError(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`), io);
@@ -134,7 +136,7 @@ export async function sendBatch<
       try {
         const settings = {
           mergeDocuments: args['merge-documents'],
-          concurrency: args.concurrency ?? inFlightFor(args.rate),
+          concurrency: concurrency ?? inFlightFor(args.rate),
           stop,
           events: progress.events,
         };

@@ -1,0 +1,38 @@
+// A number flag of `run` that takes a bad value is a usage error (exit 2) said before any request:
+// not a refusal after the preflight spent the key's quota, not "failed after sending began", not a
+// worker per unit of a huge --concurrency until the heap runs out.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { cleanEnv, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { startSb } from '../ops/helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-flag-values-');
+beforeAll(async () => {
+  sb = await startSb();
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+describe('run with a bad number flag', () => {
+  it.each([
+    ['--expect-rows', 'abc'],
+    ['--expect-rows', '2.5'],
+    ['--concurrency', 'abc'],
+    ['--concurrency', '65'],
+  ])('%s %s: exit 2 naming the flag, not one request', async (flag, value) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: `FV-${flag.slice(2, 5)}-${value.replace('.', '')}` });
+    const before = sb.requestLog().length;
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', flag, value], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`payout-batch: ${flag} takes a whole number`);
+    expect(sb.requestLog().length).toBe(before);
+  });
+});
