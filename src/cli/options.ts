@@ -1,7 +1,7 @@
 // The flags several commands share and what turns them into a connection, a logger or a state
 // folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
@@ -160,6 +160,12 @@ export function sendOptions<T>(y: Argv<T>) {
 export function wholeNumber(n: number | undefined, what: string, min = 0, max = Infinity): number | undefined {
   if (n !== undefined && !(Number.isInteger(n) && n >= min && n <= max)) throw new UsageError(what);
   return n;
+}
+
+/** run --results, retry --out: a folder that is not there would be found only once the payouts went (exit 4). */
+export function outputFolderChecked(flag: string, path: string | undefined, io: CliIO): void {
+  const dir = path && dirname(resolve(io.cwd, path));
+  if (dir && !existsSync(dir)) throw new UsageError(`${flag} ${path}: the folder ${dir} does not exist; make it or name another`);
 }
 
 /** planningOptions' flags as the engine names them, --max-requests checked. */

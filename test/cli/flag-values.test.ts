@@ -1,6 +1,7 @@
 // A number flag of `run` that takes a bad value is a usage error (exit 2) said before any request:
 // not a refusal after the preflight spent the key's quota, not "failed after sending began", not a
 // worker per unit of a huge --concurrency until the heap runs out.
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -34,5 +35,31 @@ describe('run with a bad number flag', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`payout-batch: ${flag} takes a whole number`);
     expect(sb.requestLog().length).toBe(before);
+  });
+});
+
+describe('run --results, retry --out in a folder that does not exist', () => {
+  it('is refused before anything is sent (exit 2), not after the payouts went (exit 4)', async () => {
+    const dir = await dirs.make();
+    // (row 3 invalid: the run pays row 2, its results leave row 3 to a retry)
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: 'FV-NODIR', amount: (i) => ['10.00', 'abc'][i]! });
+    const cli = (...args: string[]) =>
+      runMain([...args, '-y'], { cwd: dir, env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    const sent = () => sb.requestLog().filter((r) => r.route === 'initiate').length;
+    const before = sent();
+    const nowhere = join(dir, 'no-such-folder');
+    const run = await cli('run', join(dir, 'payroll.csv'), '--results', join(nowhere, 'out.csv'));
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`payout-batch: --results ${join(nowhere, 'out.csv')}: the folder ${nowhere} does not exist`);
+    expect(sent()).toBe(before);
+
+    expect((await cli('run', join(dir, 'payroll.csv'))).code).toBe(1);
+    const results = join(dir, 'payroll.results.csv');
+    await writeFile(results, (await readFile(results, 'utf8')).replace(',abc,', ',12.00,'));
+    const paid = sent();
+    const retry = await cli('retry', results, '--out', join(nowhere, 'retry.csv'));
+    expect(retry.code, retry.stderr).toBe(2);
+    expect(retry.stderr).toContain(`the folder ${nowhere} does not exist`);
+    expect(sent()).toBe(paid);
   });
 });
