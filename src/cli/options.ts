@@ -453,6 +453,7 @@ export async function withConnection(
   } catch (e) {
     if (!(e instanceof PayoutApiError)) return handleEngineError(e, io);
     logger.error({ err: e.toJSON() }, `${command}: request failed`);
+    io.note?.({ reasons: [e.message] });
     io.stderr.write(`payout-batch: ${e.message}\n`);
     return ExitCode.SERVICE_UNAVAILABLE;
   } finally {

@@ -446,6 +446,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 
 /** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
+  if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
   if (e instanceof FailedAfterSending) {
     io.stderr.write(
       `payout-batch: the run failed after sending began: ${e.message}\n` +

@@ -51,6 +51,7 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
 export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
   io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
+  io.note?.({ reasons: [reason] });
   if (json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [reason] });
   return ExitCode.REFUSED;
 }
