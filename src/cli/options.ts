@@ -5,7 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
-import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
+import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../log.ts';
 import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText, handleEngineError } from './render.ts';
@@ -349,6 +349,10 @@ export function isInteractive(io: CliIO): boolean {
 /** Logs on stderr: warn on a terminal or under --quiet, else info; human lines on a terminal, else JSON. */
 export function makeLogger(args: { 'log-level'?: string; 'log-format'?: LogFormat; quiet?: boolean }, io: CliIO, command: string): Logger {
   const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY || args.quiet ? 'warn' : 'info');
+  if (!LOG_LEVELS.includes(level))
+    throw new UsageError(
+      `${args['log-level'] !== undefined ? '--log-level' : '$PAYOUT_BATCH_LOG_LEVEL'} ${level}: one of ${LOG_LEVELS.join(', ')}`,
+    );
   const format = args['log-format'] ?? (io.stderr.isTTY ? 'human' : 'json');
   // io.stderr, not process.stderr: a test that runs main() with its own streams gets them too.
   return createLogger({ level, format, bindings: { command }, destination: io.stderr as unknown as DestinationStream });

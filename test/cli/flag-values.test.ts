@@ -63,3 +63,20 @@ describe('run --results, retry --out in a folder that does not exist', () => {
     expect(sent()).toBe(paid);
   });
 });
+
+describe('a log level pino does not know', () => {
+  it.each([
+    [['--log-level', 'loud'], {}, '--log-level loud'],
+    [[], { PAYOUT_BATCH_LOG_LEVEL: 'verbose' }, '$PAYOUT_BATCH_LOG_LEVEL verbose'],
+  ])('%j %j: a usage error naming it and the levels, not an unexpected error', async (flags, vars, named) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', ...flags], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), ...vars }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(`payout-batch: ${named}: one of `);
+    expect(r.stderr).not.toContain('unexpected error');
+  });
+});
