@@ -110,9 +110,15 @@ export async function sendBatch<
     ...o.guard,
   };
   const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
+  /** An engine error said on stderr (its exit code, or `code`), and with --json as the one document on stdout. */
+  const failed = (e: unknown, code = handleEngineError(e, io)): ExitCode => {
+    const said = (e as Error).message;
+    if (args.json) printJson(io, { exitCode: code, ...(code === ExitCode.REFUSED ? { refused: [said] } : { error: said }) });
+    return code;
+  };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
-    return handleEngineError(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`), io);
+    return failed(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`));
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)
     return refused(
@@ -203,7 +209,7 @@ export async function sendBatch<
         progress.stop();
         const code = handleEngineError(e, io);
         // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
-        return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
+        return failed(e, stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code);
       }
     },
     { stateRoot: stateDir, logger, onEvent: progress.onClientEvent },
