@@ -287,6 +287,8 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
         `${bad}: already paid at this account, or the reference was used with other content (409 IDEMPOTENCY_KEY_CONFLICT); ` +
         'nothing was sent twice. See the results file: paying again takes new references.\n'
       );
+    if (r.kind === 'not-finished')
+      return `${bad}: not due yet (pain.001 ReqdExctnDt): see the results file; run the same command again on or after that day.\n`;
     return (
       `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}${connection}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
