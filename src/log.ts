@@ -15,6 +15,7 @@ const REDACT_PATHS = [
 ];
 
 export const LOG_FORMATS = ['json', 'human'] as const;
+export const LOG_LEVELS = [...Object.keys(pino.levels.values), 'silent'];
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 interface LogOptions {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The `payout-batch` executable (bundled into dist/bin.js). `validate big.csv | head`: a closed
-// pipe ends the output quietly, not with an error.
+// The `payout-batch` executable (bundled into dist/bin.js). `validate big.csv | head`, `run ...
+// 2>&1 | head`: a closed pipe silences its stream, quietly; the command goes on to its end (a run is
+// never cut short by its reader) and exits with its own code.
 import { setFlagsFromString } from 'node:v8';
 
 // V8 keeps its heap small, before any module allocates (issue 44). By default it lets the heap grow
@@ -10,8 +11,8 @@ import { setFlagsFromString } from 'node:v8';
 setFlagsFromString('--optimize-for-size');
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw e;
+    if (e.code !== 'EPIPE') throw e;
+    stream.write = () => true;
   });
 }
 const { main } = await import('./main.ts');

@@ -1,11 +1,11 @@
 // The flags several commands share and what turns them into a connection, a logger or a state
 // folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
-import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
+import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../log.ts';
 import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText, handleEngineError } from './render.ts';
@@ -161,11 +161,22 @@ export function sendOptions<T>(y: Argv<T>) {
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
+/** A number flag that counts (undefined when not given); else a usage error, before any request. */
+export function wholeNumber(n: number | undefined, what: string, min = 0, max = Infinity): number | undefined {
+  if (n !== undefined && !(Number.isInteger(n) && n >= min && n <= max)) throw new UsageError(what);
+  return n;
+}
+
+/** run --results, retry --out: a folder that is not there would be found only once the payouts went (exit 4). */
+export function outputFolderChecked(flag: string, path: string | undefined, io: CliIO): void {
+  const dir = path && dirname(resolve(io.cwd, path));
+  if (dir && !existsSync(dir)) throw new UsageError(`${flag} ${path}: the folder ${dir} does not exist; make it or name another`);
+}
+
 /** planningOptions' flags as the engine names them, --max-requests checked. */
 export function planningFlags(args: ArgsOf<typeof planningOptions>) {
-  const n = args['max-requests'];
-  if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
-  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests: n };
+  const maxRequests = wholeNumber(args['max-requests'], '--max-requests takes a whole number of requests');
+  return { allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'], maxRequests };
 }
 
 /** screen, plan, run, retry (engine/screen-batch.ts). */
@@ -278,7 +289,7 @@ export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batc
 });
 
 export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
-  expectRows: args['expect-rows'],
+  expectRows: wholeNumber(args['expect-rows'], '--expect-rows takes a whole number of rows'),
   expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
   maxTotals: moneyFlags(args['max-total'], '--max-total'),
   strictTotals: args['strict-totals'],
@@ -341,6 +352,10 @@ export function isInteractive(io: CliIO): boolean {
 /** Logs on stderr: warn on a terminal or under --quiet, else info; human lines on a terminal, else JSON. */
 export function makeLogger(args: { 'log-level'?: string; 'log-format'?: LogFormat; quiet?: boolean }, io: CliIO, command: string): Logger {
   const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY || args.quiet ? 'warn' : 'info');
+  if (!LOG_LEVELS.includes(level))
+    throw new UsageError(
+      `${args['log-level'] !== undefined ? '--log-level' : '$PAYOUT_BATCH_LOG_LEVEL'} ${level}: one of ${LOG_LEVELS.join(', ')}`,
+    );
   const format = args['log-format'] ?? (io.stderr.isTTY ? 'human' : 'json');
   // io.stderr, not process.stderr: a test that runs main() with its own streams gets them too.
   return createLogger({ level, format, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
@@ -445,6 +460,7 @@ export async function withConnection(
   } catch (e) {
     if (!(e instanceof PayoutApiError)) return handleEngineError(e, io);
     logger.error({ err: e.toJSON() }, `${command}: request failed`);
+    io.note?.({ reasons: [e.message] });
     io.stderr.write(`payout-batch: ${e.message}\n`);
     return ExitCode.SERVICE_UNAVAILABLE;
   } finally {

@@ -287,6 +287,8 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
         `${bad}: already paid at this account, or the reference was used with other content (409 IDEMPOTENCY_KEY_CONFLICT); ` +
         'nothing was sent twice. See the results file: paying again takes new references.\n'
       );
+    if (r.kind === 'not-finished')
+      return `${bad}: not due yet (pain.001 ReqdExctnDt): see the results file; run the same command again on or after that day.\n`;
     return (
       `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}${connection}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
@@ -446,6 +448,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 
 /** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
+  if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
   if (e instanceof FailedAfterSending) {
     io.stderr.write(
       `payout-batch: the run failed after sending began: ${e.message}\n` +

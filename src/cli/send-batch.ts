@@ -20,6 +20,7 @@ import {
   stateRootOf,
   statusReportOf,
   sendOptions,
+  wholeNumber,
   withConnection,
   type ArgsOf,
   type ConnectionArgs,
@@ -50,6 +51,7 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
 export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
   io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
+  io.note?.({ reasons: [reason] });
   if (json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [reason] });
   return ExitCode.REFUSED;
 }
@@ -112,9 +114,16 @@ export async function sendBatch<
     ...planningFlags(args),
     ...o.guard,
   };
+  const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
+  /** An engine error said on stderr (its exit code, or `code`), and with --json as the one document on stdout. */
+  const failed = (e: unknown, code = handleEngineError(e, io)): ExitCode => {
+    const said = (e as Error).message;
+    if (args.json) printJson(io, { exitCode: code, ...(code === ExitCode.REFUSED ? { refused: [said] } : { error: said }) });
+    return code;
+  };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
-    return handleEngineError(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`), io);
+    return failed(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`));
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)
     return refused(
@@ -139,7 +148,7 @@ export async function sendBatch<
       try {
         const settings = {
           mergeDocuments: args['merge-documents'],
-          concurrency: args.concurrency ?? inFlightFor(args.rate),
+          concurrency: concurrency ?? inFlightFor(args.rate),
           stop,
           events: progress.events,
         };
@@ -205,7 +214,7 @@ export async function sendBatch<
         progress.stop();
         const code = handleEngineError(e, io);
         // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
-        return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
+        return failed(e, stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code);
       }
     },
     { stateRoot: stateDir, logger, onEvent: progress.onClientEvent },

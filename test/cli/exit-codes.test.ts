@@ -70,4 +70,14 @@ describe('what a run that created nothing says next', () => {
   it('a row refused on its own still says to fix it and retry', () => {
     expect(ended({ CONFLICT: 1, FAILED_TO_SEND: 1 })).toMatch(/fix rows and run `payout-batch retry pay\.results\.csv`/);
   });
+
+  it('rows only not due yet (exit 5): run the same command again on their day, not "fix rows and retry" (retry leaves them out)', () => {
+    const text = exitReasonText({
+      kind: 'not-finished',
+      summary: { notCreated: 2, byStatus: { NOT_SENT: 2 }, outcomes: {} },
+      resultsPath: 'pay.results.csv',
+    } as unknown as PipelineResult);
+    expect(text).toMatch(/^2 NOT_SENT: not due yet \(pain\.001 ReqdExctnDt\).*run the same command again on or after that day/);
+    expect(text).not.toMatch(/fix rows/);
+  });
 });

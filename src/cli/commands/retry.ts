@@ -2,7 +2,7 @@
 // the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
-import { duplicateFlags, sendOptions, signalled } from '../options.ts';
+import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
@@ -16,6 +16,7 @@ const builder = (y: Argv) =>
 
 const command = defineCommand(builder, async (args, io) => {
   if (!args.results) throw new UsageError('name the results file to retry');
+  outputFolderChecked('--out', args.out, io);
   const duplicates = duplicateFlags(args);
   // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3
   const policy = await accountPolicyOf(args, io);

@@ -10,6 +10,7 @@ import {
   batchFileOptions,
   controlTotalFlags,
   duplicateFlags,
+  outputFolderChecked,
   sendOptions,
   signalled,
   swapFlags,
@@ -48,6 +49,7 @@ const command = defineCommand(builder, async (flags, cliIO) => {
     }));
   }
   if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
+  outputFolderChecked('--results', args.results, io);
   // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
   const approved = await approvedPlan(args, io);
   if (typeof approved === 'number') return approved;

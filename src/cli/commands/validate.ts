@@ -13,9 +13,9 @@ import { InputError } from '../../input/read-batch.ts';
 import { neutralise } from '../../results/neutralise.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/validation.ts';
 
-/** Writes and waits when the stream asks to: a million problems never pile up in memory. */
+/** Writes and waits when the stream asks to: a million problems never pile up in memory (a closed pipe: bin.ts). */
 async function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  if (!stream.write(text)) await once(stream, 'drain');
+  if (!stream.write(text)) await once(stream, 'drain').catch(() => undefined);
 }
 
 const REPORT_COLUMNS = ['severity', 'code', 'file', 'row', 'column', 'value', 'message', 'expected'] as const;

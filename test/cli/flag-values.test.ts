@@ -1,0 +1,82 @@
+// A number flag of `run` that takes a bad value is a usage error (exit 2) said before any request:
+// not a refusal after the preflight spent the key's quota, not "failed after sending began", not a
+// worker per unit of a huge --concurrency until the heap runs out.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { cleanEnv, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { startSb } from '../ops/helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-flag-values-');
+beforeAll(async () => {
+  sb = await startSb();
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+describe('run with a bad number flag', () => {
+  it.each([
+    ['--expect-rows', 'abc'],
+    ['--expect-rows', '2.5'],
+    ['--concurrency', 'abc'],
+    ['--concurrency', '65'],
+  ])('%s %s: exit 2 naming the flag, not one request', async (flag, value) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: `FV-${flag.slice(2, 5)}-${value.replace('.', '')}` });
+    const before = sb.requestLog().length;
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', flag, value], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`payout-batch: ${flag} takes a whole number`);
+    expect(sb.requestLog().length).toBe(before);
+  });
+});
+
+describe('run --results, retry --out in a folder that does not exist', () => {
+  it('is refused before anything is sent (exit 2), not after the payouts went (exit 4)', async () => {
+    const dir = await dirs.make();
+    // (row 3 invalid: the run pays row 2, its results leave row 3 to a retry)
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: 'FV-NODIR', amount: (i) => ['10.00', 'abc'][i]! });
+    const cli = (...args: string[]) =>
+      runMain([...args, '-y'], { cwd: dir, env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    const sent = () => sb.requestLog().filter((r) => r.route === 'initiate').length;
+    const before = sent();
+    const nowhere = join(dir, 'no-such-folder');
+    const run = await cli('run', join(dir, 'payroll.csv'), '--results', join(nowhere, 'out.csv'));
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`payout-batch: --results ${join(nowhere, 'out.csv')}: the folder ${nowhere} does not exist`);
+    expect(sent()).toBe(before);
+
+    expect((await cli('run', join(dir, 'payroll.csv'))).code).toBe(1);
+    const results = join(dir, 'payroll.results.csv');
+    await writeFile(results, (await readFile(results, 'utf8')).replace(',abc,', ',12.00,'));
+    const paid = sent();
+    const retry = await cli('retry', results, '--out', join(nowhere, 'retry.csv'));
+    expect(retry.code, retry.stderr).toBe(2);
+    expect(retry.stderr).toContain(`the folder ${nowhere} does not exist`);
+    expect(sent()).toBe(paid);
+  });
+});
+
+describe('a log level pino does not know', () => {
+  it.each([
+    [['--log-level', 'loud'], {}, '--log-level loud'],
+    [[], { PAYOUT_BATCH_LOG_LEVEL: 'verbose' }, '$PAYOUT_BATCH_LOG_LEVEL verbose'],
+  ])('%j %j: a usage error naming it and the levels, not an unexpected error', async (flags, vars, named) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', ...flags], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), ...vars }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(`payout-batch: ${named}: one of `);
+    expect(r.stderr).not.toContain('unexpected error');
+  });
+});
