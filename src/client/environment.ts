@@ -52,6 +52,13 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
+/** The account a base URL names, however spelled: lower case, no default port, trailing dot or slash, every loopback as 127.0.0.1. */
+export function accountOf(baseUrl: string): string {
+  const u = new URL(baseUrl);
+  u.hostname = isLoopbackHost(u.hostname) ? '127.0.0.1' : u.hostname.replace(/\.$/, '');
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+}
+
 function normaliseHost(raw: string): string {
   const h = raw
     .trim()

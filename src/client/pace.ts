@@ -7,17 +7,19 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock, type HeldLock } from '../files/lock.ts';
-import { isLoopbackHost } from './environment.ts';
+import { accountOf, isLoopbackHost } from './environment.ts';
 
 /** A start granted and not marked sent yet counts as starting now, for at most this long. */
 export const PENDING_MS = 2000;
 
 export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
 
-/** A hash of the base URL and the key's fingerprint, never the key. */
+/** A hash of the account (its base URL however spelled) and the key's fingerprint, never the key. */
 export function paceName(baseUrl: string, fingerprint: string): string {
-  const base = baseUrl.replace(/\/+$/, '');
-  return createHash('sha256').update(`payout-batch pace v1\0${base}\0${fingerprint}`).digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(`payout-batch pace v1\0${accountOf(baseUrl)}\0${fingerprint}`)
+    .digest('hex')
+    .slice(0, 24);
 }
 
 /** Undefined when fewer than `limit` of the sorted `times` lie in the window; else how long until one leaves it. */

@@ -154,14 +154,7 @@ export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedT
 /** `recorded`: the day's payouts before `take`. */
 export type UnapprovedCount = Omit<ReturnType<typeof countUnapproved>, 'add'>;
 
-/** The account a base URL names, however spelled: lower case, no default port, trailing dot or slash, every loopback as 127.0.0.1. */
-export function accountOf(baseUrl: string): string {
-  const u = new URL(baseUrl);
-  const host = u.hostname.replace(/\.$/, '');
-  if (host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host)) u.hostname = '127.0.0.1';
-  else u.hostname = host;
-  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
-}
+export { accountOf } from '../client/environment.ts';
 
 export interface BatchFold extends LinesRead {
   ledger: Ledger;

@@ -84,6 +84,9 @@ describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/p
     const name = paceName('https://gw.example', 'fp1');
     expect(name).toMatch(/^[0-9a-f]{24}$/);
     expect(paceName('https://gw.example/', 'fp1')).toBe(name);
+    // one account however its URL is spelled: two jobs on one key share its 5 a second
+    expect(paceName('HTTPS://GW.example:443', 'fp1')).toBe(name);
+    expect(paceName('http://localhost:4010', 'fp1')).toBe(paceName('http://127.0.0.1:4010/', 'fp1'));
     expect(paceName('https://other.example', 'fp1')).not.toBe(name);
     expect(paceName('https://gw.example', 'fp2')).not.toBe(name);
   });
