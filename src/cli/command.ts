@@ -77,8 +77,8 @@ export function saying<T, E extends Error>(
 
 /** The shapes of most yargs options here: a boolean flag false unless given, a string, strings (repeatable), a number. */
 export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;
-export const str = (describe: string) => ({ type: 'string', describe }) as const;
-export const strs = (describe: string) => ({ type: 'string', array: true, describe }) as const;
+export const str = (describe: string) => ({ type: 'string', requiresArg: true, describe }) as const;
+export const strs = (describe: string) => ({ type: 'string', array: true, requiresArg: true, describe }) as const;
 export const num = (describe: string) => ({ type: 'number', describe }) as const;
 
 /** --FLAG TEXT, a duration (7d, 12h, 90m), in milliseconds. */

@@ -56,7 +56,14 @@ function usageMessage(msg: string, argv: string[], known: Set<string> | undefine
   if (/^Did you mean /.test(msg)) return `unknown command "${word}": ${msg.replace(/^Did/, 'did')}`;
   if (/^Unknown arguments?: /.test(msg) && word && !entry) return `unknown command "${word}"`;
   if (/^Not enough non-option arguments/.test(msg) && entry) return `missing an argument: payout-batch ${entry.command}`;
-  return msg;
+  const flag = /^Not enough arguments following: (\S+)$/.exec(msg)?.[1];
+  return flag ? `--${flag} needs a value` : msg;
+}
+
+/** A flag given an empty value (`--plan=`, `--plan "$UNSET"`): refused, never read as not given. */
+function emptyFlag(args: Record<string, unknown>): string | undefined {
+  const empty = Object.entries(args).find(([k, v]) => k !== '_' && k !== '$0' && (v === '' || (Array.isArray(v) && v.includes(''))));
+  return empty && `--${empty[0]} needs a value: it was given empty`;
 }
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
@@ -81,7 +88,9 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress, 130 run/retry stopped by Ctrl-C (resume is safe).',
     )
     .fail((msg, err) => {
-      throw err ?? new UsageError(usageMessage(msg, argv, knownOptions(commandParser ?? parser)));
+      // (yargs' own: a flag without its value)
+      if (err && err.name !== 'YError') throw err;
+      throw new UsageError(usageMessage(msg ?? err?.message ?? '', argv, knownOptions(commandParser ?? parser)));
     });
   try {
     // Only the named command is loaded; the others are listed by name (help, typos).
@@ -93,6 +102,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
         describe: c.describe,
         builder: full ? (y) => (commandParser = full.builder(y)) : {},
         handler: async (args) => {
+          const empty = emptyFlag(args);
+          if (empty) throw new UsageError(empty);
           if (full) code = await full.run(args, io);
         },
       });

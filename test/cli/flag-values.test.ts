@@ -80,3 +80,24 @@ describe('a log level pino does not know', () => {
     expect(r.stderr).not.toContain('unexpected error');
   });
 });
+
+describe('a flag given no value, or an empty one', () => {
+  // `--plan "$PLAN"` with PLAN unset in a cron job: read as no plan, the file was run without one
+  it.each([
+    [['--plan'], '--plan needs a value'],
+    [['--plan', ''], '--plan needs a value: it was given empty'],
+    [['--plan='], '--plan needs a value: it was given empty'],
+    [['--ping-url', '', '--yes'], '--ping-url needs a value: it was given empty'],
+  ])('run FILE -y %j: exit 2 naming the flag, not one request', async (flags, said) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: `FV-EMPTY-${flags.join('').replace(/\W/g, '')}` });
+    const before = sb.requestLog().length;
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', ...flags], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`payout-batch: ${said}\n`);
+    expect(sb.requestLog().length).toBe(before);
+  });
+});
