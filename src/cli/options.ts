@@ -1,6 +1,6 @@
 // The flags several commands share and what turns them into a connection, a logger or a state
 // folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
@@ -366,8 +366,10 @@ export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
   return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
 }
 
-/** A state folder another user could change: refused alike by every command (exit 3). */
+/** A state folder that is a file (exit 2), or another user could change (exit 3): refused alike by every command. */
 function refuseUnsafeStateFolder(root: string): void {
+  if (statSync(root, { throwIfNoEntry: false })?.isDirectory() === false)
+    throw new CommandError(`the state folder ${root} is a file: name a folder with --state-dir or $PAYOUT_BATCH_STATE_DIR`);
   const why = unsafeStateFolder(root);
   if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
 }

@@ -267,7 +267,13 @@ export const requestsUsedText = (q: RequestCounts) =>
 /** `connection`: the flags to repeat in a command printed here (connectionHint). */
 export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
-  if (r.halted) return `The run stopped: ${r.halted}\nWhat was sent is journalled: run the same command again to continue (it is safe).\n`;
+  if (r.halted)
+    return (
+      `The run stopped: ${r.halted}\nWhat was sent is journalled: ` +
+      (r.answerNotAsSent
+        ? 'ask the service about the payout named above before running the same command again (the next row could be paid so).\n'
+        : 'run the same command again to continue (it is safe).\n')
+    );
   if (r.stopped)
     return (
       'Stopped on request: no payout was started after the signal; the rows not started are NOT_SENT in the results file. ' +

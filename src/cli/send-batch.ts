@@ -2,7 +2,7 @@
 // confirmation, summary and exit code. They differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { abortOn, plural, printJson, type CliIO } from './command.ts';
+import { abortOn, plural, printJson, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
@@ -33,6 +33,7 @@ import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
+import { PayoutApiError } from '../client/errors.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
@@ -52,9 +53,26 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
 export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
   io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
   io.note?.({ reasons: [reason] });
-  if (json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [reason] });
+  if (json) printJson(io, failureJson(ExitCode.REFUSED, reason));
   return ExitCode.REFUSED;
 }
+
+/** The --json document of a run that ended on an error: why it was refused (exit 3), else the error. */
+const failureJson = (exitCode: ExitCode, said: string) => ({
+  exitCode,
+  ...(exitCode === ExitCode.REFUSED ? { refused: [said] } : { error: said }),
+});
+
+/** run and retry: with --json, an error thrown up to main (a key file not read, a ledger not reached) is the document too. */
+export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
+  ...c,
+  run: (args, io) =>
+    c.run(args, io).catch((e: unknown) => {
+      const exitCode = e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT;
+      if ((args as { json?: boolean }).json) printJson(io, failureJson(exitCode, (e as Error).message));
+      throw e;
+    }),
+});
 
 /**
  * The approval policy of the account and key these flags name, read before the connection opens; a
@@ -117,8 +135,7 @@ export async function sendBatch<
   const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
   /** An engine error said on stderr (its exit code, or `code`), and with --json as the one document on stdout. */
   const failed = (e: unknown, code = handleEngineError(e, io)): ExitCode => {
-    const said = (e as Error).message;
-    if (args.json) printJson(io, { exitCode: code, ...(code === ExitCode.REFUSED ? { refused: [said] } : { error: said }) });
+    if (args.json) printJson(io, failureJson(code, (e as Error).message));
     return code;
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
@@ -212,6 +229,8 @@ export async function sendBatch<
       } catch (e) {
         running = false;
         progress.stop();
+        // (a failed request: withConnection says it on stderr, exit 4)
+        if (e instanceof PayoutApiError && args.json) printJson(io, failureJson(ExitCode.SERVICE_UNAVAILABLE, e.message));
         const code = handleEngineError(e, io);
         // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
         return failed(e, stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code);

@@ -174,7 +174,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
 /** Raised before any byte could reach the service: no route or name, no connection, a certificate refused in the handshake. */
 const BEFORE_SEND_CODES = new Set([
   ...['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'],
-  ...['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL'],
+  ...['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'BAD_PORT'],
   ...['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN'],
   ...['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'],
 ]);
@@ -371,20 +371,23 @@ export class Transport {
           failure: { kind: 'timeout' },
         };
       }
-      const code = errorCode(cause);
+      // fetch's own refusal of a port (the Fetch standard's "bad ports", e.g. 6000): no socket, and never one (not retried)
+      const code = (cause as { cause?: Error }).cause?.message === 'bad port' ? 'BAD_PORT' : errorCode(cause);
       const beforeSend = status === 0 && code !== undefined && BEFORE_SEND_CODES.has(code);
       const unresolved = code === 'ENOTFOUND' ? 'unknown' : code === 'EAI_AGAIN' ? 'busy' : undefined;
-      const host = new URL(spec.storage ? spec.path : this.baseUrl).hostname;
+      const { hostname: host, port } = new URL(spec.storage ? spec.path : this.baseUrl);
       const message = unresolved
         ? `could not connect (${code}): the host ${host} ${unresolved === 'unknown' ? 'is not known to the name service' : 'did not resolve'}: nothing was sent`
-        : beforeSend
-          ? `could not connect (${code}): nothing was sent`
-          : `connection lost (${code ?? (cause instanceof Error ? cause.message : 'error')})` +
-            (spec.mutating ? ': the service may or may not have acted' : '');
+        : code === 'BAD_PORT'
+          ? `could not connect: fetch refuses port ${port} (a "bad port"): give the service another port; nothing was sent`
+          : beforeSend
+            ? `could not connect (${code}): nothing was sent`
+            : `connection lost (${code ?? (cause instanceof Error ? cause.message : 'error')})` +
+              (spec.mutating ? ': the service may or may not have acted' : '');
       const outcome = beforeSend ? 'definitive' : unknownIfMutating;
       return {
         error: { kind: 'network', message, outcome, cause },
-        failure: { kind: 'network', beforeSend, ...(unresolved ? { unresolved } : {}) },
+        ...(code === 'BAD_PORT' ? {} : { failure: { kind: 'network', beforeSend, ...(unresolved ? { unresolved } : {}) } }),
       };
     } finally {
       this.inFlight--;

@@ -60,7 +60,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
     const { id } = sent.answer.payout;
     const other = otherThanSent(sent.answer.payout, JSON.parse(a.body) as InitiateRequest);
     const what = `row ${a.row} (${ref}): the service answered with payout ${id} of ${other}, not what was sent`;
-    return other ? { halt: new Error(`${what}: the run stopped before another row is paid so; ask the service about it`) } : {};
+    return other ? { halt: new AnswerNotAsSent(`${what}: the run stopped before another row is paid so; ask the service about it`) } : {};
   }
   return sent.verdict.halt ? { halt: sent.failed } : {};
 }
@@ -239,6 +239,8 @@ export interface ExecuteOptions {
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
 class Halt extends Error {}
 class Stopped extends Error {}
+/** A payout answered of another amount or currency than sent: not a transient stop, unlike the service's trouble. */
+class AnswerNotAsSent extends Error {}
 
 /** The reason a row not started before a stop (Ctrl-C) gives in the results. */
 export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
@@ -254,6 +256,7 @@ class RowLoop {
   readonly outcomes = new Map<number, RowOutcome>();
   private created = 0;
   private halted: string | undefined;
+  private answerNotAsSent = false;
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
@@ -278,7 +281,7 @@ class RowLoop {
   }
 
   /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
-  async run(rows: RowList<PayoutRow>): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
+  async run(rows: RowList<PayoutRow>) {
     const { settings } = this.o;
     await Promise.all([
       this.each(rows, (p) => this.row(p)),
@@ -292,7 +295,8 @@ class RowLoop {
       await this.each(unknown, (p) => this.row(p));
     }
     if (this.going()) await completeCreated(this.send);
-    return { outcomes: this.outcomes, created: this.created, halted: this.halted, stopped: !!settings.stop?.aborted };
+    const { outcomes, created, halted, answerNotAsSent } = this;
+    return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
 
   /** The life of one row, from whatever its journal says (I2: an unknown outcome is settled first). */
@@ -417,6 +421,8 @@ class RowLoop {
 
   /** Stops the run: no new row starts; throws out of the current row. */
   private halt(e: unknown): never {
+    // (a payout answered not as sent is said whatever stopped the run first: running again would pay another row so)
+    if (e instanceof AnswerNotAsSent && !this.answerNotAsSent) [this.halted, this.answerNotAsSent] = [e.message, true];
     this.halted ??= snapshotOfError(e).message;
     this.emit({ type: 'halted', reason: this.halted });
     throw new Halt(this.halted);

@@ -86,6 +86,8 @@ export interface PipelineResult {
   /** Why nothing was sent (refused), or why the run stopped (halted). */
   refused?: string[];
   halted?: string;
+  /** Halted by a payout answered of another amount or currency than sent (execute.ts): running again is not safe. */
+  answerNotAsSent?: boolean;
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
   summary: RunSummary;
@@ -317,7 +319,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     const halted = res.halted ?? stopped.find((f) => f.halt)?.error.message;
-    if (halted) return await finish(run, scope, view, 'halted', { halted, stopped: res.stopped }, true);
+    if (halted)
+      return await finish(run, scope, view, 'halted', { halted, answerNotAsSent: res.answerNotAsSent, stopped: res.stopped }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const why = stopped.map((f) => f.error.message);
     const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};

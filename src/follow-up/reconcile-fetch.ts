@@ -97,9 +97,11 @@ export async function readItems<T extends { id: string; createdAt?: string }>(
     for (const id of all) missing.add(id);
   }
   const toGet = all.filter((id) => missing.has(id) || o.ask?.(out.listed.get(id)!));
-  await Promise.all(
-    toGet.map(async (id) => {
-      if (out.halted || o.stop?.aborted) return;
+  // 8 gets at a time (the client's default in flight), so that a halt stops those not yet started
+  let next = 0;
+  const worker = async () => {
+    while (next < toGet.length && !out.halted && !o.stop?.aborted) {
+      const id = toGet[next++]!;
       try {
         out.got.set(id, await o.get(id));
       } catch (e) {
@@ -109,8 +111,9 @@ export async function readItems<T extends { id: string; createdAt?: string }>(
         const one = o.what.slice(0, -1); // "payout", "swap"
         o.logger?.warn({ [`${one}Id`]: id, requestId: e.requestId, errorCode: e.code }, `${one} could not be read`);
       }
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
   return out;
 }
 

@@ -101,3 +101,22 @@ describe('a flag given no value, or an empty one', () => {
     expect(sb.requestLog().length).toBe(before);
   });
 });
+
+describe('a state folder that is a file', () => {
+  it.each(['--state-dir', '$PAYOUT_BATCH_STATE_DIR'])(
+    'run FILE -y, %s a file: exit 2 naming it and the flag, not an unexpected ENOTDIR',
+    async (how) => {
+      const dir = await dirs.make();
+      const file = await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'FV-STATE-FILE' });
+      const flag = how === '--state-dir';
+      const before = sb.requestLog().length;
+      const r = await runMain(['run', file, '-y', ...(flag ? ['--state-dir', file] : [])], {
+        cwd: dir,
+        env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: flag ? join(dir, 'state') : file }),
+      });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`payout-batch: the state folder ${file} is a file: name a folder with --state-dir`);
+      expect(sb.requestLog().length).toBe(before);
+    },
+  );
+});

@@ -1,6 +1,6 @@
 // `run --json` prints one document on stdout however the run ends: also when the engine refuses the
-// batch or cannot read it (a script reading `.exitCode` never gets an empty stdout).
-import { copyFile } from 'node:fs/promises';
+// batch or cannot read it, or the connection fails (a script reading `.exitCode` never gets an empty stdout).
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -32,5 +32,36 @@ describe('run --json when the engine says no', () => {
     const again = await cli(join(dir, 'copy.csv'), '--json');
     expect(again.code).toBe(3);
     expect(JSON.parse(again.stdout)).toEqual({ exitCode: 3, refused: [expect.stringContaining('same content as') as string] });
+  });
+});
+
+describe('run and retry --json when the connection fails', () => {
+  it.each([
+    [['--key-file', 'no-such-key'], 2, 'cannot read key file'],
+    [['--ledger', 'postgres://payout@127.0.0.1:1/nowhere'], 4, 'cannot be reached'],
+  ])('run %j, an error thrown before the run (exit %i): the document says so', async (flags, exitCode, said) => {
+    const dir = await dirs.make();
+    const file = await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'JSONCONN' });
+    const r = await runMain(['run', file, '-y', '--json', ...flags], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(exitCode);
+    expect(JSON.parse(r.stdout)).toEqual({ exitCode, error: expect.stringContaining(said) as string });
+  });
+
+  it('retry --resend-failed, the key refused while a failed row is checked (exit 4): the document says so', async () => {
+    const dir = await dirs.make();
+    const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'JSONREQ' });
+    expect((await runMain(['run', join(dir, 'payroll.csv'), '-y'], { cwd: dir, env })).code).toBe(0);
+    const results = join(dir, 'payroll.results.csv');
+    await writeFile(results, (await readFile(results, 'utf8')).replace(',PENDING,', ',FAILED,'));
+    const r = await runMain(['retry', results, '-y', '--json', '--resend-failed'], {
+      cwd: dir,
+      env: { ...env, PAYOUT_API_KEY: 'sk_sandbox_revoked_0123456789' },
+    });
+    expect(r.code, r.stderr).toBe(4);
+    expect(JSON.parse(r.stdout)).toEqual({ exitCode: 4, error: expect.stringContaining('refused the API key') as string });
   });
 });

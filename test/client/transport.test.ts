@@ -236,6 +236,18 @@ describe('retries', () => {
     expect(seen).toHaveLength(3);
   });
 
+  it('a port fetch will not connect to (6000, a "bad port"): said at once, not retried as a connection lost', async () => {
+    const c = new PayoutClient({
+      baseUrl: 'http://127.0.0.1:6000',
+      apiKey: `${KEY}_${n++}`,
+      sleep: async () => {},
+      retry: { maxAttempts: 3 },
+    });
+    const e = await failure(c.getPayout(PAYOUT.id));
+    expect(e).toMatchObject({ kind: 'network', outcome: 'definitive', attempts: 1 });
+    expect(e.message).toMatch(/port 6000 .*bad port.*another port.*nothing was sent/);
+  });
+
   it('give up on initiate with "unknown" after timeouts', async () => {
     const { c, seen } = client([{ hang: true }], { timeoutMs: 20, retry: { maxAttempts: 2 } });
     const e = await failure(c.initiate(INITIATE_BODY, { idempotencyKey: 'k-5' }));

@@ -1,8 +1,10 @@
 // An initiate answered with a payout of another amount or currency than the body sent (spec §4.2:
 // the payout of that body) is a payout not as approved: the run stops before another row is paid
 // so, and says which. Amounts as strings or with other trailing zeros are the same amount.
+import { EventEmitter } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
-import { runBatch } from '../../src/engine/pipeline.ts';
+import { exitReasonText } from '../../src/cli/render.ts';
+import { runBatch, type EngineEvents } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
 import { allPayouts, workDir, writeBatch } from './helpers.ts';
@@ -36,6 +38,30 @@ it('a sourceAmount a hundred times the one sent: the run stops after that row, n
   expect(r.kind).toBe('halted');
   expect(r.halted).toMatch(/row 2 \(GEN-0001\).*sourceAmount 1000 .*10/);
   expect(await allPayouts(sb!)).toHaveLength(1);
+  // not a transient stop: running again would pay the next row so
+  expect(exitReasonText(r)).not.toMatch(/run the same command again/);
+  expect(exitReasonText(r)).toMatch(/ask the service about the payout named above before running the same command again/);
+});
+
+it('a payout answered not as sent while the run halts on a 503: the stop names that payout, not the 503', async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const events: EngineEvents = new EventEmitter();
+  const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+  const tenfold = answering((p) => (p.sourceAmount = Number(p.sourceAmount) * 10));
+  let failing: string | undefined;
+  // (one row's initiate answers 503; the other's, in flight meanwhile, is answered once the run halted)
+  const f: typeof fetch = async (input, init) => {
+    if (!String(input instanceof Request ? input.url : input).endsWith('/payouts/initiate')) return fetch(input, init);
+    const key = new Headers(init?.headers).get('idempotency-key');
+    failing ??= key ?? undefined;
+    if (key === failing) return new Response(JSON.stringify({ statusCode: 503, message: 'down' }), { status: 503 });
+    await halted;
+    return tenfold(input, init);
+  };
+  const file = await writeBatch(await workDir(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+  const r = await runBatch({ file, conn: connectionTo(sb, f), ...unattended({ settleDelayMs: 10, concurrency: 2, events }) });
+  expect(r.halted).toMatch(/not what was sent/);
+  expect(exitReasonText(r)).toMatch(/ask the service about the payout named above/);
 });
 
 it('another source or destination currency: the run stops', async () => {
@@ -62,6 +88,7 @@ it('a created answer that cannot be read (an amount "1,000.00"): the run stops, 
   expect(r.halted).toMatch(/does not match the spec: field "sourceAmount"/);
   expect([...r.outcomes.values()].map((o) => o.status)).toContain('UNKNOWN_OUTCOME');
   expect(await allPayouts(sb!)).toHaveLength(1);
+  expect(exitReasonText(r)).toMatch(/run the same command again to continue/);
 });
 
 it('a sourceAmount that is the amount sent plus its fee (spec §2 "amount debited"): every row goes', async () => {

@@ -9,7 +9,7 @@ import { earlierPayoutsCell, parseEarlierPayouts } from '../../src/engine/money-
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/results.ts';
 import { reconcile, reconciliationCell, reconciliationLines } from '../../src/follow-up/reconciliation.ts';
-import { normaliseTransaction } from '../../src/follow-up/reconcile-fetch.ts';
+import { normaliseTransaction, readPayouts } from '../../src/follow-up/reconcile-fetch.ts';
 import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/follow-up/tie-out.ts';
 
 const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({
@@ -315,5 +315,27 @@ describe('reconcile (the I/O step)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('the list refused and the service failing: the first failed get stops the gets not yet started', async () => {
+    let gets = 0;
+    const fetch: typeof globalThis.fetch = async (input) => {
+      const list = /\/payouts\?/.test(input instanceof Request ? input.url : String(input));
+      if (!list) gets++;
+      const [status, error] = list ? [400, 'VALIDATION_ERROR'] : [503, 'SERVICE_UNAVAILABLE'];
+      return new Response(JSON.stringify({ statusCode: status, message: 'no', error }), { status });
+    };
+    const client = new PayoutClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: 'sk_sandbox_x',
+      requestsPerSecond: 1000,
+      retry: { maxAttempts: 1 },
+      fetch,
+    });
+    const ids = Array.from({ length: 50 }, (_, i) => `p${i}`);
+    const r = await readPayouts(ids, { client }, { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 });
+    expect(r.halted?.status).toBe(503);
+    // (at most the gets already in flight when the first failed: the client's 8 at once)
+    expect(gets).toBeLessThanOrEqual(8);
   });
 });

@@ -19,7 +19,7 @@ import {
   withPlanEnvironment,
   type ArgsOf,
 } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
+import { accountPolicyOf, jsonOnThrow, refused, sendBatch } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
@@ -71,7 +71,7 @@ const command = defineCommand(builder, async (flags, cliIO) => {
     approved.cleanup?.();
   }
 });
-export default signalled('run', command);
+export default signalled('run', jsonOnThrow(command));
 
 /** This command with --fund-by-swap, as the refusal of a short batch says it. */
 function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
