@@ -105,6 +105,8 @@ export function judgeRun(
   if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
   if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
   if (r.stopped) return judged('processing', r.kind === 'halted' ? 'halted' : 'ok', 'stopped on request: resumed on the next start');
+  if (r.kind === 'halted' && r.answerNotAsSent)
+    return judged('failed', 'halted', `${r.halted}. Not resumed: ask the service about that payout before paying the rest of ${name}`);
   if (r.kind === 'halted')
     return judged('processing', 'halted', `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
   if (r.kind === 'refused') return judged('failed', 'refused', `refused by the guards: ${(r.refused ?? []).join('; ')}`);

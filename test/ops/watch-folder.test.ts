@@ -97,6 +97,12 @@ describe('where a run file goes', () => {
       reason: 'refused by the guards: --max-total GBP:5',
     });
     expect(at({ kind: 'halted', halted: 'unreachable' })).toMatchObject({ outcome: 'processing', kind: 'halted' });
+    // a payout answered with another amount: never resumed on the next tick, where the next row would go the same way
+    expect(at({ kind: 'halted', halted: 'row 2 (P-2): payout p1 of sourceAmount 3300', answerNotAsSent: true })).toMatchObject({
+      outcome: 'failed',
+      kind: 'halted',
+      reason: expect.stringContaining('row 2 (P-2): payout p1 of sourceAmount 3300'),
+    });
     expect(at({ kind: 'rows-failed', stopped: true })).toMatchObject({ outcome: 'processing', kind: 'ok' });
   });
 
