@@ -15,7 +15,8 @@ const FLUSH_AT = 64 * 1024;
 
 function* chunks(builder: typeof createCB, message: IsoMessage, root: string, build: IsoBuild): Generator<string> {
   let text = '';
-  const xml = builder({ data: (s: string) => void (text += s), prettyPrint: true });
+  // a character XML cannot carry (ESC, a lone surrogate) is written U+FFFD: one character for one, so Max35Text stays 35
+  const xml = builder({ data: (s: string) => void (text += s), prettyPrint: true, invalidCharReplacement: '\uFFFD' });
   xml.dec({ encoding: 'UTF-8' }).ele(isoNamespace(message), 'Document').ele(root);
   for (const _ of build(xml))
     if (text.length >= FLUSH_AT) {

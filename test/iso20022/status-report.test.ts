@@ -129,3 +129,22 @@ describe('pain.002 status report', () => {
     expect(await schemaErrors(xml.replace(/<OrgnlMsgNmId>.*<\/OrgnlMsgNmId>/, ''), 'pain.002.001.10')).not.toEqual([]);
   });
 });
+
+describe('pain.002 of cells XML cannot carry as they are', () => {
+  const report = async (name: string, rows: { rowNumber: number; cells: Record<string, string>; result: ResultValues }[]) => {
+    const results = tmp.path(`${name}.results.csv`);
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows });
+    const out = tmp.path(`${name}.pain002.xml`);
+    await writeStatusReport(results, out);
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    return xml;
+  };
+
+  it('stays well-formed when a reference or a message holds a control character (a CSV batch can)', async () => {
+    const r = row(0, 'PMT-A', '10.00', { status: 'INVALID', errorCode: 'INVALID_TEXT', errorMessage: 'the reference \u001b[31m' });
+    const xml = await report('control', [{ ...r, cells: { ...r.cells, reference: 'PAY-\u001b[31m-1' } }]);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['PAY-\uFFFD[31m-1']);
+    expect(texts(xml, 'AddtlInf')).toEqual(['INVALID_TEXT: the reference \uFFFD[31m']);
+  });
+});
