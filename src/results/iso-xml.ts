@@ -54,5 +54,6 @@ export function isoAmount(amount: Dec | string | undefined, currency: string | u
   return d.isFinite() && d.decimalPlaces() <= 5 && d.precision(true) <= 18 ? { '@Ccy': currency, '#': d.toFixed() } : undefined;
 }
 
-/** Max35Text and its kin: the text, cut to `max` characters; undefined when empty. */
-export const isoText = (s: string | undefined, max = 35): string | undefined => (s?.trim() ? s.trim().slice(0, max) : undefined);
+/** Max35Text and its kin: the text, cut to `max` characters (as XSD counts them: "😀" is one); undefined when empty. */
+export const isoText = (s: string | undefined, max = 35): string | undefined =>
+  s?.trim() ? [...s.trim()].slice(0, max).join('') : undefined;

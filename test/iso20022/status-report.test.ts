@@ -147,4 +147,12 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
     expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['PAY-\uFFFD[31m-1']);
     expect(texts(xml, 'AddtlInf')).toEqual(['INVALID_TEXT: the reference \uFFFD[31m']);
   });
+
+  it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
+    const id = `${'A'.repeat(33)}𠮷B`; // 35 characters of Max35Text, 36 UTF-16 units
+    const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: `${'x'.repeat(104)}😀 compliance` });
+    const xml = await report('astral', [{ ...r, cells: { ...r.cells, reference: id } }]);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual([id]);
+    expect(texts(xml, 'AddtlInf')).toEqual([`${'x'.repeat(104)}😀`, ' compliance']);
+  });
 });
