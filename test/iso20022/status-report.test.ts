@@ -1,7 +1,7 @@
 // The pain.002 status report of a results file (issue 41): the one table of statuses and reason
 // codes, the group and payment-information statuses, and the XML valid against the schemas of
 // pain.002.001.03 and .10.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
 import { writeResults } from '../../src/results/write.ts';
@@ -127,6 +127,30 @@ describe('pain.002 status report', () => {
     // (the validator is not vacuous: a status code too long, an element out of order are refused)
     expect(await schemaErrors(xml.replace('<GrpSts>ACTC', '<GrpSts>ACTCX'), 'pain.002.001.10')).not.toEqual([]);
     expect(await schemaErrors(xml.replace(/<OrgnlMsgNmId>.*<\/OrgnlMsgNmId>/, ''), 'pain.002.001.10')).not.toEqual([]);
+  });
+});
+
+describe('the file a pain.002 replaces', () => {
+  it('is only an earlier report: never the results or the batch named by mistake', async () => {
+    const results = tmp.path('named.results.csv');
+    await writeResults(results, {
+      format: 'csv',
+      inputColumns: COLUMNS,
+      rows: [row(0, 'PMT-A', '10.00', { status: 'PENDING', payoutId: 'p' })],
+    });
+    const batch = tmp.path('named.xml');
+    writeFileSync(batch, '<?xml version="1.0"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"></Document>\n');
+    const before = [readFileSync(results, 'utf8'), readFileSync(batch, 'utf8')];
+    for (const path of [results, batch])
+      await expect(writeStatusReport(results, path)).rejects.toMatchObject({
+        code: 'WRITE_FAILED',
+        message: expect.stringContaining('not replaced'),
+      });
+    expect([readFileSync(results, 'utf8'), readFileSync(batch, 'utf8')]).toEqual(before);
+    const out = tmp.path('named.pain002.xml');
+    await writeStatusReport(results, out);
+    await writeStatusReport(results, out, { version: 'pain.002.001.10' }); // an earlier report is replaced, whatever its version
+    expect(readFileSync(out, 'utf8')).toContain('pain.002.001.10');
   });
 });
 
