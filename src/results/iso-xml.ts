@@ -1,6 +1,7 @@
 // Writing an ISO 20022 message (pain.002, camt.053) atomically, a chunk at a time (xmlbuilder2's
 // callback builder): a report of 100,000 transactions never holds its whole text.
 import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import type { createCB } from 'xmlbuilder2';
 import type { XMLBuilderCB } from 'xmlbuilder2/lib/interfaces.js';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -15,7 +16,8 @@ const FLUSH_AT = 64 * 1024;
 
 function* chunks(builder: typeof createCB, message: IsoMessage, root: string, build: IsoBuild): Generator<string> {
   let text = '';
-  const xml = builder({ data: (s: string) => void (text += s), prettyPrint: true });
+  // a character XML cannot carry (ESC, a lone surrogate) is written U+FFFD: one character for one, so Max35Text stays 35
+  const xml = builder({ data: (s: string) => void (text += s), prettyPrint: true, invalidCharReplacement: '\uFFFD' });
   xml.dec({ encoding: 'UTF-8' }).ele(isoNamespace(message), 'Document').ele(root);
   for (const _ of build(xml))
     if (text.length >= FLUSH_AT) {
@@ -28,12 +30,32 @@ function* chunks(builder: typeof createCB, message: IsoMessage, root: string, bu
 
 /** Writes the message `<Document><root>…</root></Document>` to `path` atomically. Throws ResultsError WRITE_FAILED. */
 export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
+  // only a message of its kind is replaced, never the batch or its results named by mistake (`run erp.xml --status-report erp.xml`)
+  const kind = message.slice(0, 8);
+  const head = await headOf(path).catch(() => '');
+  if (head && !head.includes(`:xsd:${kind}.`))
+    throw new ResultsError(
+      'WRITE_FAILED',
+      path,
+      `${path}: not replaced: it is not a ${kind} file (the batch or its results?); name another file.`,
+    );
   try {
     // (loaded only by a command that writes ISO XML)
     const { createCB: builder } = (await import('xmlbuilder2')).default;
     await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
     throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the ${message} file: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The first 4 KiB of a file, as text. */
+async function headOf(path: string): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead);
+  } finally {
+    await fh.close();
   }
 }
 
@@ -53,5 +75,6 @@ export function isoAmount(amount: Dec | string | undefined, currency: string | u
   return d.isFinite() && d.decimalPlaces() <= 5 && d.precision(true) <= 18 ? { '@Ccy': currency, '#': d.toFixed() } : undefined;
 }
 
-/** Max35Text and its kin: the text, cut to `max` characters; undefined when empty. */
-export const isoText = (s: string | undefined, max = 35): string | undefined => (s?.trim() ? s.trim().slice(0, max) : undefined);
+/** Max35Text and its kin: the text, cut to `max` characters (as XSD counts them: "😀" is one); undefined when empty. */
+export const isoText = (s: string | undefined, max = 35): string | undefined =>
+  s?.trim() ? [...s.trim()].slice(0, max).join('') : undefined;

@@ -65,7 +65,7 @@ export function isoTxOf(result: ResultValues): { status: IsoTxStatus; reason?: {
     (failed ? REASON_WORDS.find(([re]) => re.test(text))?.[1] : undefined);
   const words = !code && result.errorCode ? `${result.errorCode}${text ? `: ${text}` : ''}` : text;
   if (!code && !words) return { status: iso };
-  return { status: iso, reason: { code: code ?? 'NARR', text: words.match(/[\s\S]{1,105}/g)?.slice(0, 5) ?? [] } };
+  return { status: iso, reason: { code: code ?? 'NARR', text: words.match(/[\s\S]{1,105}/gu)?.slice(0, 5) ?? [] } };
 }
 
 /** The least advanced status first: a group is as far as its least advanced transaction, unless some are rejected. */

@@ -1,7 +1,7 @@
 // The pain.002 status report of a results file (issue 41): the one table of statuses and reason
 // codes, the group and payment-information statuses, and the XML valid against the schemas of
 // pain.002.001.03 and .10.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
 import { writeResults } from '../../src/results/write.ts';
@@ -127,5 +127,56 @@ describe('pain.002 status report', () => {
     // (the validator is not vacuous: a status code too long, an element out of order are refused)
     expect(await schemaErrors(xml.replace('<GrpSts>ACTC', '<GrpSts>ACTCX'), 'pain.002.001.10')).not.toEqual([]);
     expect(await schemaErrors(xml.replace(/<OrgnlMsgNmId>.*<\/OrgnlMsgNmId>/, ''), 'pain.002.001.10')).not.toEqual([]);
+  });
+});
+
+describe('the file a pain.002 replaces', () => {
+  it('is only an earlier report: never the results or the batch named by mistake', async () => {
+    const results = tmp.path('named.results.csv');
+    await writeResults(results, {
+      format: 'csv',
+      inputColumns: COLUMNS,
+      rows: [row(0, 'PMT-A', '10.00', { status: 'PENDING', payoutId: 'p' })],
+    });
+    const batch = tmp.path('named.xml');
+    writeFileSync(batch, '<?xml version="1.0"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"></Document>\n');
+    const before = [readFileSync(results, 'utf8'), readFileSync(batch, 'utf8')];
+    for (const path of [results, batch])
+      await expect(writeStatusReport(results, path)).rejects.toMatchObject({
+        code: 'WRITE_FAILED',
+        message: expect.stringContaining('not replaced'),
+      });
+    expect([readFileSync(results, 'utf8'), readFileSync(batch, 'utf8')]).toEqual(before);
+    const out = tmp.path('named.pain002.xml');
+    await writeStatusReport(results, out);
+    await writeStatusReport(results, out, { version: 'pain.002.001.10' }); // an earlier report is replaced, whatever its version
+    expect(readFileSync(out, 'utf8')).toContain('pain.002.001.10');
+  });
+});
+
+describe('pain.002 of cells XML cannot carry as they are', () => {
+  const report = async (name: string, rows: { rowNumber: number; cells: Record<string, string>; result: ResultValues }[]) => {
+    const results = tmp.path(`${name}.results.csv`);
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows });
+    const out = tmp.path(`${name}.pain002.xml`);
+    await writeStatusReport(results, out);
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    return xml;
+  };
+
+  it('stays well-formed when a reference or a message holds a control character (a CSV batch can)', async () => {
+    const r = row(0, 'PMT-A', '10.00', { status: 'INVALID', errorCode: 'INVALID_TEXT', errorMessage: 'the reference \u001b[31m' });
+    const xml = await report('control', [{ ...r, cells: { ...r.cells, reference: 'PAY-\u001b[31m-1' } }]);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['PAY-\uFFFD[31m-1']);
+    expect(texts(xml, 'AddtlInf')).toEqual(['INVALID_TEXT: the reference \uFFFD[31m']);
+  });
+
+  it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
+    const id = `${'A'.repeat(33)}𠮷B`; // 35 characters of Max35Text, 36 UTF-16 units
+    const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: `${'x'.repeat(104)}😀 compliance` });
+    const xml = await report('astral', [{ ...r, cells: { ...r.cells, reference: id } }]);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual([id]);
+    expect(texts(xml, 'AddtlInf')).toEqual([`${'x'.repeat(104)}😀`, ' compliance']);
   });
 });
