@@ -2,7 +2,7 @@
 // what one process appends, another reads when it asks, with no copy on the host to bring up to
 // date first (the copy each process kept before needed a sync call every command had to remember);
 // an `initiating` line is in the database once guard returns, before its request may leave.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
@@ -59,5 +59,21 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     expect(seen).toEqual(['PROCESSING']);
     expect(since.next).toBeGreaterThan(first.next);
     expect((await foldBatch(alice, A)).folded.rows.get('R1')?.payout?.status).toBe('PROCESSING');
+  });
+
+  it("a batch's last write is dated by this host's clock, whatever the database's says (a resumed run waits from it)", async () => {
+    const alice = await ledgerOfAProcess();
+    const C = 'c'.repeat(64);
+    alice.open(C).append(header(C));
+    await alice.flush();
+    // this host's clock an hour behind the database server's
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
+    try {
+      const { lastWriteMs } = await alice.read(C, () => undefined);
+      expect(lastWriteMs).toBeGreaterThan(0);
+      expect(lastWriteMs).toBeLessThanOrEqual(Date.now());
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
