@@ -111,6 +111,22 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
   });
 
+  it('ledger init on a ledger a newer payout-batch migrated says to upgrade (2), as every other command does, never "up to date"', async () => {
+    const url = await testDatabase();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query("INSERT INTO payout_batch.schema_version (version, tool) VALUES ($1, 'payout-batch 9.9.9')", [SCHEMA_VERSION + 1]);
+    await c.end();
+    const newer = `is at schema version ${SCHEMA_VERSION + 1}, newer than this tool's ${SCHEMA_VERSION}: upgrade payout-batch`;
+    const status = await inProcess(['ledger', 'status', '--ledger', url]);
+    expect(status.code, status.stderr).toBe(2);
+    expect(status.stderr).toContain(newer);
+    const init = await inProcess(['ledger', 'init', '--ledger', url]);
+    expect(init.code, init.stdout).toBe(2);
+    expect(init.stderr).toContain(newer);
+    expect(init.stdout).not.toContain('up to date');
+  });
+
   it('ledger import copies a file ledger line for line and refuses a reference another batch sent; status counts the batches', async () => {
     const url = await testDatabase();
     const state = join(dir, 'state');
