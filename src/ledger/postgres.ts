@@ -217,8 +217,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
     return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
   }
 
+  /** On disk before it returns (tx: synchronous_commit on), as a policy that reverts in a crash would let payouts go unapproved. */
   async setPolicy(text: string): Promise<void> {
-    await this.db.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]);
+    await this.db.tx((q) => q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]));
   }
 
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {

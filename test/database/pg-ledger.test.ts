@@ -76,4 +76,19 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
       vi.useRealTimers();
     }
   });
+
+  it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
+    const admin = await processes.connect();
+    // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
+    await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', current_database()); END $$`);
+    await admin.query(`CREATE FUNCTION payout_batch.durable_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF current_setting('synchronous_commit') <> 'on' THEN RAISE EXCEPTION 'committed without waiting for the disk'; END IF;
+      RETURN NEW; END $$`);
+    await admin.query(
+      'CREATE TRIGGER durable_only BEFORE INSERT ON payout_batch.account_policies FOR EACH ROW EXECUTE FUNCTION payout_batch.durable_only()',
+    );
+    const alice = await ledgerOfAProcess();
+    await alice.setPolicy('{"requireApprovals":2}');
+    expect((await alice.policy())?.text).toBe('{"requireApprovals":2}');
+  });
 });
