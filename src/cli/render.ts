@@ -20,6 +20,7 @@ import type { EngineEvents, PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, BatchUnusable, FailedAfterSending } from '../engine/engine-errors.ts';
+import { TeamLedgerError } from '../ledger/pg-db.ts';
 import type { ResumeReport } from '../engine/session.ts';
 import type { PreflightStep } from '../engine/preflight.ts';
 
@@ -466,6 +467,11 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   if (e instanceof BatchRefused) {
     io.stderr.write(`payout-batch: refused: ${e.message}\n`);
     return ExitCode.REFUSED;
+  }
+  // (the team ledger lost before sending began: nothing was sent, run it again)
+  if (e instanceof TeamLedgerError) {
+    io.stderr.write(`payout-batch: ${e.message}\n`);
+    return ExitCode.SERVICE_UNAVAILABLE;
   }
   if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable) {
     io.stderr.write(`payout-batch: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}\n`);

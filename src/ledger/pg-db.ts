@@ -102,7 +102,7 @@ export class TeamDb {
     const db = (opened.db = new TeamDb(pool, session, where));
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
-      if (!o.init) await db.checkSchema();
+      await db.checkSchema(o.init);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
       if (!o.init)
         await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', [
@@ -121,9 +121,10 @@ export class TeamDb {
     return db;
   }
 
-  private async checkSchema(): Promise<void> {
+  /** `init`: an older schema is what it migrates; a newer one is refused all the same. */
+  private async checkSchema(init = false): Promise<void> {
     const v = await schemaVersionOf(this.session);
-    if (v === SCHEMA_VERSION) return;
+    if (v === SCHEMA_VERSION || (init && (v ?? 0) < SCHEMA_VERSION)) return;
     const [is, fix] =
       v !== null && v > SCHEMA_VERSION
         ? [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch']

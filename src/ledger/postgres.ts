@@ -217,8 +217,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
     return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
   }
 
+  /** On disk before it returns (tx: synchronous_commit on), as a policy that reverts in a crash would let payouts go unapproved. */
   async setPolicy(text: string): Promise<void> {
-    await this.db.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]);
+    await this.db.tx((q) => q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]));
   }
 
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
@@ -262,19 +263,20 @@ export class PgLedger implements Ledger, PolicyKeeper {
 
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
 // primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.
-/** The lines after the id `after`, in order. */
+/** The lines after the id `after`, in order; `writtenAtMs` by this host's clock (the server's may differ). */
 export async function linesOf(
   q: Queryable,
   account: string,
   batch: string,
   after: number,
 ): Promise<{ id: number; line: string; writtenAtMs: number }[]> {
-  const r = await q.query<{ id: string; line: string; ms: number }>(
-    `SELECT id, line, (extract(epoch FROM written_at) * 1000)::float8 AS ms FROM payout_batch.journal_lines
+  const r = await q.query<{ id: string; line: string; age: number }>(
+    `SELECT id, line, (extract(epoch FROM clock_timestamp() - written_at) * 1000)::float8 AS age FROM payout_batch.journal_lines
       WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
     [account, batch, after],
   );
-  return r.rows.map((x) => ({ id: Number(x.id), line: x.line, writtenAtMs: x.ms }));
+  const now = Date.now();
+  return r.rows.map((x) => ({ id: Number(x.id), line: x.line, writtenAtMs: now - x.age }));
 }
 
 export async function batchesOf(q: Queryable, account: string): Promise<string[]> {

@@ -12,7 +12,7 @@ import { accountOf } from '../../src/ledger/account-ledger.ts';
 import { SCHEMA_VERSION } from '../../src/ledger/schema.ts';
 import { journalLines } from '../../src/ledger/import.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, filesUnder, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, filesUnder, initiates, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb } from '../ops/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
@@ -70,6 +70,28 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(sent()).toBe(0);
   });
 
+  it('a ledger lost before the first request stops the run with 4 (run it again), not as unusable input; the next run sends it', async () => {
+    const url = await testDatabase();
+    await writeBatch(dir, 'cut.csv', { rows: 2, prefix: 'CUT' });
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    // the connection that reserves the batch is cut, as when the server restarts
+    await c.query(`CREATE FUNCTION payout_batch.cut() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$`);
+    await c.query('CREATE TRIGGER cut BEFORE INSERT ON payout_batch.batch_runs FOR EACH ROW EXECUTE FUNCTION payout_batch.cut()');
+    const before = initiates(sb).length;
+    const lost = await cli(['run', 'cut.csv', '--yes', '--ledger', url]);
+    expect(lost.code, lost.stderr).toBe(4);
+    expect(lost.stderr).toMatch(/was lost \(.*\): nothing more is sent; run the command again/);
+    expect(lost.stderr).not.toMatch(/unexpected error/);
+    expect(initiates(sb).length).toBe(before);
+    await c.query('DROP TRIGGER cut ON payout_batch.batch_runs');
+    await c.end();
+    const again = await cli(['run', 'cut.csv', '--yes', '--ledger', url]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(initiates(sb).length - before).toBe(2);
+  });
+
   it('ledger init takes the password from PGPASSWORD or ~/.pgpass when the URL has none, and is harmless twice', async () => {
     const url = new URL(await testDatabase({ init: false }));
     const password = decodeURIComponent(url.password);
@@ -87,6 +109,22 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const again = await cli(bare, { HOME: home });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
+  });
+
+  it('ledger init on a ledger a newer payout-batch migrated says to upgrade (2), as every other command does, never "up to date"', async () => {
+    const url = await testDatabase();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query("INSERT INTO payout_batch.schema_version (version, tool) VALUES ($1, 'payout-batch 9.9.9')", [SCHEMA_VERSION + 1]);
+    await c.end();
+    const newer = `is at schema version ${SCHEMA_VERSION + 1}, newer than this tool's ${SCHEMA_VERSION}: upgrade payout-batch`;
+    const status = await inProcess(['ledger', 'status', '--ledger', url]);
+    expect(status.code, status.stderr).toBe(2);
+    expect(status.stderr).toContain(newer);
+    const init = await inProcess(['ledger', 'init', '--ledger', url]);
+    expect(init.code, init.stdout).toBe(2);
+    expect(init.stderr).toContain(newer);
+    expect(init.stdout).not.toContain('up to date');
   });
 
   it('ledger import copies a file ledger line for line and refuses a reference another batch sent; status counts the batches', async () => {

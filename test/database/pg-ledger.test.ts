@@ -2,7 +2,7 @@
 // what one process appends, another reads when it asks, with no copy on the host to bring up to
 // date first (the copy each process kept before needed a sync call every command had to remember);
 // an `initiating` line is in the database once guard returns, before its request may leave.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
@@ -59,5 +59,36 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     expect(seen).toEqual(['PROCESSING']);
     expect(since.next).toBeGreaterThan(first.next);
     expect((await foldBatch(alice, A)).folded.rows.get('R1')?.payout?.status).toBe('PROCESSING');
+  });
+
+  it("a batch's last write is dated by this host's clock, whatever the database's says (a resumed run waits from it)", async () => {
+    const alice = await ledgerOfAProcess();
+    const C = 'c'.repeat(64);
+    alice.open(C).append(header(C));
+    await alice.flush();
+    // this host's clock an hour behind the database server's
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
+    try {
+      const { lastWriteMs } = await alice.read(C, () => undefined);
+      expect(lastWriteMs).toBeGreaterThan(0);
+      expect(lastWriteMs).toBeLessThanOrEqual(Date.now());
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
+    const admin = await processes.connect();
+    // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
+    await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', current_database()); END $$`);
+    await admin.query(`CREATE FUNCTION payout_batch.durable_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF current_setting('synchronous_commit') <> 'on' THEN RAISE EXCEPTION 'committed without waiting for the disk'; END IF;
+      RETURN NEW; END $$`);
+    await admin.query(
+      'CREATE TRIGGER durable_only BEFORE INSERT ON payout_batch.account_policies FOR EACH ROW EXECUTE FUNCTION payout_batch.durable_only()',
+    );
+    const alice = await ledgerOfAProcess();
+    await alice.setPolicy('{"requireApprovals":2}');
+    expect((await alice.policy())?.text).toBe('{"requireApprovals":2}');
   });
 });
