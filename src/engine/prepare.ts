@@ -10,6 +10,8 @@ import { fingerprintingChecker, type DocumentFingerprint } from '../validation/d
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
+import { payeeHold } from '../ledger/account-ledger.ts';
+import { probableDuplicateKey } from '../validation/row.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions {
@@ -157,6 +159,8 @@ export async function reservedSession(
     results?: string;
     only?: Set<number>;
     resend?: Set<string>;
+    allowDuplicates?: string[];
+    duplicateWindowMs?: number;
   },
 ): Promise<BatchSession> {
   const fresh: string[] = [];
@@ -169,6 +173,10 @@ export async function reservedSession(
     else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
     else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
   }
+  // (and its fresh rows' payees: two batches paying one payee the same amount at once, under two references, are refused)
+  const allowed = new Set(o.allowDuplicates);
+  const payees = o.duplicateWindowMs === 0 ? [] : fresh.filter((ref) => !allowed.has(ref));
+  for (const r of batch.rows) if (r.payout && payees.includes(r.payout.reference)) fresh.push(payeeHold(probableDuplicateKey(r.payout)));
   const { command, results, ledger } = o;
   const reservation = await ledger.reserve({ batchId: batch.identity.batchId, file: batch.file, results, command, fresh, settling });
   try {

@@ -88,7 +88,16 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const session = await reservedSession(batch, folded.rows, { ledger, env, command: 'retry', results: results.path, only, resend });
+  const session = await reservedSession(batch, folded.rows, {
+    allowDuplicates: o.allowDuplicates,
+    duplicateWindowMs: o.duplicateWindowMs,
+    ledger,
+    env,
+    command: 'retry',
+    results: results.path,
+    only,
+    resend,
+  });
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => {

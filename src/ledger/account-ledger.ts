@@ -1,5 +1,6 @@
 // What a service account has sent, batch by batch, whoever sent it: one interface, two
 // implementations (file.ts, postgres.ts); open.ts chooses (README.md beside this file).
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
 import { plural } from '../text.ts';
@@ -263,12 +264,25 @@ export const batchInProgress = (r: BatchRunner): BatchRefused =>
     'batch-in-progress',
   );
 
-export const referencesBeingSent = (refs: string[], by: BatchRunner | undefined): BatchRefused =>
-  new BatchRefused(
-    `${plural(refs.length, 'reference')} of this file (${list(refs)}) are being sent right now by another batch${by ? `, ${who(by)}` : ''}. ` +
-      'Nothing was sent. When it has ended, run again: the references it created are then refused as sent, the others go.',
+/** A payee's probable-duplicate key as a batch holds it beside its references (a digest: never an account number). */
+export const payeeHold = (duplicateKey: string): string =>
+  `${PAYEE}${createHash('sha256').update(duplicateKey).digest('hex').slice(0, 32)}`;
+const PAYEE = 'payee:';
+
+export function referencesBeingSent(held: string[], by: BatchRunner | undefined): BatchRefused {
+  const refs = held.filter((x) => !x.startsWith(PAYEE));
+  const payees = held.length - refs.length;
+  const batch = `another batch${by ? `, ${who(by)}` : ''}`;
+  return new BatchRefused(
+    refs.length
+      ? `${plural(refs.length, 'reference')} of this file (${list(refs)}) are being sent right now by ${batch}. ` +
+          'Nothing was sent. When it has ended, run again: the references it created are then refused as sent, the others go.'
+      : `${plural(payees, 'payee')} of this file (the same account, amount and currencies) are being paid right now by ${batch}, ` +
+          'under other references. Nothing was sent. When it has ended, run again: a payee it paid is then refused as a probable ' +
+          'duplicate (--allow-duplicate REF sends it anyway).',
     'references-being-sent',
   );
+}
 
 /** Run under the account's lock by each implementation's reserve: paying the same person again takes a new reference. */
 export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): Promise<void> {

@@ -2,14 +2,17 @@
 // user runs it, against the sandbox over HTTP, concurrent cases with real concurrent processes.
 // What counts is at the sandbox: exactly one payout per reference (each generated row has its own
 // amount, so a reference's payouts are those of its amount).
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, ledgerJournals, runCli, runMain, tempDirs, writeBatch, type CliRun } from './helpers.ts';
+import { until } from '../ops/helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-twice-');
@@ -128,6 +131,37 @@ describe('two processes on one batch', () => {
     const statuses = (await readResults(join(dir, 'payroll.results.csv'))).rows.map((r) => r.result.status);
     expect(statuses).toEqual(Array(ROWS).fill('PENDING'));
     await onePerReference();
+  });
+});
+
+describe('two files paying the same payees under other references', () => {
+  it('at once: the second is refused while the first pays them, then finds them probable duplicates; each paid once', async () => {
+    const { dir, run } = await setup();
+    const a = await writeBatch(dir, 'a.csv', { rows: 3, prefix: 'DUPA', amount });
+    await writeFile(join(dir, 'b.csv'), (await readFile(a, 'utf8')).replaceAll('DUPA-', 'DUPB-'));
+    // The first run stopped (SIGSTOP) while its first initiate is answered: its payees are being
+    // paid, and its journal holds no payout yet for a check of recent payouts to find.
+    sb!.setFaults({ latencyMs: [1500, 1500], routes: ['initiate'] });
+    let child: ChildProcess | undefined;
+    const first = runCli(['run', 'a.csv', '--yes', '--concurrency', '1', '--base-url', sb!.url, '--rate', '100'], {
+      cwd: dir,
+      env: cleanEnv(),
+      onSpawn: (c) => (child = c),
+    });
+    const journal = () => ledgerJournals().find((j) => readFileSync(j, 'utf8').includes('"t":"initiating"'));
+    await until(() => !!journal() && !existsSync(join(dirname(journal()!), 'ledger.lock')), 30_000, "the first run's first initiate");
+    child!.kill('SIGSTOP');
+    sb!.setFaults({});
+    const second = await run(dir, 'run', 'b.csv', '--yes');
+    child!.kill('SIGCONT');
+    expect(second.code, second.stdout + second.stderr).toBe(3);
+    expect(second.stderr).toMatch(/3 payees of this file .* are being paid right now by another batch/);
+    expect((await first).code).toBe(0);
+    // run again once the first ended: the same payees and amounts are probable duplicates
+    const again = await run(dir, 'run', 'b.csv', '--yes');
+    expect(again.stdout.match(/a probable duplicate, not sent/g)).toHaveLength(3);
+    expect(initiates(sb!).length).toBe(3);
+    await onePerReference(3);
   });
 });
 
