@@ -1,7 +1,7 @@
 // `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
 // or nothing under the lock of every account it touches. A reference the database shows sent by
 // another batch, or a batch held with other lines, refuses it all; one held with the same lines is
-// skipped, also once the database has more (a status learnt since).
+// skipped, also once the database has more (a status learnt since); one whose file has more gets them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -28,6 +28,7 @@ interface ImportConflict {
 }
 
 export interface ImportPlan {
+  /** New batches, and the lines a held batch's file has after the held ones. */
   insert: FileJournal[];
   /** Already in the database with the same lines. */
   same: FileJournal[];
@@ -81,8 +82,13 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
   for (const [account, batches] of existing) folds.set(account, new Map([...batches].map(([b, lines]) => [b, fold(lines)])));
   for (const j of journals) {
     const held = existing.get(j.account)?.get(j.batchId);
-    if (held) {
-      (j.lines.every((l, i) => l === held[i]) ? plan.same : plan.differing).push(j);
+    if (held && j.lines.every((l, i) => l === held[i])) {
+      plan.same.push(j);
+      continue;
+    }
+    // (the file learnt lines since it was imported, a status or a resumed run: they go in after the held ones)
+    if (held && !held.every((l, i) => l === j.lines[i])) {
+      plan.differing.push(j);
       continue;
     }
     const mine = fold(j.lines);
@@ -102,7 +108,7 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
     }
     others.set(j.batchId, mine);
     folds.set(j.account, others);
-    plan.insert.push(j);
+    plan.insert.push(held ? { ...j, lines: j.lines.slice(held.length) } : j);
   }
   return plan;
 }

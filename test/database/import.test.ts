@@ -47,13 +47,16 @@ const held = (...js: FileJournal[]) => {
 };
 
 describe('the import plan', () => {
-  it('inserts new batches, skips one held with the same lines, refuses one held with other lines', () => {
+  it("inserts new batches, skips one held with the same lines, adds the lines a held batch's file learnt since", () => {
     const a = journal(batchId('a'), { R1: 'created' });
     const b = journal(batchId('b'), { R2: 'created' });
     const plan = planImport(held(a, { ...b, lines: b.lines.slice(0, 1) }), [a, b, journal(batchId('c'), { R3: 'initiating' })]);
     expect(plan.same.map((j) => j.batchId)).toEqual([batchId('a')]);
-    expect(plan.differing.map((j) => j.batchId)).toEqual([batchId('b')]);
-    expect(plan.insert.map((j) => j.batchId)).toEqual([batchId('c')]);
+    expect(plan.differing).toEqual([]);
+    expect(plan.insert.map((j) => [j.batchId, j.lines])).toEqual([
+      [batchId('b'), b.lines.slice(1)],
+      [batchId('c'), journal(batchId('c'), { R3: 'initiating' }).lines],
+    ]);
     expect(plan.conflicts).toEqual([]);
   });
 
