@@ -238,7 +238,8 @@ export function buildIndex(lists: ReadList[]) {
         }
       }
       for (const value of entry.bics) push(index.identifiers, `bic:${bank(value)}`, { list, entry, on: 'bic', value });
-      for (const value of entry.ibans) push(index.identifiers, `iban:${ident(value)}`, { list, entry, on: 'iban', value });
+      // (one key for both: a SWIFT transfer's account number is often an IBAN, and a list's account column too)
+      for (const value of entry.ibans) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'iban', value });
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
@@ -506,8 +507,8 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
     ['iban', payee.iban],
     ['account', payee.accountNumber],
   ] as const)
-    if (value)
-      for (const r of index.identifiers.get(`${on}:${ident(value)}`) ?? [])
+    if (value && !(on === 'account' && ident(value) === ident(payee.iban ?? '')))
+      for (const r of index.identifiers.get(`account:${ident(value)}`) ?? [])
         hit(r.list, r.entry, {
           matched: r.value,
           on,

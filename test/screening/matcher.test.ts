@@ -158,6 +158,16 @@ describe('identifiers: a hit whatever the name', () => {
     expect(s.screen(payee('Jane Doe', { accountNumber: '123456' }))).toEqual([]);
   });
 
+  it("a listed IBAN is a hit as the payee's account number (a SWIFT transfer's), and a listed account as the payee's IBAN", async () => {
+    const s = await loadScreener([list, ownList('name,id,account\nAccount Holder,A2,DE89 3704 0044 0532 0130 00\n')]);
+    expect(s.screen(payee('Jane Doe', { accountNumber: 'GB33BUKB20201555555555' }))).toMatchObject([
+      { entryId: 'I1', on: 'account', band: 'hit', why: "the payee's account is listed" },
+    ]);
+    expect(s.screen(payee('Jane Doe', { iban: 'DE89370400440532013000' }))).toMatchObject([{ entryId: 'A2', on: 'iban', band: 'hit' }]);
+    // (written in both fields, it is one hit)
+    expect(s.screen(payee('Jane Doe', { iban: 'DE89370400440532013000', accountNumber: 'DE89370400440532013000' }))).toHaveLength(1);
+  });
+
   it('reads BICs from OFAC remarks and OpenSanctions identifiers', async () => {
     const s = await loadScreener([LABELLED_LIST, join(import.meta.dirname, 'fixtures/opensanctions-simple.csv')]);
     expect(s.screen(payee('Jane Doe', { bic: 'BSORVECAXXX' }))).toMatchObject([
