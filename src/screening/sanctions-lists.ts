@@ -22,7 +22,7 @@ export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
 export interface ListInfo {
   path: string;
   format: ListFormat;
-  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv and add.csv in that order). */
+  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv, add.csv and sdn_comments.csv in that order). */
   digest: string;
   entries: number;
   /** ISO date: the list's own publish date where it has one, else the file's modification time (to the second). */
@@ -164,15 +164,15 @@ function remarkIdentifiers(remarks: string, e: Entry) {
     e.ibans.push(m[1]!.replace(/ /g, '').toUpperCase());
 }
 
-/** OFAC SDN: sdn.csv with alt.csv (aliases, required) and add.csv (countries, optional) beside it; no header, a trailing 0x1A. */
+/** OFAC SDN: sdn.csv with alt.csv (aliases, required), add.csv (countries) and sdn_comments.csv (remarks' rest) beside it; no header, a trailing 0x1A. */
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
+  const remarks = new Map<string, string>();
   for await (const r of csvRecords(sdn, hash, false)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
-    const entry = entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', '));
-    remarkIdentifiers(ofacCell(r[11]), entry);
-    byId.set(id, entry);
+    byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
+    remarks.set(id, r[11] ?? '');
   }
   const beside = (name: string) => join(dirname(sdn), basename(sdn).replace(/sdn/i, name));
   const alt = beside('alt');
@@ -187,6 +187,16 @@ async function readOfac(sdn: string, hash: Hash) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
+  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two)
+  const comments = beside('sdn_comments');
+  if (existsSync(comments))
+    for await (const r of csvRecords(comments, hash, false)) {
+      const id = ofacCell(r[0]);
+      if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
+    }
+  else if ([...remarks.values()].some((t) => t.length >= 1000))
+    throw new ScreeningError('LIST_UNREADABLE', `${comments}: not found; a remark of ${sdn} is cut and goes on in it: download it too`);
+  for (const [id, text] of remarks) remarkIdentifiers(ofacCell(text), byId.get(id)!);
   return { entries: [...byId.values()] };
 }
 

@@ -58,6 +58,30 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(info.digest).toBe(sha256(join(d, 'sdn.csv'), join(d, 'alt.csv')));
     expect(entries.find((e) => e.id === '119')!.countries).toEqual([]);
   });
+
+  // OFAC cuts a remark at 1,000 characters and publishes the rest in sdn_comments.csv (its "spillover").
+  const cut = (remark: string) => {
+    const d = tmp();
+    const [head, rest] = [remark.slice(0, 1000), remark.slice(1000)];
+    writeFileSync(join(d, 'sdn.csv'), `7001,"NORTHERN BANK","-0- ","RUSSIA-EO14024",${'"-0- ",'.repeat(7)}"${head}"\r\n\x1a`);
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NB","-0- "\r\n');
+    return { d, rest };
+  };
+  const remark = `${'Linked To: SOME HOLDING COMPANY; '.repeat(30)}SWIFT/BIC NRTHRUMM; alt. SWIFT/BIC NRTHRUMMXXX; IBAN RU0204452560000000000000012.`;
+
+  it('reads the rest of a remark cut at 1,000 characters from sdn_comments.csv: its BICs and IBANs are listed too', async () => {
+    const { d, rest } = cut(remark);
+    writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`);
+    const { info, entries } = await readList(d);
+    expect(entries[0]).toMatchObject({ bics: ['NRTHRUMM', 'NRTHRUMMXXX'], ibans: ['RU0204452560000000000000012'] });
+    expect(info.digest).toBe(sha256(...['sdn.csv', 'alt.csv', 'sdn_comments.csv'].map((f) => join(d, f))));
+  });
+
+  it('refuses a remark cut at 1,000 characters without sdn_comments.csv: its BICs would be missing silently', async () => {
+    const e = await refusal(cut(remark).d);
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('sdn_comments.csv');
+  });
 });
 
 describe('UN consolidated list XML', () => {
