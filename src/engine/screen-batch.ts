@@ -15,6 +15,7 @@ export interface Clearance {
   list: string;
   entryId: string;
   entryName: string;
+  entryDigest: string;
   reason: string;
   expiresAt: string;
   signedBy: string[];
@@ -66,6 +67,7 @@ const covers = (c: Clearance, p: Payee, h: Hit, now: number) =>
   c.list === h.list &&
   c.entryId === h.entryId &&
   c.entryName === h.entryName &&
+  c.entryDigest === h.entryDigest &&
   Date.parse(c.expiresAt) > now;
 
 export const hitText = (h: Hit): string =>

@@ -1,4 +1,5 @@
 // A payee against the listed names and identifiers (README: Names, Identifiers, Speed).
+import { createHash } from 'node:crypto';
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
@@ -483,6 +484,7 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
       listPath: info.path,
       entryId: entry.id,
       entryName: entry.name,
+      entryDigest: createHash('sha256').update(JSON.stringify(entry)).digest('hex'),
       ...h,
       ...(entry.programme ? { programme: entry.programme } : {}),
       score: (Math.floor(h.score * 100) / 100).toFixed(2),

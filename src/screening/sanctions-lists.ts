@@ -34,6 +34,8 @@ export interface Hit {
   listPath: string;
   entryId: string;
   entryName: string;
+  /** sha256 hex of the entry as read (names, identifiers, countries): a clearance is void once it changes. */
+  entryDigest: string;
   matched: string;
   on: 'name' | 'alias' | 'bic' | 'iban' | 'account';
   programme?: string;

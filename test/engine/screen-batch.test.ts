@@ -28,6 +28,7 @@ describe('screenRows', () => {
     list: 'ofac-sdn',
     entryId: '90001',
     entryName: 'OKAFOR, Adaeze',
+    entryDigest: '', // (the hit's, as the test reads it)
     reason: 'another person',
     expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
     signedBy: ['Alice'],
@@ -42,18 +43,37 @@ describe('screenRows', () => {
   });
 
   it('lets a row go only under a clearance of that payee, that entry as it read, not expired', async () => {
-    expect([...(await screenRows(rows, { lists: [LIST], clearances: [clearanceFor()] })).cleared.keys()]).toEqual([2]);
+    const { entryDigest } = (await screenRows(rows, { lists: [LIST] })).held.get(2)!.hits[0]!;
+    expect([...(await screenRows(rows, { lists: [LIST], clearances: [clearanceFor({ entryDigest })] })).cleared.keys()]).toEqual([2]);
     for (const over of [
       { entryName: 'OKAFOR, Adaeze Chioma' }, // the entry changed since
+      { entryDigest: 'f'.repeat(64) }, // its aliases or identifiers changed since
       { entryId: '90006' }, // another entry
       { payee: payeeDigest({ ...payeeOf(rows[0]!.payout!), accountNumber: '99999999' }) }, // another account
       { reference: 'REF-3' },
       { expiresAt: new Date(Date.now() - 1000).toISOString() },
     ]) {
-      const s = await screenRows(rows, { lists: [LIST], clearances: [clearanceFor(over)] });
+      const s = await screenRows(rows, { lists: [LIST], clearances: [clearanceFor({ entryDigest, ...over })] });
       expect([...s.held.keys()], JSON.stringify(over)).toEqual([2]);
       expect(s.cleared.size).toBe(0);
     }
+  });
+
+  it("a clearance holds no more once its list entry changed: a name cleared does not clear the payee's account listed since", async () => {
+    const list = join(mkdtempSync(join(tmpdir(), 'pb-screen-entry-')), 'own.csv');
+    const row = rowOf(2, 'Adaeze Okafor');
+    row.payout!.beneficiary = { ...row.payout!.beneficiary, accountNumber: '12345678' };
+    writeFileSync(list, 'id,name,account\nW1,OKAFOR Adaeze,\n');
+    const hit = (await screenRows([row], { lists: [list] })).held.get(2)!.hits[0]!;
+    const clearance = clearanceFor({
+      ...{ list: 'plain', entryId: 'W1', entryName: 'OKAFOR Adaeze', entryDigest: hit.entryDigest },
+      payee: payeeDigest(payeeOf(row.payout!)),
+    });
+    expect([...(await screenRows([row], { lists: [list], clearances: [clearance] })).cleared.keys()]).toEqual([2]);
+    writeFileSync(list, 'id,name,account\nW1,OKAFOR Adaeze,12-345-678\n');
+    const s = await screenRows([row], { lists: [list], clearances: [clearance] });
+    expect([...s.held.keys()]).toEqual([2]);
+    expect(s.held.get(2)!.hits.map((h) => h.on)).toEqual(['account', 'name']);
   });
 
   it('under a maximum age: refuses a list older than it, and no list at all', async () => {

@@ -92,6 +92,7 @@ async function clear(
     list,
     entryId: id,
     entryName: hit.entryName,
+    entryDigest: hit.entryDigest,
     reason: args.reason.trim(),
     expiresAt: new Date(now.getTime() + expires).toISOString(),
     madeAt: now.toISOString(),
