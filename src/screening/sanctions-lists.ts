@@ -140,6 +140,7 @@ const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': re
 async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGenerator<string[] & Record<string, string>> {
   const parser = parse({
     bom: true,
+    info: true,
     columns: columns ? (header: string[]) => header.map((h) => h.trim().toLowerCase()) : false,
     relax_column_count: true,
     relax_quotes: true,
@@ -151,7 +152,12 @@ async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGen
   input.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
   try {
-    for await (const record of parser) yield record as string[] & Record<string, string>;
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[] & Record<string, string>; info: { lines: number } }>) {
+      // (an invalid byte reads as U+FFFD: an accented name of Excel's Windows-1252 would match nobody)
+      if (Object.values(record).some((v) => v.includes('\uFFFD')))
+        throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} is not UTF-8 text: save the list as UTF-8`);
+      yield record;
+    }
   } catch (e) {
     if (e instanceof ScreeningError) throw e;
     const err = e as NodeJS.ErrnoException;

@@ -160,6 +160,14 @@ describe('a list that cannot be used is an error, never an empty list', () => {
     expect((await refusal(make(tmp()))).code).toBe(code);
   });
 
+  it("refuses a CSV that is not UTF-8 (Excel's Windows-1252): its accented names would match nobody", async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'own.csv'), Buffer.from('id,name\nW1,John Smith\nW2,Fran\xe7ois L\xe9v\xeaque\n', 'latin1'));
+    const e = await refusal(join(d, 'own.csv'));
+    expect(e.code).toBe('LIST_FORMAT');
+    expect(e.message).toMatch(/own\.csv: line 3 is not UTF-8 text/);
+  });
+
   it('loadScreener refuses the whole set when one list is unusable', async () => {
     await expect(loadScreener([fixture('own-list.csv'), join(tmp(), 'missing.csv')])).rejects.toMatchObject({ code: 'LIST_UNREADABLE' });
   });
