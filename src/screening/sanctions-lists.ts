@@ -184,6 +184,11 @@ async function readOfac(sdn: string, hash: Hash) {
   }
   const beside = (name: string) => join(dirname(sdn), basename(sdn).replace(/sdn/i, name));
   const alt = beside('alt');
+  if (alt === sdn)
+    throw new ScreeningError(
+      'LIST_UNREADABLE',
+      `${sdn}: name it sdn.csv beside its alt.csv (the aliases are read from its name with "alt" for "sdn")`,
+    );
   await stat(alt).catch((e: NodeJS.ErrnoException) => unreadable(alt, e));
   for await (const r of csvRecords(alt, hash, false)) {
     const name = ofacCell(r[3]);

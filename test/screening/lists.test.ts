@@ -50,6 +50,18 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(e.message).toContain('alt.csv');
   });
 
+  it('refuses an sdn.csv named without "sdn" (ofac.csv, cons_prim.csv): it would be read as its own alt.csv', async () => {
+    const d = tmp();
+    for (const [from, to] of [
+      ['sdn.csv', 'ofac.csv'],
+      ['alt.csv', 'alt.csv'],
+    ])
+      copyFileSync(join(dir, from!), join(d, to!));
+    const e = await refusal(join(d, 'ofac.csv'));
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('name it sdn.csv');
+  });
+
   it('reads without add.csv (countries only)', async () => {
     const d = tmp();
     for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
