@@ -87,7 +87,7 @@ async function clear(
     kind: CLEARANCE_KIND,
     v: 1,
     reference: payee.reference,
-    payee: payeeDigest(payee),
+    payee: payeeDigest(p),
     payeeText: `${payee.name}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
     list,
     entryId: id,
