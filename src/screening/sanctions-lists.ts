@@ -234,9 +234,9 @@ async function readPlain(file: string, hash: Hash) {
   let row = 1;
   for await (const r of csvRecords(file, hash, true)) {
     row++;
-    if (!r.name) continue;
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
-    entries.push(entryOf(r.id || `row ${row}`, r.name, r.programme, ids));
+    if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)
+    entries.push(entryOf(r.id || `row ${row}`, r.name ?? '', r.programme, ids));
   }
   return { entries };
 }

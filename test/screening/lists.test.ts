@@ -145,6 +145,20 @@ describe("the business's own list (a CSV with a name column)", () => {
     expect(entries[2]).toMatchObject({ id: 'OWN-3', accounts: ['99887766'] });
   });
 
+  it('reads a row of an account, IBAN or BIC without a name: the identifier is listed all the same', async () => {
+    const d = tmp();
+    writeFileSync(
+      join(d, 'own.csv'),
+      'id,name,bic,iban,account\nW1,John Smith,,,\nW2,,,,99887766\nW3,,,GB33BUKB20201555555555,\nW4,,SOMEBANKXXX,,\n,,,,\n',
+    );
+    const s = await loadScreener([join(d, 'own.csv')]);
+    expect(s.lists[0]!.entries).toBe(4);
+    const payee = { reference: 'R1', row: 2, name: 'Jane Doe' };
+    expect(s.screen({ ...payee, accountNumber: '99887766' })).toMatchObject([{ entryId: 'W2', on: 'account', band: 'hit' }]);
+    expect(s.screen({ ...payee, iban: 'GB33BUKB20201555555555' })).toMatchObject([{ entryId: 'W3', on: 'iban', band: 'hit' }]);
+    expect(s.screen({ ...payee, bic: 'SOMEBANK' })).toMatchObject([{ entryId: 'W4', on: 'bic', band: 'hit' }]);
+  });
+
   it('names a row without an id by its row number', async () => {
     const d = tmp();
     writeFileSync(join(d, 'names.csv'), 'Name\nAlpha Beta\n\nGamma Delta\n');
