@@ -52,6 +52,8 @@ export default defineCommand(builder, async (args, io) => {
     if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
     const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
     const s = await screenRows(batch.rows, screening);
+    // (as run refuses: a list too old for the account's policy, or none, screens nobody)
+    if (s.refused.length) throw new CommandError(`refused: ${s.refused.join('; ')}`, ExitCode.REFUSED);
     if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
     if (args.json) printJson(io, screeningJson(s));
     else {
