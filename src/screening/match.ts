@@ -5,10 +5,10 @@ import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
-  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) are no part of a word
+  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) and modifier letters (a transliteration's ʿ, ʾ, ʻ) are no part of a word
   const s = name
     .normalize('NFKD')
-    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}|[\u02B0-\u02FF]/gu, '')
     .replace(/[^\x20-\x7e]/gu, lookAlike);
   // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m).
   return s
