@@ -26,6 +26,8 @@ const ClearanceSchema = z.object({
   list: z.string(),
   entryId: z.string(),
   entryName: z.string(),
+  /** The entry as read (a Hit's entryDigest): another name, alias or identifier listed since voids it. */
+  entryDigest: z.string(),
   reason: z.string().min(1),
   expiresAt: z.string(),
   madeAt: z.string(),

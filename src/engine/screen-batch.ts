@@ -15,6 +15,7 @@ export interface Clearance {
   list: string;
   entryId: string;
   entryName: string;
+  entryDigest: string;
   reason: string;
   expiresAt: string;
   signedBy: string[];
@@ -56,16 +57,25 @@ export function payeeOf(p: PayoutRow): Payee {
   };
 }
 
-/** A digest: no account number in a clearance file (an intermediary, when there is one, is part of the payee's identity). */
-export const payeeDigest = (p: Payee): string =>
-  sha256Hex(JSON.stringify([p.name, p.bic ?? '', p.iban ?? '', p.accountNumber ?? '', ...(p.intermediaryBic ? [p.intermediaryBic] : [])]));
+/** The beneficiary's fields, besides its name, that say where the money goes. */
+const WHERE =
+  'iban accountNumber swiftCode intermediarySwift routingNumber bankCode sortCode fpsId phoneNumber email alipayId openId wechatUserId'.split(
+    ' ',
+  );
 
-const covers = (c: Clearance, p: Payee, h: Hit, now: number) =>
-  c.reference === p.reference &&
-  c.payee === payeeDigest(p) &&
+/** A digest of the payee's name and every field of WHERE: no account number in a clearance file. */
+export const payeeDigest = (row: PayoutRow): string => {
+  const b = row.beneficiary as Partial<Record<string, string>>;
+  return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? '')]));
+};
+
+const covers = (c: Clearance, row: PayoutRow, h: Hit, now: number) =>
+  c.reference === row.reference &&
+  c.payee === payeeDigest(row) &&
   c.list === h.list &&
   c.entryId === h.entryId &&
   c.entryName === h.entryName &&
+  c.entryDigest === h.entryDigest &&
   Date.parse(c.expiresAt) > now;
 
 export const hitText = (h: Hit): string =>
@@ -105,7 +115,7 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     if (!hits.length) continue;
     const used = new Set<Clearance>();
     const open = hits.filter((h) => {
-      const c = o.clearances?.find((x) => covers(x, payee, h, now));
+      const c = o.clearances?.find((x) => covers(x, r.payout!, h, now));
       if (c) used.add(c);
       return !c;
     });

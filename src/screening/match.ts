@@ -1,13 +1,14 @@
 // A payee against the listed names and identifiers (README: Names, Identifiers, Speed).
+import { createHash } from 'node:crypto';
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
-  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) are no part of a word
+  // invisible characters (a soft hyphen, a Hangul filler, which is a letter) and modifier letters (a transliteration's ʿ, ʾ, ʻ) are no part of a word
   const s = name
     .normalize('NFKD')
-    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/\p{M}|\p{Default_Ignorable_Code_Point}|[\u02B0-\u02FF]/gu, '')
     .replace(/[^\x20-\x7e]/gu, lookAlike);
   // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m).
   return s
@@ -238,7 +239,8 @@ export function buildIndex(lists: ReadList[]) {
         }
       }
       for (const value of entry.bics) push(index.identifiers, `bic:${bank(value)}`, { list, entry, on: 'bic', value });
-      for (const value of entry.ibans) push(index.identifiers, `iban:${ident(value)}`, { list, entry, on: 'iban', value });
+      // (one key for both: a SWIFT transfer's account number is often an IBAN, and a list's account column too)
+      for (const value of entry.ibans) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'iban', value });
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
@@ -482,6 +484,7 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
       listPath: info.path,
       entryId: entry.id,
       entryName: entry.name,
+      entryDigest: createHash('sha256').update(JSON.stringify(entry)).digest('hex'),
       ...h,
       ...(entry.programme ? { programme: entry.programme } : {}),
       score: (Math.floor(h.score * 100) / 100).toFixed(2),
@@ -506,8 +509,8 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
     ['iban', payee.iban],
     ['account', payee.accountNumber],
   ] as const)
-    if (value)
-      for (const r of index.identifiers.get(`${on}:${ident(value)}`) ?? [])
+    if (value && !(on === 'account' && ident(value) === ident(payee.iban ?? '')))
+      for (const r of index.identifiers.get(`account:${ident(value)}`) ?? [])
         hit(r.list, r.entry, {
           matched: r.value,
           on,

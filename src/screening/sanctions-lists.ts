@@ -22,7 +22,7 @@ export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
 export interface ListInfo {
   path: string;
   format: ListFormat;
-  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv and add.csv in that order). */
+  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv, add.csv and sdn_comments.csv in that order). */
   digest: string;
   entries: number;
   /** ISO date: the list's own publish date where it has one, else the file's modification time (to the second). */
@@ -34,6 +34,8 @@ export interface Hit {
   listPath: string;
   entryId: string;
   entryName: string;
+  /** sha256 hex of the entry as read (names, identifiers, countries): a clearance is void once it changes. */
+  entryDigest: string;
   matched: string;
   on: 'name' | 'alias' | 'bic' | 'iban' | 'account';
   programme?: string;
@@ -138,6 +140,7 @@ const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': re
 async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGenerator<string[] & Record<string, string>> {
   const parser = parse({
     bom: true,
+    info: true,
     columns: columns ? (header: string[]) => header.map((h) => h.trim().toLowerCase()) : false,
     relax_column_count: true,
     relax_quotes: true,
@@ -149,7 +152,12 @@ async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGen
   input.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
   try {
-    for await (const record of parser) yield record as string[] & Record<string, string>;
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[] & Record<string, string>; info: { lines: number } }>) {
+      // (an invalid byte reads as U+FFFD: an accented name of Excel's Windows-1252 would match nobody)
+      if (Object.values(record).some((v) => v.includes('\uFFFD')))
+        throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} is not UTF-8 text: save the list as UTF-8`);
+      yield record;
+    }
   } catch (e) {
     if (e instanceof ScreeningError) throw e;
     const err = e as NodeJS.ErrnoException;
@@ -164,18 +172,23 @@ function remarkIdentifiers(remarks: string, e: Entry) {
     e.ibans.push(m[1]!.replace(/ /g, '').toUpperCase());
 }
 
-/** OFAC SDN: sdn.csv with alt.csv (aliases, required) and add.csv (countries, optional) beside it; no header, a trailing 0x1A. */
+/** OFAC SDN: sdn.csv with alt.csv (aliases, required), add.csv (countries) and sdn_comments.csv (remarks' rest) beside it; no header, a trailing 0x1A. */
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
+  const remarks = new Map<string, string>();
   for await (const r of csvRecords(sdn, hash, false)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
-    const entry = entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', '));
-    remarkIdentifiers(ofacCell(r[11]), entry);
-    byId.set(id, entry);
+    byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
+    remarks.set(id, r[11] ?? '');
   }
   const beside = (name: string) => join(dirname(sdn), basename(sdn).replace(/sdn/i, name));
   const alt = beside('alt');
+  if (alt === sdn)
+    throw new ScreeningError(
+      'LIST_UNREADABLE',
+      `${sdn}: name it sdn.csv beside its alt.csv (the aliases are read from its name with "alt" for "sdn")`,
+    );
   await stat(alt).catch((e: NodeJS.ErrnoException) => unreadable(alt, e));
   for await (const r of csvRecords(alt, hash, false)) {
     const name = ofacCell(r[3]);
@@ -187,6 +200,16 @@ async function readOfac(sdn: string, hash: Hash) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
+  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two)
+  const comments = beside('sdn_comments');
+  if (existsSync(comments))
+    for await (const r of csvRecords(comments, hash, false)) {
+      const id = ofacCell(r[0]);
+      if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
+    }
+  else if ([...remarks.values()].some((t) => t.length >= 1000))
+    throw new ScreeningError('LIST_UNREADABLE', `${comments}: not found; a remark of ${sdn} is cut and goes on in it: download it too`);
+  for (const [id, text] of remarks) remarkIdentifiers(ofacCell(text), byId.get(id)!);
   return { entries: [...byId.values()] };
 }
 
@@ -211,9 +234,9 @@ async function readPlain(file: string, hash: Hash) {
   let row = 1;
   for await (const r of csvRecords(file, hash, true)) {
     row++;
-    if (!r.name) continue;
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
-    entries.push(entryOf(r.id || `row ${row}`, r.name, r.programme, ids));
+    if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)
+    entries.push(entryOf(r.id || `row ${row}`, r.name ?? '', r.programme, ids));
   }
   return { entries };
 }

@@ -22,6 +22,7 @@ const clearanceIn = async (dir: string, madeBy: string, expiresAt = new Date(Dat
     list: 'ofac-sdn',
     entryId: '36',
     entryName: 'LOPEZ, Anna',
+    entryDigest: 'digest',
     reason: 'another person: born 1990, not 1961',
     expiresAt,
     madeAt: new Date().toISOString(),

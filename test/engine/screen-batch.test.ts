@@ -24,10 +24,11 @@ describe('screenRows', () => {
   const clearanceFor = (over: Partial<Clearance> = {}): Clearance => ({
     id: 'c1',
     reference: 'REF-2',
-    payee: payeeDigest(payeeOf(rows[0]!.payout!)),
+    payee: payeeDigest(rows[0]!.payout!),
     list: 'ofac-sdn',
     entryId: '90001',
     entryName: 'OKAFOR, Adaeze',
+    entryDigest: '', // (the hit's, as the test reads it)
     reason: 'another person',
     expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
     signedBy: ['Alice'],
@@ -42,17 +43,49 @@ describe('screenRows', () => {
   });
 
   it('lets a row go only under a clearance of that payee, that entry as it read, not expired', async () => {
-    expect([...(await screenRows(rows, { lists: [LIST], clearances: [clearanceFor()] })).cleared.keys()]).toEqual([2]);
+    const { entryDigest } = (await screenRows(rows, { lists: [LIST] })).held.get(2)!.hits[0]!;
+    expect([...(await screenRows(rows, { lists: [LIST], clearances: [clearanceFor({ entryDigest })] })).cleared.keys()]).toEqual([2]);
     for (const over of [
       { entryName: 'OKAFOR, Adaeze Chioma' }, // the entry changed since
+      { entryDigest: 'f'.repeat(64) }, // its aliases or identifiers changed since
       { entryId: '90006' }, // another entry
-      { payee: payeeDigest({ ...payeeOf(rows[0]!.payout!), accountNumber: '99999999' }) }, // another account
+      { payee: payeeDigest({ ...rows[0]!.payout!, beneficiary: { ...rows[0]!.payout!.beneficiary, accountNumber: '99999999' } }) }, // another account
       { reference: 'REF-3' },
       { expiresAt: new Date(Date.now() - 1000).toISOString() },
     ]) {
-      const s = await screenRows(rows, { lists: [LIST], clearances: [clearanceFor(over)] });
+      const s = await screenRows(rows, { lists: [LIST], clearances: [clearanceFor({ entryDigest, ...over })] });
       expect([...s.held.keys()], JSON.stringify(over)).toEqual([2]);
       expect(s.cleared.size).toBe(0);
+    }
+  });
+
+  it("a clearance holds no more once its list entry changed: a name cleared does not clear the payee's account listed since", async () => {
+    const list = join(mkdtempSync(join(tmpdir(), 'pb-screen-entry-')), 'own.csv');
+    const row = rowOf(2, 'Adaeze Okafor');
+    row.payout!.beneficiary = { ...row.payout!.beneficiary, accountNumber: '12345678' };
+    writeFileSync(list, 'id,name,account\nW1,OKAFOR Adaeze,\n');
+    const hit = (await screenRows([row], { lists: [list] })).held.get(2)!.hits[0]!;
+    const clearance = clearanceFor({
+      ...{ list: 'plain', entryId: 'W1', entryName: 'OKAFOR Adaeze', entryDigest: hit.entryDigest },
+      payee: payeeDigest(row.payout!),
+    });
+    expect([...(await screenRows([row], { lists: [list], clearances: [clearance] })).cleared.keys()]).toEqual([2]);
+    writeFileSync(list, 'id,name,account\nW1,OKAFOR Adaeze,12-345-678\n');
+    const s = await screenRows([row], { lists: [list], clearances: [clearance] });
+    expect([...s.held.keys()]).toEqual([2]);
+    expect(s.held.get(2)!.hits.map((h) => h.on)).toEqual(['account', 'name']);
+  });
+
+  it('binds a clearance to where the money goes: another bank code, sort code or wallet of the payee voids it', async () => {
+    const row = rowOf(2, 'Adaeze Okafor');
+    row.payout!.beneficiary = { ...row.payout!.beneficiary, accountNumber: '0123456785', bankCode: '058' };
+    const { entryDigest } = (await screenRows([row], { lists: [LIST] })).held.get(2)!.hits[0]!;
+    const clearance = clearanceFor({ entryDigest, payee: payeeDigest(row.payout!) });
+    expect([...(await screenRows([row], { lists: [LIST], clearances: [clearance] })).cleared.keys()]).toEqual([2]);
+    for (const other of [{ bankCode: '044' }, { sortCode: '200000' }, { alipayId: 'someone-else' }]) {
+      const moved = { ...row, payout: { ...row.payout!, beneficiary: { ...row.payout!.beneficiary, ...other } } };
+      const s = await screenRows([moved], { lists: [LIST], clearances: [clearance] });
+      expect([...s.held.keys()], JSON.stringify(other)).toEqual([2]);
     }
   });
 
@@ -108,9 +141,7 @@ describe('screeningChanged', () => {
 
 it("a SWIFT transfer's intermediary bank is screened with the payee, and is part of the payee a clearance names", () => {
   const payout = rowOf(2, 'Adaeze Okafor').payout!;
-  const plain = payeeOf(payout);
-  const via = payeeOf({ ...payout, beneficiary: { ...payout.beneficiary, intermediarySwift: 'SOMEBANKXXX' } });
-  expect(via.intermediaryBic).toBe('SOMEBANKXXX');
-  expect(payeeDigest(via)).not.toBe(payeeDigest(plain));
-  expect(payeeDigest({ ...via, intermediaryBic: undefined })).toBe(payeeDigest(plain));
+  const via = { ...payout, beneficiary: { ...payout.beneficiary, intermediarySwift: 'SOMEBANKXXX' } };
+  expect(payeeOf(via).intermediaryBic).toBe('SOMEBANKXXX');
+  expect(payeeDigest(via)).not.toBe(payeeDigest(payout));
 });

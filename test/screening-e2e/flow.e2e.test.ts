@@ -296,6 +296,11 @@ it("a list older than the account's policy allows refuses the run, and so does n
   const plan = await cli('plan', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
   expect(plan.code).toBe(3);
   expect(plan.stdout).toContain('older than the 24h');
+  // screen says so too, rather than "No payee held."
+  const screened = await cli('screen', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
+  expect(screened.code, screened.stdout).toBe(3);
+  expect(screened.stderr).toContain('older than the 24h');
+  expect((await cli('screen', 'usd.csv', ...service)).stderr).toContain('give --sanctions-list');
   expect(initiates(sb)).toHaveLength(before);
   // a fresh list: sent
   const now = join(dir, 'now');

@@ -50,6 +50,18 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(e.message).toContain('alt.csv');
   });
 
+  it('refuses an sdn.csv named without "sdn" (ofac.csv, cons_prim.csv): it would be read as its own alt.csv', async () => {
+    const d = tmp();
+    for (const [from, to] of [
+      ['sdn.csv', 'ofac.csv'],
+      ['alt.csv', 'alt.csv'],
+    ])
+      copyFileSync(join(dir, from!), join(d, to!));
+    const e = await refusal(join(d, 'ofac.csv'));
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('name it sdn.csv');
+  });
+
   it('reads without add.csv (countries only)', async () => {
     const d = tmp();
     for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
@@ -57,6 +69,30 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(info.entries).toBe(32);
     expect(info.digest).toBe(sha256(join(d, 'sdn.csv'), join(d, 'alt.csv')));
     expect(entries.find((e) => e.id === '119')!.countries).toEqual([]);
+  });
+
+  // OFAC cuts a remark at 1,000 characters and publishes the rest in sdn_comments.csv (its "spillover").
+  const cut = (remark: string) => {
+    const d = tmp();
+    const [head, rest] = [remark.slice(0, 1000), remark.slice(1000)];
+    writeFileSync(join(d, 'sdn.csv'), `7001,"NORTHERN BANK","-0- ","RUSSIA-EO14024",${'"-0- ",'.repeat(7)}"${head}"\r\n\x1a`);
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NB","-0- "\r\n');
+    return { d, rest };
+  };
+  const remark = `${'Linked To: SOME HOLDING COMPANY; '.repeat(30)}SWIFT/BIC NRTHRUMM; alt. SWIFT/BIC NRTHRUMMXXX; IBAN RU0204452560000000000000012.`;
+
+  it('reads the rest of a remark cut at 1,000 characters from sdn_comments.csv: its BICs and IBANs are listed too', async () => {
+    const { d, rest } = cut(remark);
+    writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`);
+    const { info, entries } = await readList(d);
+    expect(entries[0]).toMatchObject({ bics: ['NRTHRUMM', 'NRTHRUMMXXX'], ibans: ['RU0204452560000000000000012'] });
+    expect(info.digest).toBe(sha256(...['sdn.csv', 'alt.csv', 'sdn_comments.csv'].map((f) => join(d, f))));
+  });
+
+  it('refuses a remark cut at 1,000 characters without sdn_comments.csv: its BICs would be missing silently', async () => {
+    const e = await refusal(cut(remark).d);
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('sdn_comments.csv');
   });
 });
 
@@ -109,6 +145,20 @@ describe("the business's own list (a CSV with a name column)", () => {
     expect(entries[2]).toMatchObject({ id: 'OWN-3', accounts: ['99887766'] });
   });
 
+  it('reads a row of an account, IBAN or BIC without a name: the identifier is listed all the same', async () => {
+    const d = tmp();
+    writeFileSync(
+      join(d, 'own.csv'),
+      'id,name,bic,iban,account\nW1,John Smith,,,\nW2,,,,99887766\nW3,,,GB33BUKB20201555555555,\nW4,,SOMEBANKXXX,,\n,,,,\n',
+    );
+    const s = await loadScreener([join(d, 'own.csv')]);
+    expect(s.lists[0]!.entries).toBe(4);
+    const payee = { reference: 'R1', row: 2, name: 'Jane Doe' };
+    expect(s.screen({ ...payee, accountNumber: '99887766' })).toMatchObject([{ entryId: 'W2', on: 'account', band: 'hit' }]);
+    expect(s.screen({ ...payee, iban: 'GB33BUKB20201555555555' })).toMatchObject([{ entryId: 'W3', on: 'iban', band: 'hit' }]);
+    expect(s.screen({ ...payee, bic: 'SOMEBANK' })).toMatchObject([{ entryId: 'W4', on: 'bic', band: 'hit' }]);
+  });
+
   it('names a row without an id by its row number', async () => {
     const d = tmp();
     writeFileSync(join(d, 'names.csv'), 'Name\nAlpha Beta\n\nGamma Delta\n');
@@ -134,6 +184,14 @@ describe('a list that cannot be used is an error, never an empty list', () => {
     ['a list with a header and no entry', (d: string) => (writeFileSync(join(d, 'x.csv'), 'name,id\n'), join(d, 'x.csv')), 'LIST_EMPTY'],
   ])('%s', async (_what, make, code) => {
     expect((await refusal(make(tmp()))).code).toBe(code);
+  });
+
+  it("refuses a CSV that is not UTF-8 (Excel's Windows-1252): its accented names would match nobody", async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'own.csv'), Buffer.from('id,name\nW1,John Smith\nW2,Fran\xe7ois L\xe9v\xeaque\n', 'latin1'));
+    const e = await refusal(join(d, 'own.csv'));
+    expect(e.code).toBe('LIST_FORMAT');
+    expect(e.message).toMatch(/own\.csv: line 3 is not UTF-8 text/);
   });
 
   it('loadScreener refuses the whole set when one list is unusable', async () => {

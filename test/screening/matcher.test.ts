@@ -98,6 +98,12 @@ describe('names', () => {
       expect(s.screen(payee(name)), name).toMatchObject([{ entryId: '3', band: 'hit' }]);
   });
 
+  it("a transliteration's ayn, hamza or okina (modifier letters) is no part of the word: ʿAbd is ABD", async () => {
+    const s = await loadScreener([ownList('name,id\nAHMED ABD AL-RAHMAN,1\n')]);
+    for (const name of ['Ahmed ʿAbd al-Raḥmān', 'Ahmed ʾAbd al-Raḥmān', 'Ahmed ʻAbd al-Rahman'])
+      expect(s.screen(payee(name)), name).toMatchObject([{ entryId: '1', band: 'hit', score: '1.00' }]);
+  });
+
   it('a name in another script matches the listed name written in that script (the UN list gives it)', async () => {
     const s = await loadScreener([join(import.meta.dirname, 'fixtures/un-consolidated.xml')]);
     expect(s.screen(payee('طارق سمير الحداد'))).toMatchObject([{ on: 'alias', matched: 'طارق سمير الحداد', band: 'hit' }]);
@@ -156,6 +162,16 @@ describe('identifiers: a hit whatever the name', () => {
     expect(s.screen(payee('Jane Doe', { iban: 'gb33bukb20201555555555' }))).toMatchObject([{ entryId: 'I1', on: 'iban', band: 'hit' }]);
     expect(s.screen(payee('Jane Doe', { accountNumber: '00123456' }))).toMatchObject([{ entryId: 'A1', on: 'account', band: 'hit' }]);
     expect(s.screen(payee('Jane Doe', { accountNumber: '123456' }))).toEqual([]);
+  });
+
+  it("a listed IBAN is a hit as the payee's account number (a SWIFT transfer's), and a listed account as the payee's IBAN", async () => {
+    const s = await loadScreener([list, ownList('name,id,account\nAccount Holder,A2,DE89 3704 0044 0532 0130 00\n')]);
+    expect(s.screen(payee('Jane Doe', { accountNumber: 'GB33BUKB20201555555555' }))).toMatchObject([
+      { entryId: 'I1', on: 'account', band: 'hit', why: "the payee's account is listed" },
+    ]);
+    expect(s.screen(payee('Jane Doe', { iban: 'DE89370400440532013000' }))).toMatchObject([{ entryId: 'A2', on: 'iban', band: 'hit' }]);
+    // (written in both fields, it is one hit)
+    expect(s.screen(payee('Jane Doe', { iban: 'DE89370400440532013000', accountNumber: 'DE89370400440532013000' }))).toHaveLength(1);
   });
 
   it('reads BICs from OFAC remarks and OpenSanctions identifiers', async () => {

@@ -52,6 +52,8 @@ export default defineCommand(builder, async (args, io) => {
     if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
     const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
     const s = await screenRows(batch.rows, screening);
+    // (as run refuses: a list too old for the account's policy, or none, screens nobody)
+    if (s.refused.length) throw new CommandError(`refused: ${s.refused.join('; ')}`, ExitCode.REFUSED);
     if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
     if (args.json) printJson(io, screeningJson(s));
     else {
@@ -87,11 +89,12 @@ async function clear(
     kind: CLEARANCE_KIND,
     v: 1,
     reference: payee.reference,
-    payee: payeeDigest(payee),
+    payee: payeeDigest(p),
     payeeText: `${payee.name}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
     list,
     entryId: id,
     entryName: hit.entryName,
+    entryDigest: hit.entryDigest,
     reason: args.reason.trim(),
     expiresAt: new Date(now.getTime() + expires).toISOString(),
     madeAt: now.toISOString(),
