@@ -158,7 +158,8 @@ type RowVerdict =
 /** A row that may go, before balances: what it takes from its wallet. */
 interface Candidate {
   rowNumber: number;
-  payout: PayoutRow;
+  /** Only what the request count reads: a whole row per candidate would hold the batch in memory. */
+  payout: Pick<PayoutRow, 'rowNumber' | 'documents'>;
   currency: string;
   amount: DecT;
   fee: DecT;
@@ -201,7 +202,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
   const candidate: Candidate = {
     rowNumber: r.rowNumber,
-    payout: r.payout,
+    payout: { rowNumber: r.payout.rowNumber, documents: r.payout.documents },
     currency: r.payout.sourceCurrency,
     amount: r.payout.sourceAmount,
     fee: known ?? new Dec(0),
@@ -237,7 +238,7 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
  * sends an initiate, an upload per document content not uploaded yet, and one PATCH for the rest.
  */
 export function requestCost(
-  rows: readonly { payout: PayoutRow; settling: boolean }[],
+  rows: readonly { payout: Pick<PayoutRow, 'rowNumber' | 'documents'>; settling: boolean }[],
   sha256Of: (path: string) => string | undefined,
   o: Pick<PlanOptions, 'quoteRows' | 'mergeDocuments' | 'usage'> & {
     preflight: number;
@@ -566,8 +567,10 @@ function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
-  const inScope = batch.rows.flatMap(({ payout: p }) => (p && (!o.only || o.only.has(p.rowNumber)) ? [p] : []));
-  const referenceOf = swapReferences(inScope.map((p) => ({ reference: p.reference, currency: p.sourceCurrency })));
+  const inScope = batch.rows.flatMap(({ payout: p }) =>
+    p && (!o.only || o.only.has(p.rowNumber)) ? [{ reference: p.reference, currency: p.sourceCurrency }] : [],
+  );
+  const referenceOf = swapReferences(inScope);
   // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
   const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
     currency,

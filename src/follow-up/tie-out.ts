@@ -329,10 +329,10 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
   const dates = created.flatMap((d) => isoTime(d) ?? []);
-  const from = isoTime(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
+  const from = isoTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
   const to = untilTime(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
-  const oldest = Math.max(...mine.map((m) => m.index));
+  const oldest = mine.reduce((x, m) => Math.max(x, m.index), -Infinity);
   const used = { dates: false, order: false };
   const contains = ({ tx, index }: Hit): boolean => {
     const t = isoTime(tx.createdAt);

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
-import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
+import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
@@ -125,10 +125,17 @@ export async function startListener(o: ListenerOptions) {
   };
 
   const inboxPath = join(stateDir, 'inbox.jsonl');
-  let recorded: InboxLine[];
+  /** Recorded, not applied yet (its `applied` line comes after it), in order; the inbox is read, never held. */
+  const unapplied = new Map<string, DeliveryLine>();
   let inbox: JournalWriter;
   try {
-    recorded = readJournal<InboxLine>(inboxPath).events;
+    scanJournal<InboxLine>(inboxPath, (e) => {
+      if (e.t === 'applied') unapplied.delete(e.deliveryId);
+      else if (e.t === 'delivery') {
+        unapplied.set(e.deliveryId, e);
+        remember(e);
+      }
+    });
     inbox = JournalWriter.open(inboxPath);
   } catch (e) {
     lock.release(); // (a start that fails lets the state folder go)
@@ -136,8 +143,6 @@ export async function startListener(o: ListenerOptions) {
   }
   const heartbeat = setInterval(() => lock.touch(), 10_000);
   heartbeat.unref();
-  const appliedIds = new Set(recorded.flatMap((e) => (e.t === 'applied' ? [e.deliveryId] : [])));
-  for (const e of recorded) if (e.t === 'delivery') remember(e);
 
   const enqueue = (d: DeliveryLine): void => {
     chain = chain
@@ -183,7 +188,7 @@ export async function startListener(o: ListenerOptions) {
   }
 
   // accepted before a restart but never applied: first, in order
-  for (const d of recorded) if (d.t === 'delivery' && !appliedIds.has(d.deliveryId)) enqueue(d);
+  for (const d of unapplied.values()) enqueue(d);
 
   function accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
     let verified: ReturnType<typeof verifyWebhook>;

@@ -4,8 +4,10 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBatch } from '../../src/engine/prepare.ts';
+import { loadBatch, type LoadedBatch } from '../../src/engine/prepare.ts';
 import type { JournalLookup } from '../../src/engine/session.ts';
 import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } from '../../src/engine/batch-plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
@@ -14,6 +16,7 @@ import { Dec } from '../../src/money.ts';
 import { confirmQuestion } from '../../src/cli/send-batch.ts';
 import { logRowDone, type RowOutcome } from '../../src/engine/outcome.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
+import { listView } from '../../src/files/spill.ts';
 import { ROOT, batchOf, generateCsv, payoutRow, preflightOf } from './helpers.ts';
 
 const dirs: string[] = [];
@@ -319,5 +322,29 @@ describe('fees exact or estimated, and the margin of the balance check', () => {
     expect(plan.currencies[0]).not.toHaveProperty('feesEstimated');
     expect(plan.currencies[0]).not.toHaveProperty('feeMargin');
     expect(plan).toMatchObject({ shortfall: false, warnings: [] });
+  });
+});
+
+describe('the memory of a plan (issue 44)', () => {
+  it('holds no whole row of the rows to send while it plans: the rows stay in their file', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    // each row read back afresh, as from the batch's spill file, with a 50 KB narration
+    let most = 0;
+    const rows = listView(1000, (i) => {
+      if (i === 0) most = Math.max(most, heap()); // each pass over the rows starts here
+      const payout = { ...payoutRow(i + 2), narration: Buffer.alloc(50_000, 'x').toString() };
+      return { rowNumber: i + 2, cells: {}, payout, problems: [] };
+    });
+    const batch = { ...batchOf([]), rows: rows as unknown as LoadedBatch['rows'] }; // (read as a spill is)
+    const before = heap();
+    const plan = buildPlan(batch, preflightOf(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
+    expect(plan.toSend).toHaveLength(1000);
+    // 1,000 rows of 50 KB: 50 MB for each list of the plan that kept them (candidates, swap references)
+    expect((most - before) / 1e6).toBeLessThan(10);
   });
 });

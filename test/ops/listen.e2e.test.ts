@@ -4,7 +4,7 @@
 // is ignored. A small proxy in front of the listener loses answers or deliveries on purpose.
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -188,6 +188,72 @@ describe('payout-batch listen', () => {
         .filter((l) => l.t === 'applied')
         .map((l) => l.rows),
     ).toEqual([1, 0]);
+  });
+
+  it('starts on an inbox of 50,000 applied deliveries under a 64 MB heap: the inbox is read, not held; one never applied is applied', async () => {
+    sb = await startSb();
+    const { dir, results, ids } = await paidBatch(sb, { rows: 1 });
+    writeFileSync(join(dir, 'webhook.secret'), `${SECRET}\n`, { mode: 0o600 });
+    const stateDir = join(dir, 'listen-state');
+    mkdirSync(stateDir, { mode: 0o700 });
+    const delivery = (i: number, payoutId: string, newStatus: string, statusDetail: string) => {
+      const at = new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString();
+      const data = { payoutId, businessId: 'biz_acme', oldStatus: 'PENDING', newStatus, newStatusDetail: statusDetail, changedAt: at };
+      const raw = JSON.stringify({ eventType: 'payout.status.changed', deliveryId: `d${i}`, occurredAt: at, data });
+      return JSON.stringify({
+        t: 'delivery',
+        deliveryId: `d${i}`,
+        eventType: 'payout.status.changed',
+        receivedAt: at,
+        eventKey: `k${i}`,
+        raw,
+      });
+    };
+    const fd = openSync(join(stateDir, 'inbox.jsonl'), 'w', 0o600);
+    const n = 50_000; // about 70 MB: more than the heap holds
+    for (let i = 0; i < n; i++)
+      writeSync(
+        fd,
+        `${delivery(i, `po_other_${i}`, 'PROCESSING', 'x'.repeat(1200))}\n${JSON.stringify({ t: 'applied', deliveryId: `d${i}`, rows: 0 })}\n`,
+      );
+    writeSync(fd, `${delivery(n, ids[0]!, 'PROCESSING', 'at the bank')}\n`); // recorded, then the listener stopped
+    closeSync(fd);
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'dist/bin.js'),
+        'listen',
+        '--port',
+        '0',
+        '--secret-file',
+        'webhook.secret',
+        '--results',
+        results,
+        '--state-dir',
+        stateDir,
+      ],
+      { cwd: dir, env: cleanEnv({ NODE_OPTIONS: '--max-old-space-size=64' }), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    let ended = false;
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    const exited = new Promise<number | string | null>((r) =>
+      child.on('close', (code, signal) => {
+        ended = true;
+        r(code ?? signal);
+      }),
+    );
+    try {
+      await until(async () => ended || (await statusOf(results, 0)).status === 'PROCESSING', 30_000, 'the delivery applied');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(stderr).not.toContain('heap out of memory');
+    expect(await exited).toBe(0);
+    expect(await statusOf(results, 0)).toMatchObject({ status: 'PROCESSING', statusDetail: 'at the bank' });
+    expect(stdout).toMatch(/Stopped: 0 accepted, 0 replays dropped, 0 refused, 1 applied/);
   });
 
   it('the CLI: --register creates the subscription, applies deliveries, logs wallet events as JSON, never prints the secret, stops cleanly', async () => {

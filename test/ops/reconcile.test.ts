@@ -282,6 +282,16 @@ describe('tieOut', () => {
     ]);
   });
 
+  it('ties out a batch of 70,000 created rows (more dates than a call takes arguments)', () => {
+    const n = 70_000;
+    const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString();
+    const rows = Array.from({ length: n }, (_, i) => row(i, '1.00'));
+    const txs = rows.map((r, i) => tx(`t${i}`, '-1.00', r.payoutRef!, at(i))).reverse();
+    const payouts = states(rows.map((r, i) => [r.payoutId!, { status: 'PENDING', createdAt: at(i) }]));
+    const r = tieOut({ rows, transactions: txs, payouts });
+    expect([r.ok, r.counts.tiedOut, r.period.from]).toEqual([true, n, at(0)]);
+  });
+
   it('XLSX cells: amounts are numbers in a money format, text is neutralised', () => {
     expect(reconciliationCell('debit', '-1234.50')).toEqual({ t: 'n', v: -1234.5, z: '#,##0.00' });
     expect(reconciliationCell('net', '1500')).toEqual({ t: 'n', v: 1500, z: '#,##0' });
