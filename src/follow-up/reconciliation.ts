@@ -145,7 +145,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     const payouts = await fetchPayoutStates(ids, o, requests);
     // down to the older of the period's start and the batch's first payout: --since never hides the batch's own
     const created = [...payouts.values(), { createdAt: o.since }].flatMap((p) => isoTime(p.createdAt) ?? []);
-    const stopBelow = created.length ? Math.min(...created) : undefined;
+    const stopBelow = created.length ? created.reduce((x, y) => Math.min(x, y)) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });

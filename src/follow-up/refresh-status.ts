@@ -145,7 +145,7 @@ async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMa
       ),
       wanted,
       settles: (t) => [...sought.values()].find((p) => isRefundOf(t, p))?.id,
-      stopBelow: times.every((t) => t !== undefined) ? Math.min(...times) : undefined,
+      stopBelow: times.every((t) => t !== undefined) ? times.reduce((x, y) => Math.min(x, y)) : undefined,
       what: 'transactions',
       logger: o.logger,
       stop: o.stop,
