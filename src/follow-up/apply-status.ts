@@ -3,7 +3,7 @@
 // the file meanwhile starts from the journal's latest state and no write moves a status backward.
 import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
-import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
+import { eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/results.ts';
@@ -195,7 +195,9 @@ function statusLine(u: StatusUpdate) {
 async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
-    for (const { ledger, batchId, folded } of await foldAll([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
+    // (one batch's fold at a time: the account's whole history is never held at once)
+    for await (const { ledger, batchId } of eachJournal([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
+      const { folded } = await foldBatch(ledger, batchId);
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       const at = new Date().toISOString();
