@@ -75,8 +75,8 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
 });
 
 /**
- * The approval policy of the account and key these flags name, read before the connection opens; a
- * string saying why it cannot be trusted. None when the service or key is not resolved (connecting says why).
+ * The approval policy of the account these flags name, read before the connection opens; a string
+ * saying why it cannot be trusted. None when the service is not resolved (connecting says why).
  */
 export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
