@@ -63,6 +63,19 @@ export function nipBody(overrides: Record<string, unknown> = {}): Record<string,
   };
 }
 
+/** A USD→USD SWIFT initiate body of 10 to the USA, the beneficiary's country `beneficiaryCountry`. */
+export function swiftUsdBody(beneficiaryCountry = 'USA'): Record<string, unknown> {
+  return {
+    sourceAmount: 10,
+    sourceCurrency: 'USD',
+    destinationCurrency: 'USD',
+    destinationCountryCode: 'USA',
+    method: 'SWIFT',
+    narration: 'x',
+    beneficiary: { accountName: 'A', accountCurrency: 'USD', accountNumber: '1', swiftCode: 'CHASUS33', bankName: 'B', beneficiaryCountry },
+  };
+}
+
 /** A complete EUR→EUR SEPA initiate body. */
 export function sepaBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

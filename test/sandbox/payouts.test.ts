@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ErrorBody } from '../../src/spec/schemas.ts';
 import { Payout, PayoutList, Quote } from './strict.ts';
-import { ACME, call, GLOBEX, initiate, nipBody, P, sepaBody, start, uniqueKey, walletBalance } from './helpers.ts';
+import { ACME, call, GLOBEX, initiate, nipBody, P, sepaBody, start, swiftUsdBody, uniqueKey, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
@@ -320,23 +320,7 @@ describe('initiate (spec §4.2)', () => {
       expect(r.status, code).toBe(400);
       expect(r.body.errors, code).toEqual([{ field: 'beneficiary.countryCode', message: expect.stringContaining('alpha-3') }]);
     }
-    const swift = (beneficiaryCountry: string) => ({
-      sourceAmount: 10,
-      sourceCurrency: 'USD',
-      destinationCurrency: 'USD',
-      destinationCountryCode: 'USA',
-      method: 'SWIFT',
-      narration: 'x',
-      beneficiary: {
-        accountName: 'A',
-        accountCurrency: 'USD',
-        accountNumber: '1',
-        swiftCode: 'CHASUS33',
-        bankName: 'B',
-        beneficiaryCountry,
-      },
-    });
-    expect((await initiate(sb, swift('usa'))).body.errors).toEqual([
+    expect((await initiate(sb, swiftUsdBody('usa'))).body.errors).toEqual([
       { field: 'beneficiary.beneficiaryCountry', message: expect.any(String) },
     ]);
   });
@@ -379,22 +363,7 @@ describe('initiate (spec §4.2)', () => {
 
   it('refuses a SWIFT beneficiary whose beneficiaryCountry is prohibited, as it refuses such a countryCode', async () => {
     const before = await walletBalance(sb, 'USD');
-    const r = await initiate(sb, {
-      sourceAmount: 10,
-      sourceCurrency: 'USD',
-      destinationCurrency: 'USD',
-      destinationCountryCode: 'USA',
-      method: 'SWIFT',
-      narration: 'x',
-      beneficiary: {
-        accountName: 'A',
-        accountCurrency: 'USD',
-        accountNumber: '1',
-        swiftCode: 'CHASUS33',
-        bankName: 'B',
-        beneficiaryCountry: 'IRN',
-      },
-    });
+    const r = await initiate(sb, swiftUsdBody('IRN'));
     expect(r.body.error).toBe('PROHIBITED_DESTINATION');
     expect(await walletBalance(sb, 'USD')).toBe(before);
   });

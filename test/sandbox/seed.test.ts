@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_KEYS, defaultSeed, parseSeed, SeedError, startSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { call, P } from './helpers.ts';
+import { call, P, swiftUsdBody } from './helpers.ts';
 
 describe('seed', () => {
   it('ships Acme Trading Ltd and Globex Ltd with the documented keys, wallets, pairs and countries', async () => {
@@ -96,22 +96,7 @@ describe('seed', () => {
     expect(() => parseSeed(seed('1', '10000000000000'))).toThrow(/wallets\[1\]\.balance/);
     const sb = await startSandbox({ rateLimitPerSecond: null, seed: seed('9999999999999.99') });
     try {
-      const body = {
-        sourceAmount: 10,
-        sourceCurrency: 'USD',
-        destinationCurrency: 'USD',
-        destinationCountryCode: 'USA',
-        method: 'SWIFT',
-        narration: 'x',
-        beneficiary: {
-          accountName: 'A',
-          accountCurrency: 'USD',
-          accountNumber: '1',
-          swiftCode: 'CHASUS33',
-          bankName: 'B',
-          beneficiaryCountry: 'USA',
-        },
-      };
+      const body = swiftUsdBody();
       const sent = await call(sb, 'POST', `${P}/initiate`, { key: 'sk_test_big1', idem: 'big-1', body });
       expect(sent.status).toBe(201);
       expect((await call(sb, 'GET', `${P}/wallets`, { key: 'sk_test_big1' })).body.data[0].balance).toBe(9999999999939.99);
