@@ -128,9 +128,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
     return this.inOrder(() => this.writeNow());
   }
 
-  private async writeNow(): Promise<void> {
+  private async writeNow(q: Queryable = this.db): Promise<void> {
     try {
-      await appendLines(this.db, this.account, this.db.holder, this.pending.splice(0));
+      await appendLines(q, this.account, this.db.holder, this.pending.splice(0));
     } catch (e) {
       this.failed ??= e as Error;
       throw e;
@@ -187,7 +187,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
               if (released || !(await stillHeld(q, db.holder, account, o.batchId, ref)))
                 throw reservationLost(`the ledger ${db.where}`, released ? null : ref);
               write();
-              await appendLines(q, account, db.holder, this.pending.splice(0));
+              await this.writeNow(q);
             },
             { lock: account },
           ),

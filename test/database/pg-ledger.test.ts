@@ -77,6 +77,26 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     }
   });
 
+  it('a refused write of the lines in guard fails the ledger: nothing more is sent, and release throws', async () => {
+    const admin = await processes.connect();
+    const D = 'd'.repeat(64);
+    // (a check an administrator added, or any error of the database other than a lost connection)
+    await admin.query(`CREATE FUNCTION payout_batch.refuse_r2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF NEW.line LIKE '%"ref":"R2"%' THEN RAISE EXCEPTION 'refused by a check'; END IF; RETURN NEW; END $$`);
+    await admin.query(
+      'CREATE TRIGGER refuse_r2 BEFORE INSERT ON payout_batch.journal_lines FOR EACH ROW EXECUTE FUNCTION payout_batch.refuse_r2()',
+    );
+    const alice = await ledgerOfAProcess();
+    const reservation = await alice.reserve({ batchId: D, file: '/f/dddd.csv', command: 'run', fresh: ['R2', 'R3'] });
+    const journal = alice.open(D);
+    journal.append(header(D));
+    const initiating = (ref: string) => () =>
+      journal.append({ t: 'initiating', ref, row: 2, attempt: 1, key: `k-${ref}`, body: '{}', at: '2026-01-01T00:00:01Z' });
+    await expect(reservation.guard('R2', initiating('R2'))).rejects.toThrow(/refused by a check/);
+    await expect(reservation.guard('R3', initiating('R3'))).rejects.toThrow(/could not be written.*nothing more is sent/);
+    await expect(reservation.release()).rejects.toThrow(/refused by a check/);
+  });
+
   it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
     const admin = await processes.connect();
     // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
