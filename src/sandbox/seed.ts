@@ -5,6 +5,9 @@ import { z } from 'zod';
 import defaultSeedJson from './default-seed.json' with { type: 'json' };
 import { Dec, isCurrencyCode, minorUnits } from '../money.ts';
 
+/** Every balance stays below it: answered as a JSON number, exact to 15 digits with its decimals (money.ts toApi), after any debit too. */
+export const balanceLimit = (currency: string): Dec => new Dec(10).pow(15 - (minorUnits(currency) ?? 2));
+
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "1500.25" (no sign, no exponent)');
 const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency code such as "USD"');
 const countryCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code such as "NGA"');
@@ -50,8 +53,7 @@ const SeedBusiness = z
       if (new Dec(w.balance).decimalPlaces() > places) {
         ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `${w.currency} amounts have at most ${places} decimals` });
       }
-      // A balance is answered as a JSON number, exact to 15 digits with its decimals (money.ts toApi).
-      const limit = new Dec(10).pow(15 - places);
+      const limit = balanceLimit(w.currency);
       if (new Dec(w.balance).greaterThanOrEqualTo(limit))
         ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `a ${w.currency} balance is below ${limit.toFixed()}` });
     });

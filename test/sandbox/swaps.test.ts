@@ -149,6 +149,40 @@ describe('swap (spec §4.7)', () => {
     expect(other.status).toBe(409);
     expect(other.body.error).toBe('IDEMPOTENCY_KEY_CONFLICT');
   });
+
+  it('refuses, changing nothing, a swap or top-up that would leave a balance no JSON number carries exactly', async () => {
+    const key = 'sk_test_full';
+    const wallets = [
+      { currency: 'USD', balance: '5000' },
+      { currency: 'EUR', balance: '9999999999999.00' },
+    ];
+    const pairs = [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' }];
+    const own = await start({ seed: { businesses: [{ name: 'Full', keys: [key], wallets, pairs }] } });
+    try {
+      const ids = Object.fromEntries(
+        (await call(own, 'GET', `${P}/wallets`, { key })).body.data.map((w: { currency: string; walletId: string }) => [
+          w.currency,
+          w.walletId,
+        ]),
+      );
+      const body = usdToEur({ sourceWalletId: ids.USD, destinationWalletId: ids.EUR, swapAmount: 1000.01, amountToBeSent: 921.51 });
+      // the same key again, as a client resends after a failure
+      const idem = uniqueKey('swap');
+      for (let i = 0; i < 2; i++) {
+        const r = await call(own, 'POST', `${P}/swap`, { key, body, idem });
+        expect(r.status).toBe(400);
+        expect(r.body.errors).toEqual([{ field: 'amountToBeSent', message: expect.stringMatching(/below 10000000000000$/) }]);
+      }
+      const topUp = await call(own, 'POST', `/_sandbox/wallets/${ids.EUR}/credit`, { key: null, body: { amount: '1.01' } });
+      expect(topUp.status).toBe(400);
+      expect(topUp.body.errors).toEqual([{ field: 'amount', message: expect.stringMatching(/below 10000000000000$/) }]);
+      expect([await walletBalance(own, 'USD', key), await walletBalance(own, 'EUR', key)]).toEqual([5000, 9999999999999]);
+      expect((await call(own, 'GET', `${P}/swaps`, { key })).body.meta.total).toBe(0);
+      expect((await call(own, 'GET', '/api/public/transactions', { key })).body.meta.total).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe('swap listing and lifecycle (spec §3, §4.8)', () => {

@@ -30,7 +30,9 @@ export const CONTROL_ROUTES = [
   /** A top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
   control('POST', 'wallets/:walletId/credit', CreditBody, (sb, req, body) => {
     const w = found(sb.store.wallets, req.params.walletId, 'NOT_FOUND', 'Wallet');
-    const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
+    const problem = body.amount.lessThanOrEqualTo(0)
+      ? 'must be above 0'
+      : (amountProblem(body.amount, w.currency) ?? sb.store.creditProblem(w, body.amount));
     if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
     const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
     return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });

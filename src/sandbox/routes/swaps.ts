@@ -59,6 +59,7 @@ function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
       `The ${source.currency} wallet holds ${source.balance.toFixed()}; the swap needs ${swapAmount.toFixed()}`,
     );
   }
+  checkFields({ amountToBeSent: sb.store.creditProblem(destination, amountToBeSent) });
 
   const now = sb.clock.iso();
   const s: SwapRec = {
