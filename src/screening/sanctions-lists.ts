@@ -136,16 +136,21 @@ function formatOf(head: string): ListFormat | undefined {
 type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string }>;
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
-/** Streams a CSV's records (arrays, or objects keyed by the lower-cased header), hashing its bytes. */
-async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGenerator<string[] & Record<string, string>> {
+/**
+ * Streams a CSV's records (objects keyed by the lower-cased header; an OFAC file's: arrays of at most
+ * `ofacWidth` cells), hashing its bytes. OFAC does not double a quote inside a field ("a.k.a. "X"; ..."):
+ * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused.
+ */
+async function* csvRecords(file: string, hash: Hash, ofacWidth?: number): AsyncGenerator<string[] & Record<string, string>> {
   const parser = parse({
     bom: true,
     info: true,
-    columns: columns ? (header: string[]) => header.map((h) => h.trim().toLowerCase()) : false,
+    columns: ofacWidth ? false : (header: string[]) => header.map((h) => h.trim().toLowerCase()),
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
-    trim: true,
+    trim: !ofacWidth,
+    ...(ofacWidth && { cast: (v: string) => v.replace(/^\s*"([\s\S]*)"\s*$/, '$1') }),
   });
   const input = createReadStream(file);
   input.on('data', (chunk) => hash.update(chunk));
@@ -156,6 +161,11 @@ async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGen
       // (an invalid byte reads as U+FFFD: an accented name of Excel's Windows-1252 would match nobody)
       if (Object.values(record).some((v) => v.includes('\uFFFD')))
         throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} is not UTF-8 text: save the list as UTF-8`);
+      if (ofacWidth && record.length > ofacWidth)
+        throw new ScreeningError(
+          'LIST_FORMAT',
+          `${file}: line ${info.lines} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
+        );
       yield record;
     }
   } catch (e) {
@@ -176,7 +186,7 @@ function remarkIdentifiers(remarks: string, e: Entry) {
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
   const remarks = new Map<string, string>();
-  for await (const r of csvRecords(sdn, hash, false)) {
+  for await (const r of csvRecords(sdn, hash, 12)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
     byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
@@ -190,20 +200,20 @@ async function readOfac(sdn: string, hash: Hash) {
       `${sdn}: name it sdn.csv beside its alt.csv (the aliases are read from its name with "alt" for "sdn")`,
     );
   await stat(alt).catch((e: NodeJS.ErrnoException) => unreadable(alt, e));
-  for await (const r of csvRecords(alt, hash, false)) {
+  for await (const r of csvRecords(alt, hash, 5)) {
     const name = ofacCell(r[3]);
     if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
   }
   const add = beside('add');
   if (existsSync(add))
-    for await (const r of csvRecords(add, hash, false)) {
+    for await (const r of csvRecords(add, hash, 6)) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
   // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two)
   const comments = beside('sdn_comments');
   if (existsSync(comments))
-    for await (const r of csvRecords(comments, hash, false)) {
+    for await (const r of csvRecords(comments, hash, 2)) {
       const id = ofacCell(r[0]);
       if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
     }
@@ -216,7 +226,7 @@ async function readOfac(sdn: string, hash: Hash) {
 async function readOpenSanctions(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let date = '';
-  for await (const r of csvRecords(file, hash, true)) {
+  for await (const r of csvRecords(file, hash)) {
     if (!r.id || !r.name) continue;
     const entry = entryOf(r.id, r.name, r.dataset, { aliases: split(r.aliases), countries: split(r.countries) });
     for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
@@ -232,7 +242,7 @@ async function readOpenSanctions(file: string, hash: Hash) {
 async function readPlain(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let row = 1;
-  for await (const r of csvRecords(file, hash, true)) {
+  for await (const r of csvRecords(file, hash)) {
     row++;
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
     if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)

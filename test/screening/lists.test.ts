@@ -89,6 +89,24 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(info.digest).toBe(sha256(...['sdn.csv', 'alt.csv', 'sdn_comments.csv'].map((f) => join(d, f))));
   });
 
+  // OFAC does not double a quote inside a quoted field (sdn_comments.csv, 2020: a.k.a. "blackjack1987").
+  it('reads a field with quotes inside it as OFAC writes them, whole: its aliases and BICs are listed', async () => {
+    const { d } = cut('Linked To: SOME HOLDING COMPANY; '.repeat(31));
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NORTHERN "NB" BANK","-0- "\r\n');
+    const rest = 'hone Number 8613314257947; a.k.a. "blackjack1987"; a.k.a. "khaleesi"; SWIFT/BIC LZRSKPPY; Linked To: LAZARUS GROUP.';
+    writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`);
+    const { entries } = await readList(d);
+    expect(entries[0]).toMatchObject({ name: 'NORTHERN BANK', aliases: ['NORTHERN "NB" BANK'], bics: ['LZRSKPPY'] });
+  });
+
+  it('refuses a line where a quote inside a field ends it at a comma: the rest of the field would be lost', async () => {
+    const { d } = cut(remark);
+    writeFileSync(join(d, 'sdn_comments.csv'), '7001,"a.k.a. "NB", SWIFT/BIC LZRSKPPY."\r\n');
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_FORMAT');
+    expect(e.message).toMatch(/sdn_comments\.csv: line 1 has 3 fields/);
+  });
+
   it('refuses a remark cut at 1,000 characters without sdn_comments.csv: its BICs would be missing silently', async () => {
     const e = await refusal(cut(remark).d);
     expect(e.code).toBe('LIST_UNREADABLE');
