@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,6 +111,30 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     const e = await refusal(cut(remark).d);
     expect(e.code).toBe('LIST_UNREADABLE');
     expect(e.message).toContain('sdn_comments.csv');
+  });
+
+  it("finds its files in any case, as OFAC's Sanctions List Service names them (SDN.CSV, ALT.CSV, ADD.CSV, SDN_COMMENTS.CSV)", async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(dir, f), join(d, f.toUpperCase()));
+    for (const path of [d, join(d, 'SDN.CSV')]) {
+      const { info, entries } = await readList(path);
+      expect(info).toMatchObject({ entries: 32, digest: sha256(...['SDN.CSV', 'ALT.CSV', 'ADD.CSV'].map((f) => join(d, f))) });
+      expect(entries.find((e) => e.id === '101')!.aliases).toHaveLength(2);
+      expect(entries.find((e) => e.id === '119')!.countries).toEqual(['United Arab Emirates']);
+    }
+    const cutRemark = cut(remark);
+    for (const f of ['sdn.csv', 'alt.csv']) renameSync(join(cutRemark.d, f), join(cutRemark.d, f.toUpperCase()));
+    writeFileSync(join(cutRemark.d, 'SDN_COMMENTS.CSV'), `7001,"${cutRemark.rest}"\r\n`);
+    expect((await readList(cutRemark.d)).entries[0]).toMatchObject({ bics: ['NRTHRUMM', 'NRTHRUMMXXX'] });
+  });
+
+  it('refuses an SDN.CSV without its ALT.CSV, or beside two of them (alt.csv and ALT.CSV), naming them', async () => {
+    const d = tmp();
+    copyFileSync(join(dir, 'sdn.csv'), join(d, 'SDN.CSV'));
+    const missing = await refusal(join(d, 'SDN.CSV'));
+    expect(missing).toMatchObject({ code: 'LIST_UNREADABLE', message: expect.stringContaining('no alt.csv (in any case)') as unknown });
+    for (const f of ['alt.csv', 'ALT.CSV']) copyFileSync(join(dir, 'alt.csv'), join(d, f));
+    expect((await refusal(d)).message).toContain('ALT.CSV and alt.csv are both there');
   });
 });
 
