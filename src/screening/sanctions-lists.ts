@@ -1,8 +1,8 @@
 // The sanctions lists as published, the format found by content, streamed. A list that cannot be
 // read, is of no known format or holds no entry throws: an empty list would pass everyone.
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
@@ -83,7 +83,7 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
-  const file = s.isDirectory() ? join(path, 'sdn.csv') : path;
+  const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
   const head = await readHead(file);
   const format = formatOf(head);
   if (!format)
@@ -105,6 +105,13 @@ export async function readList(path: string) {
     dateFrom: read.date ? 'file' : 'mtime',
   };
   return { info, entries: read.entries };
+}
+
+/** The folder's file of that name in any case (OFAC's Sanctions List Service writes SDN.CSV, ALT.CSV...); two are refused. */
+async function fileNamed(dir: string, name: string): Promise<string | undefined> {
+  const found = (await readdir(dir).catch((e: NodeJS.ErrnoException) => unreadable(dir, e))).filter((f) => f.toLowerCase() === name).sort();
+  if (found.length > 1) throw new ScreeningError('LIST_UNREADABLE', `${dir}: ${found.join(' and ')} are both there: keep the one to use`);
+  return found[0] && join(dir, found[0]);
 }
 
 function unreadable(path: string, e: NodeJS.ErrnoException): never {
@@ -136,16 +143,21 @@ function formatOf(head: string): ListFormat | undefined {
 type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string }>;
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
-/** Streams a CSV's records (arrays, or objects keyed by the lower-cased header), hashing its bytes. */
-async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGenerator<string[] & Record<string, string>> {
+/**
+ * Streams a CSV's records (objects keyed by the lower-cased header; an OFAC file's: arrays of at most
+ * `ofacWidth` cells), hashing its bytes. OFAC does not double a quote inside a field ("a.k.a. "X"; ..."):
+ * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused.
+ */
+async function* csvRecords(file: string, hash: Hash, ofacWidth?: number): AsyncGenerator<string[] & Record<string, string>> {
   const parser = parse({
     bom: true,
     info: true,
-    columns: columns ? (header: string[]) => header.map((h) => h.trim().toLowerCase()) : false,
+    columns: ofacWidth ? false : (header: string[]) => header.map((h) => h.trim().toLowerCase()),
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
-    trim: true,
+    trim: !ofacWidth,
+    ...(ofacWidth && { cast: (v: string) => v.replace(/^\s*"([\s\S]*)"\s*$/, '$1') }),
   });
   const input = createReadStream(file);
   input.on('data', (chunk) => hash.update(chunk));
@@ -156,6 +168,11 @@ async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGen
       // (an invalid byte reads as U+FFFD: an accented name of Excel's Windows-1252 would match nobody)
       if (Object.values(record).some((v) => v.includes('\uFFFD')))
         throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} is not UTF-8 text: save the list as UTF-8`);
+      if (ofacWidth && record.length > ofacWidth)
+        throw new ScreeningError(
+          'LIST_FORMAT',
+          `${file}: line ${info.lines} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
+        );
       yield record;
     }
   } catch (e) {
@@ -176,39 +193,41 @@ function remarkIdentifiers(remarks: string, e: Entry) {
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
   const remarks = new Map<string, string>();
-  for await (const r of csvRecords(sdn, hash, false)) {
+  for await (const r of csvRecords(sdn, hash, 12)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
     byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
     remarks.set(id, r[11] ?? '');
   }
-  const beside = (name: string) => join(dirname(sdn), basename(sdn).replace(/sdn/i, name));
-  const alt = beside('alt');
-  if (alt === sdn)
+  const named = (name: string) => basename(sdn).toLowerCase().replace('sdn', name);
+  const beside = (name: string) => fileNamed(dirname(sdn), named(name));
+  if (named('alt') === basename(sdn).toLowerCase())
     throw new ScreeningError(
       'LIST_UNREADABLE',
       `${sdn}: name it sdn.csv beside its alt.csv (the aliases are read from its name with "alt" for "sdn")`,
     );
-  await stat(alt).catch((e: NodeJS.ErrnoException) => unreadable(alt, e));
-  for await (const r of csvRecords(alt, hash, false)) {
+  const alt = await beside('alt');
+  if (!alt)
+    throw new ScreeningError('LIST_UNREADABLE', `${sdn}: no ${named('alt')} (in any case) beside it, with its aliases: download it too`);
+  for await (const r of csvRecords(alt, hash, 5)) {
     const name = ofacCell(r[3]);
     if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
   }
-  const add = beside('add');
-  if (existsSync(add))
-    for await (const r of csvRecords(add, hash, false)) {
+  const add = await beside('add');
+  if (add)
+    for await (const r of csvRecords(add, hash, 6)) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
   // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two)
-  const comments = beside('sdn_comments');
-  if (existsSync(comments))
-    for await (const r of csvRecords(comments, hash, false)) {
+  const comments = await beside('sdn_comments');
+  if (comments)
+    for await (const r of csvRecords(comments, hash, 2)) {
       const id = ofacCell(r[0]);
       if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
     }
   else if ([...remarks.values()].some((t) => t.length >= 1000))
-    throw new ScreeningError('LIST_UNREADABLE', `${comments}: not found; a remark of ${sdn} is cut and goes on in it: download it too`);
+    throw new ScreeningError('LIST_UNREADABLE', `${sdn}: a remark is cut and goes on in ${named('sdn_comments')}: download it too`);
   for (const [id, text] of remarks) remarkIdentifiers(ofacCell(text), byId.get(id)!);
   return { entries: [...byId.values()] };
 }
@@ -216,7 +235,7 @@ async function readOfac(sdn: string, hash: Hash) {
 async function readOpenSanctions(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let date = '';
-  for await (const r of csvRecords(file, hash, true)) {
+  for await (const r of csvRecords(file, hash)) {
     if (!r.id || !r.name) continue;
     const entry = entryOf(r.id, r.name, r.dataset, { aliases: split(r.aliases), countries: split(r.countries) });
     for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
@@ -232,7 +251,7 @@ async function readOpenSanctions(file: string, hash: Hash) {
 async function readPlain(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let row = 1;
-  for await (const r of csvRecords(file, hash, true)) {
+  for await (const r of csvRecords(file, hash)) {
     row++;
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
     if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)

@@ -89,7 +89,7 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
   const value = new Dec(read.text);
   const units = currency ? minorUnits(currency) : undefined;
   // "1.500" in USD: 1500 written the European way, or 1.5? Refused as "1,500" is, unless the
-  // currency has 3 decimals (KWD, BHD: 1.500 is 1.5) or the cell was a number (Excel, no text).
+  // currency has 3 decimals (KWD, BHD: 1.500 is 1.5) or the value was a number (Excel's, or pain.001's xs:decimal).
   if (read.dotMayGroup && !options.fromNumber && !(units !== undefined && units >= 3)) {
     const places = units ?? 2;
     // Both readings are named only when both are amounts of the currency: a lone suggestion a

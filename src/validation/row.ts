@@ -306,7 +306,8 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
     r.add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
     return undefined;
   }
-  const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined });
+  // (a number cell or an xs:decimal has no thousands separator: 1.555 is 1.555)
+  const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined || r.row.xml !== undefined });
   if (a.ok) return a.value;
   const note = number !== undefined && cell !== text ? ` (the cell holds ${text} and shows ${cell})` : '';
   r.add('error', a.code, 'sourceAmount', a.message + note, a.expected);

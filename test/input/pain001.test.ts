@@ -191,6 +191,18 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('an amount with more decimals than its currency is AMOUNT_PRECISION at its element, never read as thousands', async () => {
+    const xml = pain001([{ ...usa[0]!, sourceAmount: '1.555' }, ...usa.slice(1)], 'pain.001.001.03');
+    const { rows } = await read(file(xml.replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''))); // (the schema's 0..1)
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toMatchObject([
+      {
+        code: 'AMOUNT_PRECISION',
+        column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt',
+        message: '1.555 has 3 decimals; USD has 2: round it to 1.56 or 1.55 yourself',
+      },
+    ]);
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));

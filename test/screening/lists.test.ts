@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,10 +89,52 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(info.digest).toBe(sha256(...['sdn.csv', 'alt.csv', 'sdn_comments.csv'].map((f) => join(d, f))));
   });
 
+  // OFAC does not double a quote inside a quoted field (sdn_comments.csv, 2020: a.k.a. "blackjack1987").
+  it('reads a field with quotes inside it as OFAC writes them, whole: its aliases and BICs are listed', async () => {
+    const { d } = cut('Linked To: SOME HOLDING COMPANY; '.repeat(31));
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NORTHERN "NB" BANK","-0- "\r\n');
+    const rest = 'hone Number 8613314257947; a.k.a. "blackjack1987"; a.k.a. "khaleesi"; SWIFT/BIC LZRSKPPY; Linked To: LAZARUS GROUP.';
+    writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`);
+    const { entries } = await readList(d);
+    expect(entries[0]).toMatchObject({ name: 'NORTHERN BANK', aliases: ['NORTHERN "NB" BANK'], bics: ['LZRSKPPY'] });
+  });
+
+  it('refuses a line where a quote inside a field ends it at a comma: the rest of the field would be lost', async () => {
+    const { d } = cut(remark);
+    writeFileSync(join(d, 'sdn_comments.csv'), '7001,"a.k.a. "NB", SWIFT/BIC LZRSKPPY."\r\n');
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_FORMAT');
+    expect(e.message).toMatch(/sdn_comments\.csv: line 1 has 3 fields/);
+  });
+
   it('refuses a remark cut at 1,000 characters without sdn_comments.csv: its BICs would be missing silently', async () => {
     const e = await refusal(cut(remark).d);
     expect(e.code).toBe('LIST_UNREADABLE');
     expect(e.message).toContain('sdn_comments.csv');
+  });
+
+  it("finds its files in any case, as OFAC's Sanctions List Service names them (SDN.CSV, ALT.CSV, ADD.CSV, SDN_COMMENTS.CSV)", async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(dir, f), join(d, f.toUpperCase()));
+    for (const path of [d, join(d, 'SDN.CSV')]) {
+      const { info, entries } = await readList(path);
+      expect(info).toMatchObject({ entries: 32, digest: sha256(...['SDN.CSV', 'ALT.CSV', 'ADD.CSV'].map((f) => join(d, f))) });
+      expect(entries.find((e) => e.id === '101')!.aliases).toHaveLength(2);
+      expect(entries.find((e) => e.id === '119')!.countries).toEqual(['United Arab Emirates']);
+    }
+    const cutRemark = cut(remark);
+    for (const f of ['sdn.csv', 'alt.csv']) renameSync(join(cutRemark.d, f), join(cutRemark.d, f.toUpperCase()));
+    writeFileSync(join(cutRemark.d, 'SDN_COMMENTS.CSV'), `7001,"${cutRemark.rest}"\r\n`);
+    expect((await readList(cutRemark.d)).entries[0]).toMatchObject({ bics: ['NRTHRUMM', 'NRTHRUMMXXX'] });
+  });
+
+  it('refuses an SDN.CSV without its ALT.CSV, or beside two of them (alt.csv and ALT.CSV), naming them', async () => {
+    const d = tmp();
+    copyFileSync(join(dir, 'sdn.csv'), join(d, 'SDN.CSV'));
+    const missing = await refusal(join(d, 'SDN.CSV'));
+    expect(missing).toMatchObject({ code: 'LIST_UNREADABLE', message: expect.stringContaining('no alt.csv (in any case)') as unknown });
+    for (const f of ['alt.csv', 'ALT.CSV']) copyFileSync(join(dir, 'alt.csv'), join(d, f));
+    expect((await refusal(d)).message).toContain('ALT.CSV and alt.csv are both there');
   });
 });
 
