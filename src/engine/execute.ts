@@ -66,15 +66,22 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 }
 
 /**
- * The amount and currencies of an answered payout that are not the request's (spec §4.2: the payout
- * of the body sent). Its sourceAmount is the one sent, or that plus its fee ("amount debited", §2).
+ * The amounts and currencies of an answered payout (or swap) that are not the request's (spec §4.2:
+ * the payout of the body sent). Its sourceAmount is the one sent, or that plus its fee ("amount debited", §2).
  */
-export function otherThanSent(p: PayoutAnswer, sent: InitiateRequest): string | undefined {
+export function otherThanSent(
+  p: Pick<PayoutAnswer, 'sourceAmount' | 'sourceCurrency' | 'destinationAmount' | 'destinationCurrency' | 'transactionFees'>,
+  sent: Pick<InitiateRequest, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'> & { destinationAmount?: number },
+): string | undefined {
   const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
   const debited = [0, p.transactionFees ?? 0].map((fee) => fromApi(sent.sourceAmount).plus(fromApi(fee)));
   const amount =
     p.sourceAmount !== undefined && !debited.some((d) => d.eq(fromApi(p.sourceAmount!))) ? [`sourceAmount ${p.sourceAmount}`] : [];
-  const other = [...amount, ...currencies.map((k) => `${k} ${p[k]}`)];
+  // (a swap's credit: amountToBeSent, spec §4.7)
+  const [credit, asked] = [p.destinationAmount, sent.destinationAmount];
+  const credited =
+    credit !== undefined && asked !== undefined && !fromApi(credit).eq(fromApi(asked)) ? [`destinationAmount ${credit}`] : [];
+  const other = [...amount, ...credited, ...currencies.map((k) => `${k} ${p[k]}`)];
   return other.length ? `${other.join(', ')} (sent ${sent.sourceAmount} ${sent.sourceCurrency} to ${sent.destinationCurrency})` : undefined;
 }
 

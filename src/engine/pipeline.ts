@@ -318,9 +318,11 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
-    const halted = res.halted ?? stopped.find((f) => f.halt)?.error.message;
-    if (halted)
-      return await finish(run, scope, view, 'halted', { halted, answerNotAsSent: res.answerNotAsSent, stopped: res.stopped }, true);
+    // (an answer not as sent is said first, a payout's or a swap's: running again would not be safe)
+    const swapNotAsSent = res.answerNotAsSent ? undefined : stopped.find((f) => f.notAsSent)?.error.message;
+    const halted = swapNotAsSent ?? res.halted ?? stopped.find((f) => f.halt)?.error.message;
+    const answerNotAsSent = res.answerNotAsSent || !!swapNotAsSent;
+    if (halted) return await finish(run, scope, view, 'halted', { halted, answerNotAsSent, stopped: res.stopped }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const why = stopped.map((f) => f.error.message);
     const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};

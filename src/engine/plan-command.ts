@@ -110,7 +110,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
 
 /**
  * The rows to send, quoted once per quoteGroup: rates are not locked (spec §1.11, §4.2 rules 7-8),
- * a quote per row buys nothing. A row's destination amount is in the proportion of the quote's own
+ * a quote per row buys nothing. A refused quote is the row's; its group is quoted once more with the next row's amount. A row's destination amount is in the proportion of the quote's own
  * amounts, not from a rate whose direction the spec does not state.
  */
 async function planRows(
@@ -123,7 +123,7 @@ async function planRows(
   const rows: PlanRow[] = [];
   const errors = new Map<number, string>();
   const fees = new Map<number, DecT>();
-  const quotes = new Map<string, Promise<{ q: QuoteAnswer; sent: DecT } | string>>();
+  const quotes = new Map<string, Quoted>();
   const rowOf = rowByNumber(batch.rows);
   for (const n of toSend) {
     const p = rowOf(n)!.payout!;
@@ -138,23 +138,12 @@ async function planRows(
     rows.push(row);
     if (!quote) continue;
     const group = groups.get(n) ?? `row ${n}`;
-    if (!quotes.has(group)) {
-      const { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method } = row.body;
-      const body = { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method };
-      quotes.set(
-        group,
-        client.quote(body).then(
-          (q) => ({ q, sent: p.sourceAmount }),
-          (e: unknown) => {
-            if (e instanceof PayoutApiError) return e.message;
-            throw e;
-          },
-        ),
-      );
-    }
-    const quoted = await quotes.get(group)!;
-    if (typeof quoted === 'string') {
-      errors.set(n, quoted);
+    const known = quotes.get(group);
+    const quoted = known && !('failed' in known && known.again) ? known : await quoteRow(client, row.body, p.sourceAmount, n, known);
+    quotes.set(group, quoted);
+    if ('failed' in quoted) {
+      const tried = `not quoted: its group's quote failed with the amount of row ${quoted.rows.join(', then of row ')}`;
+      errors.set(n, quoted.rows.includes(n) ? quoted.failed : `${tried}: ${quoted.failed}`);
       continue;
     }
     const { q, sent } = quoted;
@@ -170,4 +159,18 @@ async function planRows(
       row.destinationAmount = formatAmount(roundTo(p.sourceAmount.times(qd).dividedBy(qs), p.destinationCurrency), p.destinationCurrency);
   }
   return { rows, fees, errors };
+}
+
+/** A quote group's quote, or why it failed with the amounts of `rows`: `again` with the next row's (its own amount may be what was refused). */
+type Quoted = { q: QuoteAnswer; sent: DecT } | { failed: string; rows: number[]; again: boolean };
+
+async function quoteRow(client: PayoutClient, body: PlanRow['body'], amount: DecT, n: number, before: Quoted | undefined): Promise<Quoted> {
+  const { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method } = body;
+  try {
+    return { q: await client.quote({ sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method }), sent: amount };
+  } catch (e) {
+    if (!(e instanceof PayoutApiError)) throw e;
+    const rows = [...(before && 'failed' in before ? before.rows : []), n];
+    return { failed: e.message, rows, again: rows.length < 2 && !e.serviceTrouble };
+  }
 }

@@ -30,6 +30,7 @@ import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts'
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { listView, type RowList, type SpillList } from '../files/spill.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -313,7 +314,7 @@ async function retryBatch(
   /** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
   const rowOfCells = (r: ResultRow): EngineRow => {
     const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
-    const orig = refHeader ? original.get(cells[refHeader] ?? '') : undefined;
+    const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
     const parsed = parseRow({ rowNumber: r.rowNumber, cells }, parse);
@@ -352,7 +353,7 @@ async function retryBatch(
     }
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
-      const first = original.get(s.ref)?.payout;
+      const first = original(s.ref)?.payout;
       const e = row.problems.find((p) => p.severity === 'error');
       if (!first)
         throw new BatchRefused(
@@ -365,14 +366,15 @@ async function retryBatch(
     return row;
   };
 
-  const rows = table.rows.map(retryRow);
+  // (spilled as made, not held: a retry holds its results table, not a second copy of the batch)
+  const rows = spillRows(listView(table.rows.length, (i) => retryRow(table.rows[i]!)));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
     format: table.format,
     delimiter: table.delimiter,
     inputColumns: table.inputColumns,
-    rows: spillRows(rows),
+    rows,
     fileProblems: [],
     identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
     documents: docs.fingerprints,
@@ -440,7 +442,6 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** The original file's rows by reference, when unchanged: an unedited row keeps its verdict (cross-row problems, spilled cells). */
 /** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
 function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
   const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
@@ -463,23 +464,29 @@ function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' 
   );
 }
 
-async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<Map<string, EngineRow>> {
-  const original = new Map<string, EngineRow>();
+/** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */
+async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<(ref: string) => EngineRow | undefined> {
+  const places = new Map<string, number>();
+  let rows: RowList<EngineRow> = [];
   try {
     if ((await fileSha256(header.file)) === header.fileSha256) {
-      for (const r of (await loadBatch(header.file)).rows) {
+      rows = (await loadBatch(header.file)).rows;
+      rows.forEach((r, i) => {
         const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
-        if (ref && !original.has(ref)) original.set(ref, r);
-      }
+        if (ref && !places.has(ref)) places.set(ref, i);
+      });
     }
   } catch {
     // moved, changed or unreadable: every row is validated again from its cells
   }
-  return original;
+  return (ref) => {
+    const i = places.get(ref);
+    return i === undefined ? undefined : rows.at(i);
+  };
 }
 
 /** A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless. */
-function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<number>, file: string): void {
+function checkAcrossRows(rows: SpillList<EngineRow>, only: Set<number>, settling: Set<number>, file: string): void {
   const refs = new Map<string, number>();
   const dupKeys = new Map<string, number>();
   const take = (row: EngineRow) => {
@@ -487,19 +494,20 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
     dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
   };
   for (const row of rows) if (row.payout && (!only.has(row.rowNumber) || settling.has(row.rowNumber))) take(row);
-  for (const row of rows) {
-    if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) continue;
+  rows.forEach((row, i) => {
+    if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) return;
     const sameRef = refs.get(row.payout.reference);
     const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
     const refuse = (code: 'DUPLICATE_REFERENCE' | 'PROBABLE_DUPLICATE', message: string) => {
       row.problems = [...row.problems, { severity: 'error', code, file, row: row.rowNumber, message }];
       row.payout = undefined;
+      rows.set(i, row);
     };
     if (sameRef !== undefined) refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
     else if (sameRow !== undefined)
       refuse('PROBABLE_DUPLICATE', `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`);
     else take(row);
-  }
+  });
 }
 
 /** Failed after creation and its refund journalled: `--resend-failed` may send it again. */

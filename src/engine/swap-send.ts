@@ -10,6 +10,8 @@ import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { type ErrorSnapshot, type SwapSnapshot, type SwapState } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
+import type { SwapRequest } from '../spec/schemas.ts';
+import { otherThanSent } from './execute.ts';
 import { idempotencyKey } from './identity.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { record, recordInitiating } from './session.ts';
@@ -24,7 +26,9 @@ interface SwapSendContext extends Omit<SendContext, 'at'> {
 
 /** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
 export type SwapFunding =
-  { currency: string; funded: true; swap?: SwapSnapshot } | { currency: string; funded: false; error: ErrorSnapshot; halt: boolean };
+  | { currency: string; funded: true; swap?: SwapSnapshot }
+  /** `notAsSent`: answered with another amount or currency than sent; not resumed before the service is asked. */
+  | { currency: string; funded: false; error: ErrorSnapshot; halt: boolean; notAsSent?: true };
 
 type Stopped = Extract<SwapFunding, { funded: false }>;
 
@@ -139,7 +143,14 @@ class SwapSender {
     });
     if ('notSent' in sent)
       return { kind: 'stopped', stop: stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`) };
-    if ('answer' in sent) return { kind: 'created', swap: this.state(p.currency)!.swap! };
+    if ('answer' in sent) {
+      const b = JSON.parse(body) as SwapRequest;
+      const asked = { sourceAmount: b.swapAmount, sourceCurrency: b.swapCurrency, destinationCurrency: b.currencyToBeSent };
+      const other = otherThanSent(sent.answer.swap, { ...asked, destinationAmount: b.amountToBeSent });
+      const why = `the ${p.currency} swap was answered with swap ${sent.answer.swap.id} of ${other}, not what was sent: no ${p.currency} row was sent; ask the service about it`;
+      if (other) return { kind: 'stopped', stop: { ...stop(p, true, 'SWAP_NOT_AS_SENT', why), notAsSent: true } };
+      return { kind: 'created', swap: this.state(p.currency)!.swap! };
+    }
     const e = sent.failed;
     this.failures.set(p.currency, snapshotOfError(e, resend).message);
     if (isStaleRate(e)) return { kind: 'stale-rate', attempt, key, body, resent: resend };

@@ -16,12 +16,14 @@ import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
+import { connectionTo, ROOT, startSb, unattended, until, workDir } from '../ops/helpers.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
+import { exitReasonText } from '../../src/cli/render.ts';
 import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 12;
+const BUSINESSES = 13;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -275,6 +277,38 @@ describe('stopped on request (Ctrl-C)', () => {
     expect((await fundBySwaps(ctx, [f.proposal])).get('USD')).toMatchObject({ funded: false, halt: true });
     expect(await phases(f.session)).toEqual([]);
     expect(count(f.routes(), 'swap')).toBe(0);
+  });
+});
+
+describe('a swap answered not as sent', () => {
+  it('another destinationAmount (amountToBeSent) than sent: no USD row is sent, the run stops saying to ask the service', async () => {
+    const dir = await workDir('pb-swap-answer-');
+    const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: 'SW13U' })
+      .trim()
+      .split('\n');
+    const gbp = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'SW13G' })
+      .trim()
+      .split('\n')
+      .slice(1);
+    const file = join(dir, 'payroll.csv');
+    await writeFile(file, [header, ...usd, ...gbp].join('\n') + '\n');
+    // (the swap is made as sent; its answer says ten times the credit)
+    const tenfold: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).endsWith('/swap') || !res.ok) return res;
+      const answer = (await res.json()) as Record<string, unknown>;
+      const swap = (answer.data ?? answer) as Record<string, unknown>; // (the variant reading's envelope)
+      swap.destinationAmount = Number(swap.destinationAmount) * 10;
+      return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
+    };
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(13), requestsPerSecond: 500, fetch: tenfold });
+    const conn = { ...connectionTo(sb), client };
+    const r = await runBatch({ file, conn, stateDir: join(dir, 'state'), ...unattended({ settleDelayMs: 10 }, { fundBySwap: true }) });
+    expect(r.kind).toBe('halted');
+    expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount \d+/);
+    expect(exitReasonText(r)).toMatch(/ask the service about the payout named above before running the same command again/);
+    const payouts = (await client.listPayouts({ limit: 100 })).data;
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
 
