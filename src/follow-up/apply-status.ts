@@ -143,11 +143,7 @@ export type StatusTarget = { file: string; stateDirs?: string[] };
  * The one apply path of `status`, `listen` and `attach`: each file (one a watch moved meanwhile is
  * skipped), each change logged; payouts no file holds go to their batch's journal (`o.stateDirs`).
  */
-export async function applyStatus(
-  targets: StatusTarget[],
-  updates: StatusUpdate[],
-  o: ApplyOptions & { context?: Record<string, unknown> } = {},
-): Promise<ApplyResult> {
+export async function applyStatus(targets: StatusTarget[], updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   const out: ApplyResult = { applied: [], ignored: [] };
   if (!updates.length) return out;
   for (const t of targets) {
@@ -169,12 +165,12 @@ export async function applyStatus(
       : isRealMove(c)
         ? 'status moved'
         : 'status details updated';
-    o.logger?.info({ ...o.context, deliveryId, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
+    o.logger?.info({ deliveryId, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
   }
   const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
   const rest = updates.filter((u) => !held.has(u.payoutId));
   if (rest.length) {
-    o.logger?.info({ ...o.context, payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
+    o.logger?.info({ payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
     // (a run still sending writes its results file at its end, from its journal)
     await appendToBatchJournal('(no results file yet)', statusLines(rest), o);
   }

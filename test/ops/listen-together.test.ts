@@ -2,9 +2,11 @@
 // `listen` applies the deliveries waiting together, the file read and written once for them all,
 // each change still in arrival order and on its own journal line; `applyStatus` finds each
 // change's update without a search per change (issue: listen and status at 100,000 rows).
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyStatus, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
+import { startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from '../engine/helpers.ts';
@@ -21,6 +23,7 @@ vi.mock('../../src/results/write.ts', async (original) => {
   return { ...m, writeResults: (...a: Parameters<typeof m.writeResults>) => (io.writes.push(a[0]), m.writeResults(...a)) };
 });
 
+const SECRET = 'whsec_together_0123456789abcdef';
 const dirs = tempDirs('pb-listen-together-');
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -37,6 +40,79 @@ const statusLines = () =>
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l.t === 'status'),
   );
+
+/** Deliveries recorded, then the listener stopped before applying them: all waiting at its next start. */
+function waitingInInbox(stateDir: string, events: { eventType: string; data: unknown }[]): void {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const fd = openSync(join(stateDir, 'inbox.jsonl'), 'w', 0o600);
+  const receivedAt = new Date().toISOString();
+  events.forEach((e, i) => {
+    const raw = JSON.stringify({ ...e, deliveryId: `d${i}`, occurredAt: receivedAt });
+    writeSync(
+      fd,
+      `${JSON.stringify({ t: 'delivery', deliveryId: `d${i}`, eventType: e.eventType, receivedAt, eventKey: `k${i}`, raw })}\n`,
+    );
+  });
+  closeSync(fd);
+}
+const at = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+const status = (payoutId: string, newStatus: string, changedAt: string) => ({
+  eventType: 'payout.status.changed',
+  data: { payoutId, businessId: 'biz_acme', oldStatus: 'PENDING', newStatus, changedAt },
+});
+
+describe('listen: the deliveries waiting are applied together', () => {
+  it('reads and writes the results file once for them all, in arrival order, a journal line per change', async () => {
+    sb = await startSb();
+    const { dir, results, ids } = await paidBatch(sb, { rows: 2, dir: await dirs.make() });
+    const stateDir = join(dir, 'listen-state');
+    const wallet = { eventType: 'wallet.credited', data: { amount: 10, currency: 'GBP', transactionType: 'cr', transactionId: 'txn_1' } };
+    const events = [
+      status(ids[0]!, 'PROCESSING', at(1)),
+      wallet,
+      status(ids[1]!, 'PROCESSING', at(1)),
+      status(ids[0]!, 'SUCCESSFUL', at(3)),
+      status(ids[1]!, 'PENDING', at(2)), // older than PROCESSING: not applied
+      status('po_in_no_file', 'PROCESSING', at(1)),
+    ];
+    waitingInInbox(stateDir, events);
+    io.reads.length = io.writes.length = 0;
+
+    const listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
+    await listener.idle();
+    await listener.close();
+    expect(io.reads.filter((f) => resolve(f) === resolve(results))).toHaveLength(1);
+    expect(io.writes.filter((f) => resolve(f) === resolve(results))).toHaveLength(1);
+    expect((await readResults(results)).rows.map((r) => r.result.status)).toEqual(['SUCCESSFUL', 'PROCESSING']);
+    const inbox = readFileSync(join(stateDir, 'inbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(inbox.filter((l) => l.t === 'applied').map((l) => [l.deliveryId, l.rows])).toEqual(
+      ['d0', 'd1', 'd2', 'd3', 'd4', 'd5'].map((d) => [d, ['d0', 'd2', 'd3'].includes(d) ? 1 : 0]),
+    );
+    expect(statusLines().map((l) => [l.payoutId, l.status, l.deliveryId])).toEqual([
+      [ids[0], 'PROCESSING', 'd0'],
+      [ids[1], 'PROCESSING', 'd2'],
+      [ids[0], 'SUCCESSFUL', 'd3'],
+    ]);
+  });
+
+  it("each change to its own batch's journal, when the payouts waiting are two batches' and in no results file", async () => {
+    sb = await startSb();
+    const one = await paidBatch(sb, { rows: 1, dir: await dirs.make() });
+    const two = await paidBatch(sb, { rows: 1, prefix: 'TWO', amount: () => '13.37', dir: await dirs.make() });
+    const stateDir = join(one.dir, 'listen-state');
+    waitingInInbox(stateDir, [status(one.ids[0]!, 'PROCESSING', at(1)), status(two.ids[0]!, 'PROCESSING', at(1))]);
+    const listener = await startListener({ port: 0, secret: SECRET, stateDir });
+    await listener.idle();
+    await listener.close();
+    const journals = ledgerJournals().map((f) => readFileSync(f, 'utf8'));
+    expect(journals).toHaveLength(2);
+    for (const id of [one.ids[0]!, two.ids[0]!])
+      expect(journals.filter((j) => j.includes(id)).map((j) => j.includes(`"t":"status","payoutId":"${id}"`))).toEqual([true]);
+  });
+});
 
 describe('applyStatus', () => {
   it('journals each update applied, two of one payout too, with no search of the updates per change', async () => {
