@@ -1,16 +1,19 @@
 // A large batch brings deliveries faster than a results file of 100,000 rows is read and written:
 // `listen` applies the deliveries waiting together, the file read and written once for them all,
 // each change still in arrival order and on its own journal line; `applyStatus` finds each
-// change's update without a search per change (issue: listen and status at 100,000 rows).
+// change's update without a search per change; `status` reads the file once after applying
+// (issue: listen and status at 100,000 rows).
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyStatus, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
 import { startListener } from '../../src/follow-up/webhook-receiver.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from '../engine/helpers.ts';
-import { ledgerJournals, paidBatch, startSb } from './helpers.ts';
+import { connectionTo, ledgerJournals, paidBatch, setStatus, startSb } from './helpers.ts';
 
 /** The results files read (parsed) and written, by path. */
 const io = vi.hoisted(() => ({ reads: [] as string[], writes: [] as string[] }));
@@ -142,5 +145,19 @@ describe('applyStatus', () => {
       ['ADDITIONAL_INFO_REQUIRED', 'first', 'a'],
       ['ADDITIONAL_INFO_REQUIRED', 'second', 'b'],
     ]);
+  });
+});
+
+describe('status', () => {
+  it('reads the results file once to catch up and plan, once to apply, once for refunds, swaps and the summary', async () => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 2, dir: await dirs.make() });
+    await setStatus(sb, ids[0]!, 'PROCESSING');
+    const conn = connectionTo(sb);
+    io.reads.length = io.writes.length = 0;
+    const r = await refreshStatus({ client: conn.client, resultsFile: results, ledgers: [ledgerOf(conn)] });
+    expect(r.moved.map((c) => c.to)).toEqual(['PROCESSING']);
+    expect(r.byStatus).toEqual({ PROCESSING: 1, PENDING: 1 });
+    expect(io.reads.filter((f) => resolve(f) === resolve(results))).toHaveLength(3);
   });
 });
