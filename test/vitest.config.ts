@@ -10,6 +10,7 @@ const ISOLATED = [
   'test/results/atomic.test.ts',
   'test/validation/templates.test.ts',
   'test/engine/results-once.test.ts',
+  'test/ops/listen-together.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)
   'test/validation/excel-traps.test.ts',
 ];

@@ -37,6 +37,8 @@ export interface RowChange {
   from: string;
   to: string;
   statusDetail?: string;
+  /** `listen`: the delivery that brought the change. */
+  deliveryId?: string;
   decision: StatusDecision;
 }
 
@@ -73,10 +75,11 @@ function setNextStep(row: ResultRow): void {
 export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): boolean =>
   c.decision.why !== 'newer-details' || c.from !== c.to;
 
-export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
+/** `updates`: those applied to a row, each once, in order. */
+export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult & { updates: StatusUpdate[] } {
   const byId = new Map<string, ResultRow[]>();
   for (const row of table.rows) if (row.result.payoutId) byId.set(row.result.payoutId, [...(byId.get(row.result.payoutId) ?? []), row]);
-  const out: ApplyResult = { applied: [], ignored: [] };
+  const out = { applied: [] as RowChange[], ignored: [] as RowChange[], updates: new Set<StatusUpdate>() };
   for (const u of updates) {
     for (const row of byId.get(u.payoutId) ?? []) {
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
@@ -89,15 +92,17 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
         from: current.status,
         to: u.status,
         ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
+        ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
         decision,
       };
       if (decision.apply) {
         setRowStatus(row, u);
         out.applied.push(change);
+        out.updates.add(u);
       } else out.ignored.push(change);
     }
   }
-  return out;
+  return { ...out, updates: [...out.updates] };
 }
 
 /** Where the batch's journal is searched, in this order (`stateRoots` defaults to the per-user one). */
@@ -109,8 +114,8 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-/** The journal's line for each payout changed, but the row's ref and the time, added as it is appended. */
-type Lines = Map<string, LineBody<RowEvent>>;
+/** The journal's line for each change, by payout id, but the row's ref and the time, added as it is appended. */
+type Lines = [string, LineBody<RowEvent>][];
 type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
 /** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
@@ -118,7 +123,7 @@ function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: Res
   return underResultsLock(file, async () => {
     const table = await readResults(file);
     const { out, lines } = update(table);
-    if (lines.size) {
+    if (lines.length) {
       await appendToBatchJournal(file, lines, o);
       await writeResults(file, table);
     }
@@ -129,7 +134,7 @@ function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: Res
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
-const statusLines = (updates: StatusUpdate[]): Lines => new Map(updates.map((u) => [u.payoutId, statusLine(u)]));
+const statusLines = (updates: StatusUpdate[]): Lines => updates.map((u) => [u.payoutId, statusLine(u)]);
 
 /** A results file, and where its batch's journal is besides `ApplyOptions`' roots. */
 export type StatusTarget = { file: string; stateDirs?: string[] };
@@ -138,18 +143,14 @@ export type StatusTarget = { file: string; stateDirs?: string[] };
  * The one apply path of `status`, `listen` and `attach`: each file (one a watch moved meanwhile is
  * skipped), each change logged; payouts no file holds go to their batch's journal (`o.stateDirs`).
  */
-export async function applyStatus(
-  targets: StatusTarget[],
-  updates: StatusUpdate[],
-  o: ApplyOptions & { context?: Record<string, unknown> } = {},
-): Promise<ApplyResult> {
+export async function applyStatus(targets: StatusTarget[], updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   const out: ApplyResult = { applied: [], ignored: [] };
   if (!updates.length) return out;
   for (const t of targets) {
     try {
       const r = await updateResultsFile(t.file, { ...o, stateDirs: t.stateDirs }, (table) => {
-        const r = applyToTable(table, t.file, updates);
-        return { out: r, lines: statusLines(r.applied.map((c) => updates.find((u) => u.payoutId === c.payoutId && u.status === c.to)!)) };
+        const { updates: applied, ...r } = applyToTable(table, t.file, updates);
+        return { out: r, lines: statusLines(applied) };
       });
       out.applied.push(...r.applied);
       out.ignored.push(...r.ignored);
@@ -158,18 +159,18 @@ export async function applyStatus(
     }
   }
   for (const c of [...out.applied, ...out.ignored.filter((c) => c.decision.why !== 'same')]) {
-    const { file, rowNumber: row, payoutId, from, to, statusDetail, decision } = c;
+    const { file, rowNumber: row, payoutId, from, to, statusDetail, deliveryId, decision } = c;
     const what = !decision.apply
       ? 'status not applied: the row holds a later or final one'
       : isRealMove(c)
         ? 'status moved'
         : 'status details updated';
-    o.logger?.info({ ...o.context, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
+    o.logger?.info({ deliveryId, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
   }
   const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
   const rest = updates.filter((u) => !held.has(u.payoutId));
   if (rest.length) {
-    o.logger?.info({ ...o.context, payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
+    o.logger?.info({ payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
     // (a run still sending writes its results file at its end, from its journal)
     await appendToBatchJournal('(no results file yet)', statusLines(rest), o);
   }
@@ -201,8 +202,14 @@ async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions)
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       const at = new Date().toISOString();
-      const mine = [...lines].flatMap(([id, l]) => (refOf.has(id) ? [{ ...l, ref: refOf.get(id)!, at }] : []));
-      if (mine.length) return appendLines(ledger, batchId, mine);
+      appendLines(
+        ledger,
+        batchId,
+        lines.flatMap(([id, l]) => (refOf.has(id) ? [{ ...l, ref: refOf.get(id)!, at }] : [])),
+      );
+      // (the changes of several deliveries may be several batches')
+      lines = lines.filter(([id]) => !refOf.has(id));
+      if (!lines.length) return;
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
@@ -218,9 +225,7 @@ export interface RefundSeen {
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
-  const lines: Lines = new Map(
-    refunds.map(({ payoutId, amount, transactionId }) => [payoutId, { t: 'refund', payoutId, amount, transactionId }]),
-  );
+  const lines: Lines = refunds.map(({ payoutId, amount, transactionId }) => [payoutId, { t: 'refund', payoutId, amount, transactionId }]);
   return updateResultsFile(file, o, (table) => {
     let n = 0;
     for (const row of table.rows) {
@@ -230,7 +235,7 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
       setNextStep(row);
       n++;
     }
-    return { out: n, lines: n ? lines : new Map<string, never>() };
+    return { out: n, lines: n ? lines : [] };
   });
 }
 

@@ -130,8 +130,14 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
  * The wallet's transactions (spec §4.15), newest first, down to the oldest failed payout less a
  * margin (pages.ts); only when the pages stopped short is a payout looked up by payoutRef.
  */
-async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMap<string, string>, requests: RequestCounts) {
-  const sought = refundsSought(await readResults(file));
+async function findRefunds(
+  o: StatusOptions,
+  file: string,
+  table: ResultsTable,
+  createdAt: ReadonlyMap<string, string>,
+  requests: RequestCounts,
+) {
+  const sought = refundsSought(table);
   const refundsFound: RefundSeen[] = [];
   if (!sought.size) return { refundsFound };
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
@@ -165,25 +171,23 @@ async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMa
 
 export async function refreshStatus(o: StatusOptions) {
   const file = resolve(o.resultsFile);
-  const caughtUp = await catchUpWithLedger(file, o.ledgers ?? []);
-  if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
-  const table = await readResults(file);
-  const { todo, final } = toRefresh(table);
-  o.onPlan?.({ requests: requestsExpected(table, todo), usage: await o.client.quotaUsage().catch(() => undefined) });
+  const { todo, final, rows, expected } = await toAsk(file, o);
+  o.onPlan?.({ requests: expected, usage: await o.client.quotaUsage().catch(() => undefined) });
   const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const read = await readStatuses(o, todo, requests);
 
-  // applied even when the refresh stopped early
+  // applied even when the refresh stopped early; then the file is read once for the steps after
   const apply = await applyStatus([{ file }], read.updates, o);
-  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
+  const table = await readResults(file);
+  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, table, read.createdAt, requests);
   const swaps =
     read.halted || refunds.halted || o.stop?.aborted
       ? { swaps: [], moved: [], failures: [], halted: undefined }
-      : await statusOfSwaps(o, file, o.ledgers ?? [], requests);
+      : await statusOfSwaps(o, file, table, o.ledgers ?? [], requests);
   const halted = read.halted ?? refunds.halted ?? swaps.halted;
   requests.total = requestsTotal(requests);
 
-  const after = await readResults(file);
+  const after = refunds.refundsFound.length ? await readResults(file) : table;
   const statuses = after.rows.map((r) => r.result.status);
   const byStatus: Record<string, number> = {};
   for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
@@ -211,7 +215,7 @@ export async function refreshStatus(o: StatusOptions) {
     moved: apply.applied.filter(isRealMove),
     refundsFound: refunds.refundsFound,
     ...rowsNeedingUs(after),
-    rows: table.rows.length,
+    rows,
     asked: todo.size,
     final,
     requests,
@@ -225,13 +229,20 @@ export async function refreshStatus(o: StatusOptions) {
   };
 }
 
+/** The payouts to ask about, once the rows are caught up with the ledger; the table itself is not kept. */
+async function toAsk(file: string, o: StatusOptions) {
+  const table = (await catchUpWithLedger(file, o.ledgers ?? [], o)) ?? (await readResults(file));
+  const { todo, final } = toRefresh(table);
+  return { todo, final, rows: table.rows.length, expected: requestsExpected(table, todo) };
+}
+
 /**
  * A row the ledger knows more of (a later payout, status or refund) takes the ledger's latest
- * state, under the results file's lock; nothing is appended. Returns how many rows changed.
+ * state, under the results file's lock; nothing is appended. Returns the table (undefined: no ledger).
  */
-async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
+async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: StatusOptions): Promise<ResultsTable | undefined> {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
-  if (!folds.length) return 0;
+  if (!folds.length) return undefined;
   return underResultsLock(file, async () => {
     const table = await readResults(file);
     const reference = batchColumns(table).reference;
@@ -246,7 +257,8 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Prom
       n++;
     }
     if (n) await writeResults(file, table);
-    return n;
+    if (n) o.logger?.info({ rows: n }, "rows brought up to the ledger's latest state");
+    return table;
   });
 }
 

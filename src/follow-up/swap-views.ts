@@ -81,8 +81,13 @@ async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: Reques
 }
 
 /** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
-export async function statusOfSwaps(o: FetchOptions, file: string, ledgers: Iterable<Ledger>, requests: RequestCounts) {
-  const table = await readResults(file);
+export async function statusOfSwaps(
+  o: FetchOptions,
+  file: string,
+  table: ResultsTable,
+  ledgers: Iterable<Ledger>,
+  requests: RequestCounts,
+) {
   const batch = await batchSwapsOf(table, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
   const refresh = await refreshSwaps(o, batch, requests);

@@ -1,5 +1,6 @@
 // `listen` (spec §6): verify, drop replays, record (fsynced) and only then answer 200, so a delivery
-// is durable before the service is told it arrived; then apply, one at a time in arrival order.
+// is durable before the service is told it arrived; then apply in arrival order, the deliveries
+// waiting meanwhile together: each results file read and written once for them all.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -90,12 +91,12 @@ function watchStateDir(dir: string): string[] {
   }
 }
 
-/** A CSV that does not contain the id cannot hold its row: skip parsing it (UTF-16 text, Excel's "Unicode Text", holds NULs). */
-function mayHold(file: string, payoutId: string): boolean {
+/** A CSV that contains none of the ids cannot hold their rows: skip parsing it (UTF-16 text, Excel's "Unicode Text", holds NULs). */
+function mayHold(file: string, payoutIds: string[]): boolean {
   if (/\.xlsx$/i.test(file)) return true;
   try {
     const text = readFileSync(file, 'utf8');
-    return text.includes(payoutId) || text.includes('\0');
+    return text.includes('\0') || payoutIds.some((id) => text.includes(id));
   } catch {
     return false;
   }
@@ -114,6 +115,8 @@ export async function startListener(o: ListenerOptions) {
   /** "id:…" and "event:…" keys recorded: the newest SEEN_MAX, in insertion order. */
   const seen = new Set<string>();
   let chain: Promise<void> = Promise.resolve();
+  /** Accepted, waiting for the chain: applied together. */
+  const waiting: DeliveryLine[] = [];
   let closed = false;
 
   const remember = (d: DeliveryLine): void => {
@@ -145,46 +148,45 @@ export async function startListener(o: ListenerOptions) {
   heartbeat.unref();
 
   const enqueue = (d: DeliveryLine): void => {
-    chain = chain
-      .then(() => apply(d))
-      .catch((e: unknown) => {
-        log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
+    // (more than one waiting: the chain's next step, not started yet, takes this one too)
+    if (waiting.push(d) > 1) return;
+    chain = chain.then(async () => {
+      const ds = waiting.splice(0);
+      await applyAll(ds).catch((e: unknown) => {
+        for (const { deliveryId } of ds)
+          log?.error({ deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
       });
+    });
   };
 
-  async function apply(d: DeliveryLine): Promise<void> {
-    const event = JSON.parse(d.raw) as WebhookEvent;
-    let rows = 0;
-    if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
-      rows = await applyStatusEvent(event, d.deliveryId);
-    } else {
-      const { eventType, data } = event as WalletEvent;
-      const { transactionType, amount, currency, reference, transactionId } = data;
-      const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
-      log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+  /** In arrival order: the wallet events logged, the status changes applied together. */
+  async function applyAll(ds: DeliveryLine[]): Promise<void> {
+    const updates: StatusUpdate[] = [];
+    for (const d of ds) {
+      const event = JSON.parse(d.raw) as WebhookEvent;
+      if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
+        updates.push(updateOf(event, d.deliveryId));
+      } else {
+        const { eventType, data } = event as WalletEvent;
+        const { transactionType, amount, currency, reference, transactionId } = data;
+        const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
+        log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+      }
     }
-    inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
-    counts.applied++;
-  }
-
-  /** Returns the rows changed. */
-  async function applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
-    const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
-    const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
     const targets = targetFiles(o);
-    const r = await applyStatus(
-      targets.filter((t) => mayHold(t.file, payoutId)),
-      [update],
+    const ids = updates.map((u) => u.payoutId);
+    const { applied } = await applyStatus(
+      targets.filter((t) => mayHold(t.file, ids)),
+      updates,
       // a payout no file holds: its journal is searched in every watch folder's state too
-      {
-        stateDirs: targets.flatMap((t) => t.stateDirs ?? []),
-        stateRoots: o.stateRoots,
-        shared: o.shared,
-        logger: log,
-        context: { deliveryId },
-      },
+      { stateDirs: targets.flatMap((t) => t.stateDirs ?? []), stateRoots: o.stateRoots, shared: o.shared, logger: log },
     );
-    return r.applied.length;
+    const rows = new Map<string, number>();
+    for (const c of applied) rows.set(c.deliveryId!, (rows.get(c.deliveryId!) ?? 0) + 1);
+    for (const { deliveryId } of ds) {
+      inbox.append({ t: 'applied', deliveryId, rows: rows.get(deliveryId) ?? 0, at: new Date().toISOString() });
+      counts.applied++;
+    }
   }
 
   // accepted before a restart but never applied: first, in order
@@ -300,6 +302,11 @@ export async function startListener(o: ListenerOptions) {
       release();
     },
   };
+}
+
+function updateOf(e: PayoutStatusChangedEvent, deliveryId: string): StatusUpdate {
+  const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
+  return { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
 }
 
 function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {
