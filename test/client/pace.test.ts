@@ -1,5 +1,6 @@
 // One request pace and one monthly count per key across processes (issue 15). Each SharedPace or
 // UsageCounter here stands for a process: they share nothing but the files in the state folder.
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -7,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PENDING_MS, SharedPace, SlidingWindowLimiter, pacePath, wallNow } from '../../src/client/pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { mostInWindow, startThrough } from './starts.ts';
+import { until } from '../ops/helpers.ts';
 
 const dirs: string[] = [];
 const tempDir = async () => {
@@ -67,12 +69,15 @@ describe('the shared pace of a key (pace.ts)', () => {
   it('two limiters sharing the file keep their combined starts within N per window + margin', async () => {
     const path = pacePath(await tempDir(), 'http://127.0.0.1:2', 'fp');
     const windowMs = 200;
-    const make = () => new SlidingWindowLimiter({ perWindow: 3, windowMs, safetyMarginMs: 10, shared: new SharedPace(path) });
-    const limiters = [make(), make()];
+    const paces = [new SharedPace(path), new SharedPace(path)];
+    const limiters = paces.map((shared) => new SlidingWindowLimiter({ perWindow: 3, windowMs, safetyMarginMs: 10, shared }));
     const sent = await startThrough(limiters, 6);
     expect(sent).toHaveLength(12);
     // the promise, on the times the pace counts (marked sent): at most 3 in any 200 ms
     expect(mostInWindow(sent, windowMs)).toBeLessThanOrEqual(3);
+    // every start written as sent, so that no deferred write lands in the folder while it is removed
+    const pending = () => (JSON.parse(readFileSync(path, 'utf8')) as { starts: { p?: 1 }[] }).starts.some((x) => x.p);
+    await until(() => (paces.forEach((p) => p.flush()), !pending()), 5000, 'the starts written as sent');
   });
 
   it('a state folder that cannot be used: told once, and this process paces alone', async () => {
