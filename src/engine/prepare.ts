@@ -165,20 +165,28 @@ export async function reservedSession(
 ): Promise<BatchSession> {
   const fresh: string[] = [];
   const settling: string[] = [];
+  // (and its fresh rows' payees: two batches paying one payee the same amount at once, under two references, are refused)
+  const allowed = new Set(o.allowDuplicates);
+  const payees: string[] = [];
   for (const r of batch.rows) {
     if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
     const ref = r.payout.reference;
     const phase = states?.get(ref)?.phase ?? 'none';
     if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
-    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
+    else if (
+      phase === 'none' ||
+      (phase === 'rejected' && o.command === 'retry') ||
+      (phase === 'created' && o.command === 'retry' && o.resend?.has(ref))
+    ) {
+      fresh.push(ref);
+      if (o.duplicateWindowMs !== 0 && !allowed.has(ref)) payees.push(payeeHold(probableDuplicateKey(r.payout)));
+    }
   }
-  // (and its fresh rows' payees: two batches paying one payee the same amount at once, under two references, are refused)
-  const allowed = new Set(o.allowDuplicates);
-  const payees = o.duplicateWindowMs === 0 ? [] : fresh.filter((ref) => !allowed.has(ref));
-  for (const r of batch.rows) if (r.payout && payees.includes(r.payout.reference)) fresh.push(payeeHold(probableDuplicateKey(r.payout)));
   const { command, results, ledger } = o;
-  const reservation = await ledger.reserve({ batchId: batch.identity.batchId, file: batch.file, results, command, fresh, settling });
+  const reservation = await ledger.reserve({
+    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling },
+    fresh: fresh.concat(payees),
+  });
   try {
     // (read again if another run of this batch appended since: its rows must not be sent again)
     const read = o.read && (await readAgain(o.read));
