@@ -249,10 +249,12 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
       { kind: 'swap credit', ...swap, currency: w.destinationCurrency, net: w.credit },
     );
   }
-  lines.push(...report.unexplained.map(tx('unexplained debit', 'no row, batch of this account or swap explains it')));
-  lines.push(...report.explained.map(tx('debit explained elsewhere')));
-  lines.push(...report.otherCredits.map(tx('other credit')));
-  return lines;
+  // (concat, not a spread: an account's transactions may pass what a call takes as arguments)
+  return lines.concat(
+    report.unexplained.map(tx('unexplained debit', 'no row, batch of this account or swap explains it')),
+    report.explained.map(tx('debit explained elsewhere')),
+    report.otherCredits.map(tx('other credit')),
+  );
 }
 
 /** Amounts are numbers in a money format, as in the results workbook; text is neutralised. */
