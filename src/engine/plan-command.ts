@@ -110,7 +110,8 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
 
 /**
  * The rows to send, quoted once per quoteGroup: rates are not locked (spec §1.11, §4.2 rules 7-8),
- * a quote per row buys nothing. A refused quote is the row's; its group is quoted once more with the next row's amount. A row's destination amount is in the proportion of the quote's own
+ * a quote per row buys nothing. A refused quote is the row's; its group is quoted once more with
+ * the next row's amount. A row's destination amount is in the proportion of the quote's own
  * amounts, not from a rate whose direction the spec does not state.
  */
 async function planRows(
