@@ -146,9 +146,10 @@ const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': re
 /**
  * Streams a CSV's records (objects keyed by the lower-cased header; an OFAC file's: arrays of at most
  * `ofacWidth` cells), hashing its bytes. OFAC does not double a quote inside a field ("a.k.a. "X"; ..."):
- * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused.
+ * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused. One without
+ * its end `mark` (OFAC's 0x1A after the last line) was cut short and is refused.
  */
-async function* csvRecords(file: string, hash: Hash, ofacWidth?: number): AsyncGenerator<string[] & Record<string, string>> {
+async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth) {
   const parser = parse({
     bom: true,
     info: true,
@@ -160,7 +161,11 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number): AsyncG
     ...(ofacWidth && { cast: (v: string) => v.replace(/^\s*"([\s\S]*)"\s*$/, '$1') }),
   });
   const input = createReadStream(file);
-  input.on('data', (chunk) => hash.update(chunk));
+  let last: string | undefined;
+  input.on('data', (chunk) => {
+    hash.update(chunk);
+    last = (chunk as Buffer).subarray(-8).toString('latin1').trimEnd().at(-1) ?? last;
+  });
   input.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
   try {
@@ -175,6 +180,11 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number): AsyncG
         );
       yield record;
     }
+    if (mark && last !== '\x1a')
+      throw new ScreeningError(
+        'LIST_UNREADABLE',
+        `${file}: OFAC's end-of-file mark (0x1A after the last line) is missing: the file was cut short; download it again`,
+      );
   } catch (e) {
     if (e instanceof ScreeningError) throw e;
     const err = e as NodeJS.ErrnoException;
@@ -219,10 +229,11 @@ async function readOfac(sdn: string, hash: Hash) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
-  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two)
+  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two; its 0x1A is
+  // not confirmed, so not required)
   const comments = await beside('sdn_comments');
   if (comments)
-    for await (const r of csvRecords(comments, hash, 2)) {
+    for await (const r of csvRecords(comments, hash, 2, false)) {
       const id = ofacCell(r[0]);
       if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
     }

@@ -83,8 +83,8 @@ function writeLists(dir: string): string[] {
   }
   for (let a = 1; a <= 20_000; a++) alts.push([1 + Math.floor(rnd() * 18_000), 100_000 + a, q('aka'), q(n.name()), q('')].join(','));
   writeFileSync(join(sdn, 'sdn.csv'), `${rows.join('\r\n')}\r\n\x1a`);
-  writeFileSync(join(sdn, 'alt.csv'), `${alts.join('\r\n')}\r\n`);
-  writeFileSync(join(sdn, 'add.csv'), `${adds.join('\r\n')}\r\n`);
+  writeFileSync(join(sdn, 'alt.csv'), `${alts.join('\r\n')}\r\n\x1a`);
+  writeFileSync(join(sdn, 'add.csv'), `${adds.join('\r\n')}\r\n\x1a`);
   const os = [
     'id,schema,name,aliases,birth_date,countries,addresses,identifiers,sanctions,phones,emails,dataset,first_seen,last_seen,last_change',
   ];

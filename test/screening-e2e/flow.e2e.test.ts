@@ -140,7 +140,8 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
   mkdirSync(other);
   writeFileSync(
     join(other, 'sdn.csv'),
-    readFileSync(LIST, 'utf8') + '90008,"SOMEONE ELSE","individual","SDGT","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- "\r\n',
+    readFileSync(LIST, 'utf8').replace('\x1a', '') +
+      '90008,"SOMEONE ELSE","individual","SDGT","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- "\r\n\x1a',
   );
   for (const f of ['alt.csv', 'add.csv']) copyFileSync(join(ROOT, 'samples/sanctions', f), join(other, f));
   for (const lists of [['--sanctions-list', join(other, 'sdn.csv')], []]) {

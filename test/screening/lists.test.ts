@@ -62,6 +62,17 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(e.message).toContain('name it sdn.csv');
   });
 
+  // OFAC ends sdn.csv, alt.csv and add.csv with 0x1A after their last line: a download cut short lacks it.
+  it.each(['sdn.csv', 'alt.csv', 'add.csv'])('refuses %s cut short at the end of a line: the entries lost would pass', async (name) => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(dir, f), join(d, f));
+    const whole = readFileSync(join(d, name));
+    writeFileSync(join(d, name), whole.subarray(0, whole.lastIndexOf(0x0a, whole.length - 3) + 1));
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain(`${name}: OFAC's end-of-file mark (0x1A after the last line) is missing`);
+  });
+
   it('reads without add.csv (countries only)', async () => {
     const d = tmp();
     for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
@@ -76,7 +87,7 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     const d = tmp();
     const [head, rest] = [remark.slice(0, 1000), remark.slice(1000)];
     writeFileSync(join(d, 'sdn.csv'), `7001,"NORTHERN BANK","-0- ","RUSSIA-EO14024",${'"-0- ",'.repeat(7)}"${head}"\r\n\x1a`);
-    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NB","-0- "\r\n');
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NB","-0- "\r\n\x1a');
     return { d, rest };
   };
   const remark = `${'Linked To: SOME HOLDING COMPANY; '.repeat(30)}SWIFT/BIC NRTHRUMM; alt. SWIFT/BIC NRTHRUMMXXX; IBAN RU0204452560000000000000012.`;
@@ -92,7 +103,7 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
   // OFAC does not double a quote inside a quoted field (sdn_comments.csv, 2020: a.k.a. "blackjack1987").
   it('reads a field with quotes inside it as OFAC writes them, whole: its aliases and BICs are listed', async () => {
     const { d } = cut('Linked To: SOME HOLDING COMPANY; '.repeat(31));
-    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NORTHERN "NB" BANK","-0- "\r\n');
+    writeFileSync(join(d, 'alt.csv'), '7001,1,"aka","NORTHERN "NB" BANK","-0- "\r\n\x1a');
     const rest = 'hone Number 8613314257947; a.k.a. "blackjack1987"; a.k.a. "khaleesi"; SWIFT/BIC LZRSKPPY; Linked To: LAZARUS GROUP.';
     writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`);
     const { entries } = await readList(d);
@@ -161,6 +172,9 @@ describe('UN consolidated list XML', () => {
     expect((await refusal(join(d, 'dtd.xml'))).code).toBe('LIST_FORMAT');
     writeFileSync(join(d, 'torn.xml'), xml.slice(0, xml.indexOf('</INDIVIDUALS>')) + '</ENTITY>');
     expect((await refusal(join(d, 'torn.xml'))).code).toBe('LIST_FORMAT');
+    // (cut short at an element's end: the list's closing tags are missing)
+    writeFileSync(join(d, 'cut.xml'), xml.slice(0, xml.indexOf('  <ENTITIES>')));
+    expect((await refusal(join(d, 'cut.xml'))).code).toBe('LIST_FORMAT');
   });
 });
 
