@@ -229,16 +229,22 @@ async function readOfac(sdn: string, hash: Hash) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
-  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two; its 0x1A is
-  // not confirmed, so not required)
+  // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two); a cut
+  // remark without its rest shows that file cut short (its 0x1A is not confirmed, so not required)
   const comments = await beside('sdn_comments');
+  const cut = new Set([...remarks].flatMap(([id, text]) => (text.length >= 1000 ? [id] : [])));
   if (comments)
     for await (const r of csvRecords(comments, hash, 2, false)) {
       const id = ofacCell(r[0]);
       if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
+      cut.delete(id);
     }
-  else if ([...remarks.values()].some((t) => t.length >= 1000))
-    throw new ScreeningError('LIST_UNREADABLE', `${sdn}: a remark is cut and goes on in ${named('sdn_comments')}: download it too`);
+  const [lost] = cut;
+  if (lost)
+    throw new ScreeningError(
+      'LIST_UNREADABLE',
+      `${sdn}: the remark of entry ${lost} is cut at 1,000 characters and its rest is not in ${named('sdn_comments')}: download it ${comments ? 'again' : 'too'}`,
+    );
   for (const [id, text] of remarks) remarkIdentifiers(ofacCell(text), byId.get(id)!);
   return { entries: [...byId.values()] };
 }

@@ -118,6 +118,16 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(e.message).toMatch(/sdn_comments\.csv: line 1 has 3 fields/);
   });
 
+  it("refuses an sdn_comments.csv cut short: a cut remark's rest, and its BICs, would be missing silently", async () => {
+    const { d, rest } = cut(remark);
+    const line = readFileSync(join(d, 'sdn.csv'), 'utf8').replace('\r\n\x1a', '');
+    writeFileSync(join(d, 'sdn.csv'), `${line}\r\n${line.replace('7001', '7002')}\r\n\x1a`);
+    writeFileSync(join(d, 'sdn_comments.csv'), `7001,"${rest}"\r\n`); // (7002's line lost)
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('entry 7002 is cut at 1,000 characters and its rest is not in sdn_comments.csv');
+  });
+
   it('refuses a remark cut at 1,000 characters without sdn_comments.csv: its BICs would be missing silently', async () => {
     const e = await refusal(cut(remark).d);
     expect(e.code).toBe('LIST_UNREADABLE');
