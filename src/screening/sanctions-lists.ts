@@ -95,7 +95,8 @@ export async function readList(path: string) {
   const read = await READERS[format](file, hash);
   if (!read.entries.length) throw new ScreeningError('LIST_EMPTY', `${path}: the list holds no entry`);
   // (to the second: a list written yesterday afternoon is not a day old just after midnight)
-  const mtime = (await stat(file)).mtime.toISOString().slice(0, 19) + 'Z';
+  const times = await Promise.all([file, ...(read.files ?? [])].map(async (f) => (await stat(f)).mtime.getTime()));
+  const mtime = new Date(times.reduce((a, b) => Math.min(a, b))).toISOString().slice(0, 19) + 'Z';
   const info: ListInfo = {
     path,
     format,
@@ -140,7 +141,8 @@ function formatOf(head: string): ListFormat | undefined {
   return undefined;
 }
 
-type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string }>;
+/** `files`: the companion files read beside `file`; the list is as old as the oldest of them. */
+type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string; files?: string[] }>;
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
 /**
@@ -178,6 +180,9 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = 
           'LIST_FORMAT',
           `${file}: line ${info.lines} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
         );
+      if (ofacWidth && record.length === 1 && record[0]!.trim() === '\x1a') continue;
+      if (ofacWidth && !/^\d+$/.test(record[0]!.trim()))
+        throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} does not start with an entry number: the file is damaged`);
       yield record;
     }
     if (mark && last !== '\x1a')
@@ -205,7 +210,7 @@ async function readOfac(sdn: string, hash: Hash) {
   const remarks = new Map<string, string>();
   for await (const r of csvRecords(sdn, hash, 12)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
-    if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
+    if (!name) continue;
     byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
     remarks.set(id, r[11] ?? '');
   }
@@ -246,7 +251,7 @@ async function readOfac(sdn: string, hash: Hash) {
       `${sdn}: the remark of entry ${lost} is cut at 1,000 characters and its rest is not in ${named('sdn_comments')}: download it ${comments ? 'again' : 'too'}`,
     );
   for (const [id, text] of remarks) remarkIdentifiers(ofacCell(text), byId.get(id)!);
-  return { entries: [...byId.values()] };
+  return { entries: [...byId.values()], files: [alt, add, comments].filter((f) => f !== undefined) };
 }
 
 async function readOpenSanctions(file: string, hash: Hash) {

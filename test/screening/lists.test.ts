@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,25 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     const e = await refusal(d);
     expect(e.code).toBe('LIST_UNREADABLE');
     expect(e.message).toContain(`${name}: OFAC's end-of-file mark (0x1A after the last line) is missing`);
+  });
+
+  it('refuses an OFAC line that does not start with an entry number: a damaged entry would be lost silently', async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
+    const lines = readFileSync(join(d, 'sdn.csv'), 'utf8').split('\n');
+    lines[3] = lines[3]!.replace(/^\d+/, 'x');
+    writeFileSync(join(d, 'sdn.csv'), lines.join('\n'));
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_FORMAT');
+    expect(e.message).toMatch(/sdn\.csv: line 4 does not start with an entry number/);
+  });
+
+  it('is as old as its oldest file: an alt.csv left from an older download ages the list', async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(dir, f), join(d, f));
+    const old = new Date('2026-01-02T03:04:05Z');
+    utimesSync(join(d, 'alt.csv'), old, old);
+    expect((await readList(d)).info.date).toBe('2026-01-02T03:04:05Z');
   });
 
   it('reads without add.csv (countries only)', async () => {
