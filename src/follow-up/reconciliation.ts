@@ -14,7 +14,7 @@ import { ledgerStates } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { resultsPathFor, type ResultsFormat } from '../results/paths.ts';
-import { neutralise } from '../results/neutralise.ts';
+import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from '../results/numbers.ts';
 import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';

@@ -120,7 +120,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
                         AcctSvcrRef: isoText(tx.reference),
                         PmtInfId: cell('PmtInfId'),
                         InstrId: cell('InstrId'),
-                        EndToEndId: kind === 'swap' ? isoText(tx.reference) : cell(reference),
+                        EndToEndId: kind === 'swap' ? isoText(tx.reference) : (cell('EndToEndId') ?? cell(reference)),
                       },
                     },
                   },

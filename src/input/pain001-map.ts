@@ -11,7 +11,16 @@ import { atLeastDecimals, Dec, minorUnits } from '../money.ts';
 export type Elements = Map<string, string[]>;
 
 /** The columns a pain.001 row carries to its results besides the payout columns (iso-contract: kept unchanged). */
-export const PAIN001_CARRIED = ['MsgId', 'MsgNmId', 'PmtInfId', 'InstrId', 'ReqdExctnDt', 'documentsMatchedBy'] as const;
+export const PAIN001_CARRIED = [
+  'MsgId',
+  'MsgNmId',
+  'PmtInfId',
+  'InstrId',
+  'EndToEndId',
+  'CcyOfTrf',
+  'ReqdExctnDt',
+  'documentsMatchedBy',
+] as const;
 
 interface Transaction {
   tx: Elements;

@@ -172,6 +172,8 @@ async function* streamTransactions(
       }
       const due = first(block, 'ReqdExctnDt') || first(block, 'ReqdExctnDt/Dt') || first(block, 'ReqdExctnDt/DtTm');
       Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });
+      // (the transaction as sent, for the status report: a reference edited for a retry is not the ERP's)
+      Object.assign(cells, { EndToEndId: first(tx, 'PmtId/EndToEndId'), CcyOfTrf: first(tx, 'Amt/EqvtAmt/CcyOfTrf') });
       cells.ReqdExctnDt = due.slice(0, 10);
       ready.push({ rowNumber: ++rowNumber, cells, xml: { path, elements, issues } });
       tx = undefined;

@@ -2,6 +2,8 @@
 // rows and a trailing totals row, shared by the CSV and Excel readers.
 import { mapColumns, matchHeader, type CanonicalField, type ColumnMapping } from './batch-columns.ts';
 import { InputError } from './input-errors.ts';
+import { unneutralise } from './neutralise.ts';
+import { splitColumns } from './result-columns.ts';
 
 /** One record as a reader produced it. */
 export interface SourceRecord {
@@ -73,7 +75,10 @@ export async function shapeRows(file: string, records: AsyncIterable<SourceRecor
   let first = await it.next();
   for (; !first.done && isBlank(first.value.values); first = await it.next()) leadingBlank.push(first.value.rowNumber);
   if (first.done) throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
-  const header = first.value;
+  // A results file run as a batch: its cells as the batch gave them, before the writer neutralised them (as retry reads them).
+  const ofResults = splitColumns(first.value.values.map(unneutralise)).isResults;
+  const cellsOf = (r: SourceRecord): SourceRecord => (ofResults ? { ...r, values: r.values.map(unneutralise) } : r);
+  const header = cellsOf(first.value);
   let mapped: ColumnMapping;
   try {
     mapped = mapColumns(header.values, file, header.rowNumber);
@@ -100,7 +105,7 @@ export async function shapeRows(file: string, records: AsyncIterable<SourceRecor
     let read = 0; // non-blank records
     try {
       for (let next = await it.next(); !next.done; next = await it.next()) {
-        const r = next.value;
+        const r = cellsOf(next.value);
         if (isBlank(r.values)) {
           blank = [blank?.[0] ?? r.rowNumber, r.rowNumber];
           continue;

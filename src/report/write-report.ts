@@ -8,7 +8,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { readResults, ResultsError, streamResults, type SwapLine } from '../results/results.ts';
-import { neutralise } from '../results/neutralise.ts';
+import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
 import { batchSwapsOf } from '../follow-up/swap-views.ts';

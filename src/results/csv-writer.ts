@@ -2,9 +2,9 @@
 // line endings, the input's delimiter; a field is quoted when it holds the delimiter, a quote, CR
 // or LF, or starts or ends with a space (a spreadsheet would trim it).
 import { stringify } from 'csv-stringify/sync';
-import { NUMERIC_RESULT_COLUMNS } from './result-columns.ts';
+import { NUMERIC_RESULT_COLUMNS } from '../input/result-columns.ts';
 import { inRowOrder, resultsHeader, resultsOf, sourceOf } from './layout.ts';
-import { neutralise } from './neutralise.ts';
+import { neutralise } from '../input/neutralise.ts';
 import { isPlainDecimal } from './numbers.ts';
 import type { ResultsSource, ResultsTable, ResultsWriter } from './types.ts';
 

@@ -1,5 +1,5 @@
 // The layout of a results file, whatever its format: its columns, their headers, the rows' order.
-import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from '../input/result-columns.ts';
 import type { ResultsSource, ResultsTable, ResultValues } from './types.ts';
 import type { RowList } from '../files/spill.ts';
 

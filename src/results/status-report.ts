@@ -1,9 +1,9 @@
 // The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
 // the batch (issue 41): the group's status, each payment information's, each transaction's with its
 // ISO reason, by the one table below. The transactions are the results rows; a pain.001's carried
-// columns (MsgId, MsgNmId, PmtInfId, InstrId) name the originals. A batch that was not a pain.001
-// (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch id (its first 35
-// characters), OrgnlMsgNmId `payout-batch`. The table and what each element holds: README.md.
+// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf) name the originals. A batch
+// that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch
+// id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
@@ -152,14 +152,15 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
       for (const r of g.rows) {
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);
+        const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf') ?? '')?.[0]; // (the pain.001 gave an equivalent amount)
         xml.ele({
           TxInfAndSts: {
             OrgnlInstrId: isoText(cell(r, 'InstrId')),
-            OrgnlEndToEndId: isoText(cell(r, cols.reference)),
+            OrgnlEndToEndId: isoText(cell(r, 'EndToEndId') ?? cell(r, cols.reference)),
             TxSts: tx.status,
             StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text },
             AcctSvcrRef: isoText(r.result.payoutRef),
-            OrgnlTxRef: amount && { Amt: { InstdAmt: amount } },
+            OrgnlTxRef: amount && { Amt: ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount } },
           },
         });
         yield;

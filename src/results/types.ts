@@ -1,6 +1,6 @@
 import type { WorkSheet } from 'xlsx';
 import type { RowList } from '../files/spill.ts';
-import type { ResultColumn } from './result-columns.ts';
+import type { ResultColumn } from '../input/result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import type { SwapLine } from './swap-summary.ts';
 

@@ -3,9 +3,9 @@
 // The batch's swaps go on a second sheet, "Swaps".
 import * as XLSX from 'xlsx';
 import { matchHeader } from '../input/batch-columns.ts';
-import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './result-columns.ts';
+import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from '../input/result-columns.ts';
 import { inRowOrder, resultsHeader, resultsOf } from './layout.ts';
-import { neutralise } from './neutralise.ts';
+import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from './numbers.ts';
 import type { ResultsSource, ResultsWriter } from './types.ts';
 import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';

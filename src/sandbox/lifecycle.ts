@@ -66,6 +66,11 @@ export class Lifecycle {
    */
   changePayout(p: PayoutRec, to: PayoutStatus, change: StatusChange = {}): void {
     if (!canTransition(p.status, to)) throw apiError(409, 'INVALID_TRANSITION', `A payout cannot move from ${p.status} to ${to}`);
+    // the wallet refunded, checked before anything changes (store.creditProblem)
+    const wallet = to === 'FAILED' || to === 'REJECTED' ? this.store.walletIn(p.businessId, p.sourceCurrency) : undefined;
+    const refund = p.sourceAmount.plus(p.fee);
+    const problem = wallet && this.store.creditProblem(wallet, refund);
+    if (problem) throw apiError(409, 'INVALID_TRANSITION', `The refund of payout ${p.payoutRef} ${problem}`);
     const from = p.status;
     const oldDetail = p.statusDetail;
     p.status = to;
@@ -83,15 +88,14 @@ export class Lifecycle {
         ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
       }),
     );
-    const wallet = this.store.walletIn(p.businessId, p.sourceCurrency);
-    if ((to === 'FAILED' || to === 'REJECTED') && wallet) {
+    if (wallet) {
       const metadata = { kind: 'payout_refund', payoutId: p.id, status: to };
-      this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${to})`, metadata);
+      this.store.move(wallet, refund, p.payoutRef, `Refund of payout ${p.payoutRef} (${to})`, metadata);
     }
     this.scheduleNext(p);
   }
 
-  /** Spec §3 swaps: PROCESSING -> SUCCESSFUL or REJECTED; reading: a reversal puts both wallets back, refused when the destination no longer holds the amount. */
+  /** Spec §3 swaps: PROCESSING -> SUCCESSFUL or REJECTED; reading: a reversal puts both wallets back, refused when the destination no longer holds the amount (or the source could not: creditProblem). */
   changeSwap(s: SwapRec, to: SwapStatus, change: StatusChange = {}): void {
     if (s.status !== 'PROCESSING' || to === 'PROCESSING')
       throw apiError(409, 'INVALID_TRANSITION', `A swap cannot move from ${s.status} to ${to}`);
@@ -105,6 +109,8 @@ export class Lifecycle {
           `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`,
         );
       }
+      const problem = this.store.creditProblem(source, s.sourceAmount);
+      if (problem) throw apiError(409, 'INVALID_TRANSITION', `The reversal of swap ${s.payoutRef} ${problem}`);
       const narration = `Reversal of swap ${s.payoutRef}`;
       this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });
       this.store.move(source, s.sourceAmount, s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });

@@ -126,6 +126,21 @@ describe('the same reference at the same account is paid once, whatever the file
     await alreadyPaid(join(other, 'january-final.results.xlsx'), paid);
   });
 
+  it('its results file run as a batch: a reference the results file wrote with a leading apostrophe ("-PAY") is paid once', async () => {
+    const { dir, run, firstRun } = await setup();
+    await writeFile(join(dir, 'payroll.csv'), generateCsv({ rows: 2, prefix: '-SAL' }));
+    const first = await firstRun(dir, undefined, 'payroll.csv');
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // the results file neutralises "-SAL-0001" as "'-SAL-0001", against spreadsheet formulas
+    expect(await readFile(join(dir, 'payroll.results.csv'), 'utf8')).toContain("'-SAL-0001");
+    const sent = initiates(sb!).length;
+    const again = await run(dir, undefined, 'run', 'payroll.results.csv', '--yes');
+    expect(again.code, again.stdout + again.stderr).toBe(3);
+    expect(again.stderr).toMatch(/2 references of this file .* already paid at this account/);
+    expect(initiates(sb!).length).toBe(sent);
+    await onePerReference(2);
+  });
+
   it('a row with a document sent again from another state folder: 409 on a first attempt, reference used before', async () => {
     const { dir, run, firstRun } = await setup();
     const csv = generateCsv({ rows: 2, prefix: 'DOC', documentsEvery: 1 });

@@ -9,7 +9,7 @@ import {
   normalizeHeader,
 } from '../../src/input/batch-columns.ts';
 import { InputError } from '../../src/input/input-errors.ts';
-import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS } from '../../src/results/result-columns.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS } from '../../src/input/result-columns.ts';
 
 const REQUIRED = [
   'reference',

@@ -78,6 +78,20 @@ describe('camt.053 statement', () => {
     expect(texts(usd!, 'Amt')).toEqual(['1000', '450', '550']);
   });
 
+  it("names a pain.001's payment by its EndToEndId as sent, not by a reference edited for a retry", async () => {
+    const path = tmp.path('edited.xml');
+    const [one, two] = table.rows;
+    const edited: ResultsTable = {
+      ...table,
+      inputColumns: [...table.inputColumns, 'EndToEndId'],
+      rows: [{ ...one!, cells: { ...one!.cells, reference: 'E2E-1-RETRY', EndToEndId: 'E2E-1' } }, two!],
+    };
+    await writeStatement(path, { table: edited, transactions, swaps, period: { by: 'dates' } });
+    const xml = readFileSync(path, 'utf8');
+    expect(await schemaErrors(xml, 'camt.053.001.02')).toEqual([]);
+    expect(texts(xml, 'EndToEndId')).toEqual(['SWAP-1', 'E2E-1', 'E2E-2', 'E2E-2', 'SWAP-1']);
+  });
+
   it('writes no statement when the service gives no balance', async () => {
     const path = tmp.path('none.xml');
     const bare = transactions.map(({ balanceAfter: _, ...t }) => t);

@@ -2,10 +2,15 @@
 // codes, the group and payment-information statuses, and the XML valid against the schemas of
 // pain.002.001.03 and .10.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readBatch } from '../../src/input/read-batch.ts';
+import { Dec } from '../../src/money.ts';
+import { PAIN001_VERSIONS } from '../../src/spec/iso20022.ts';
 import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
 import { writeResults } from '../../src/results/write.ts';
-import type { ResultValues } from '../../src/results/types.ts';
+import type { ResultRow, ResultValues } from '../../src/results/types.ts';
+import { root, SAMPLES } from '../input/pain001-files.ts';
 import { tempDir } from '../results/helpers.ts';
 import { schemaErrors, texts } from './validate.ts';
 
@@ -128,6 +133,39 @@ describe('pain.002 status report', () => {
     expect(await schemaErrors(xml.replace('<GrpSts>ACTC', '<GrpSts>ACTCX'), 'pain.002.001.10')).not.toEqual([]);
     expect(await schemaErrors(xml.replace(/<OrgnlMsgNmId>.*<\/OrgnlMsgNmId>/, ''), 'pain.002.001.10')).not.toEqual([]);
   });
+});
+
+/** Each transaction's amount element, as [element, Ccy, value, CcyOfTrf]. */
+const amounts = (xml: string) =>
+  [...xml.matchAll(/<(InstdAmt|EqvtAmt)\b[^>]*>([\s\S]*?)<\/\1>/g)].map(([whole, element, inner]) => {
+    const [, ccy, value] = /Ccy="([A-Z]{3})">([^<]+)</.exec(whole)!;
+    return [element, ccy, new Dec(value!).toFixed(), /<CcyOfTrf>([A-Z]{3})</.exec(inner!)?.[1]];
+  });
+
+describe('pain.002 of a pain.001: the original transactions as the ERP sent them', () => {
+  it.each(PAIN001_VERSIONS)(
+    'echoes each EndToEndId and amount element (InstdAmt or EqvtAmt) of a %s, whatever a retry edited',
+    async (v) => {
+      const sent = join(root, SAMPLES[v]);
+      const src = await readBatch(sent);
+      const rows: ResultRow[] = [];
+      for await (const r of src.rows)
+        rows.push({ rowNumber: r.rowNumber, cells: r.cells, result: { status: 'PENDING', idempotencyKey: `k${r.rowNumber}` } });
+      const eqvt = rows.findIndex((r) => r.cells.sourceCurrency !== r.cells.destinationCurrency);
+      // edited for a retry: another reference (the first was refused), another currency to receive
+      for (const i of [0, eqvt]) rows[i]!.cells = { ...rows[i]!.cells, reference: `EDITED-${i}`, destinationCurrency: 'GBP' };
+      const results = tmp.path('erp.results.csv');
+      await writeResults(results, { format: 'csv', inputColumns: src.columns, rows });
+      const out = tmp.path('erp.pain002.xml');
+      const version = await writeStatusReport(results, out);
+      const xml = readFileSync(out, 'utf8');
+      expect(await schemaErrors(xml, version)).toEqual([]);
+      const pain001 = readFileSync(sent, 'utf8');
+      expect(texts(xml, 'OrgnlEndToEndId')).toEqual(texts(pain001, 'EndToEndId'));
+      expect(amounts(xml)).toEqual(amounts(pain001));
+      expect(amounts(xml)[eqvt]![0]).toBe('EqvtAmt');
+    },
+  );
 });
 
 describe('the file a pain.002 replaces', () => {

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { resultHeaderOf } from '../../src/results/result-columns.ts';
+import { resultHeaderOf } from '../../src/input/result-columns.ts';
 import {
   RESULT_COLUMNS,
   NUMERIC_RESULT_COLUMNS,
@@ -169,6 +170,41 @@ describe('reading a results file as a batch (retry input)', () => {
     expect(rows[0]!.cells.fee).toBe('2.50');
     expect(rows[0]!.cells.documentUrls).toBe(createdResult(1).documentUrls);
     expect(rows[0]!.cells.documents).toBe('inv.pdf');
+  });
+
+  it.each(['csv', 'xlsx'] as const)(
+    'readBatch gives its cells as the batch had them, not as neutralised for a spreadsheet (%s)',
+    async (format) => {
+      const p = tmp.path(`run-again.results.${format}`);
+      const own = {
+        accountName: '-Acme \u202e Ltd',
+        narration: '+ bonus',
+        reference: '=R-1',
+        '@note': "'t Hooft",
+        phoneNumber: '+447700900123',
+      };
+      const t = table(format, 1);
+      await writeResults(p, {
+        ...t,
+        inputColumns: [...t.inputColumns, '@note'],
+        rows: [{ ...t.rows[0]!, cells: { ...t.rows[0]!.cells, ...own } }],
+      });
+      const src = await readBatch(p);
+      const rows: RawRow[] = [];
+      for await (const r of src.rows) rows.push(r);
+      expect(src.columns).toContain('@note');
+      expect(rows[0]!.cells).toMatchObject(own);
+    },
+  );
+
+  it('a batch that is not a results file keeps a leading apostrophe as written', async () => {
+    const p = tmp.path('own.csv');
+    writeFileSync(
+      p,
+      `${BATCH_COLUMNS.join(',')}\n${BATCH_COLUMNS.map((c) => (c === 'accountName' ? "'-Acme" : batchRow(1)[c])).join(',')}\n`,
+    );
+    const src = await readBatch(p);
+    for await (const r of src.rows) expect(r.cells.accountName).toBe("'-Acme");
   });
 });
 

@@ -72,6 +72,27 @@ describe('payout lifecycle (spec §3)', () => {
     });
   }
 
+  it('refuses, changing nothing, a refund that would leave a balance no JSON number carries exactly', async () => {
+    const key = 'sk_test_refund_full';
+    const own = await start({
+      seed: { businesses: [{ name: 'Full', keys: [key], wallets: [{ currency: 'EUR', balance: '9999999999000.00' }] }] },
+    });
+    try {
+      const p = (await initiate(own, sepaBody({ sourceAmount: 1000.37 }), key)).body;
+      // topped up meanwhile: the refund of 1005.37 would bring the balance to 10000000000004.37
+      const eur = (await call(own, 'GET', `${P}/wallets`, { key })).body.data[0].walletId;
+      expect((await call(own, 'POST', `/_sandbox/wallets/${eur}/credit`, { key: null, body: { amount: '1004.37' } })).status).toBe(200);
+      const refused = await setStatus(own, 'payouts', p.id, { status: 'REJECTED', reason: 'compliance' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toMatch(/below 10000000000000/);
+      expect((await call(own, 'GET', `${P}/${p.id}`, { key })).body.status).toBe('PENDING');
+      expect(await walletBalance(own, 'EUR', key)).toBe(9999999998999);
+      expect((await call(own, 'GET', '/api/public/transactions', { key })).body.meta.total).toBe(2);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('does not refund a SUCCESSFUL payout', async () => {
     const before = await walletBalance(sb, 'USD');
     const p = (await initiate(sb, nipBody({ sourceAmount: 10 }))).body;

@@ -183,6 +183,32 @@ describe('swap (spec §4.7)', () => {
       await own.close();
     }
   });
+
+  it('refuses, changing nothing, a reversal that would leave the source balance no JSON number carries exactly', async () => {
+    const key = 'sk_test_reverse_full';
+    const wallets = [
+      { currency: 'USD', balance: '9999999999000.00' },
+      { currency: 'EUR', balance: '0' },
+    ];
+    const pairs = [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' }];
+    const own = await start({ seed: { businesses: [{ name: 'Full', keys: [key], wallets, pairs }] } });
+    try {
+      const data = (await call(own, 'GET', `${P}/wallets`, { key })).body.data as { currency: string; walletId: string }[];
+      const ids = Object.fromEntries(data.map((w) => [w.currency, w.walletId]));
+      const body = usdToEur({ sourceWalletId: ids.USD, destinationWalletId: ids.EUR, swapAmount: 1000.37, amountToBeSent: 921.84 });
+      const s = (await call(own, 'POST', `${P}/swap`, { key, body, idem: uniqueKey('swap') })).body;
+      // topped up meanwhile: putting 1000.37 back would bring USD to 10000000000004.37
+      expect((await call(own, 'POST', `/_sandbox/wallets/${ids.USD}/credit`, { key: null, body: { amount: '1004.37' } })).status).toBe(200);
+      const refused = await setStatus(own, 'swaps', s.id, { status: 'REJECTED' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toMatch(/below 10000000000000/);
+      expect((await call(own, 'GET', `${P}/swaps/${s.id}`, { key })).body.status).toBe('PROCESSING');
+      expect([await walletBalance(own, 'USD', key), await walletBalance(own, 'EUR', key)]).toEqual([9999999999004, 921.84]);
+      expect((await call(own, 'GET', '/api/public/transactions', { key })).body.meta.total).toBe(3);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe('swap listing and lifecycle (spec §3, §4.8)', () => {

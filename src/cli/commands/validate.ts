@@ -10,7 +10,7 @@ import { CommandError, defineCommand, flag, num, plural, type CliIO } from '../c
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
-import { neutralise } from '../../results/neutralise.ts';
+import { neutralise } from '../../input/neutralise.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/validation.ts';
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory (a closed pipe: bin.ts). */
