@@ -11,7 +11,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { fromApi, toApi, type Dec } from '../money.ts';
+import { fromApi, toApi, type ApiAmount, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
@@ -71,7 +71,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
  */
 export function otherThanSent(
   p: Pick<PayoutAnswer, 'sourceAmount' | 'sourceCurrency' | 'destinationAmount' | 'destinationCurrency' | 'transactionFees'>,
-  sent: Pick<InitiateRequest, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'> & { destinationAmount?: number },
+  sent: Pick<InitiateRequest, 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount; destinationAmount?: ApiAmount },
 ): string | undefined {
   const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
   const debited = [0, p.transactionFees ?? 0].map((fee) => fromApi(sent.sourceAmount).plus(fromApi(fee)));
@@ -157,11 +157,13 @@ const defined = <T extends object>(o: T): Partial<T> =>
  * The created payouts whose answer lacked what the results show (or a fresh attempt's createdAt):
  * read from the payout list (spec §4.4), one GET each for those the pages did not show, then
  * journalled whole (`completed`). Never throws: what cannot be read now is read by the next run.
+ * Returns the first one read of another amount or currency than sent (the run halts as for an answer).
  */
-export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
+export async function completeCreated({ client, session, at }: SendContext): Promise<string | undefined> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
   if (!pending.length) return;
   const listed = new Map<string, PayoutAnswer>();
+  let notAsSent: string | undefined;
   const wanted = new Set(pending.map((s) => s.payout!.id));
   try {
     const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
@@ -173,14 +175,30 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
     const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
-    if (read === 'stop') return;
+    if (read === 'stop') break;
     if (read?.id !== known.id) continue;
+    const other = listedOtherThan(read, known);
+    notAsSent ??=
+      other && `row ${s.row} (${s.ref}): the service now shows payout ${known.id} of ${other}, not what was sent; ask the service about it`;
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
     if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt, incomplete!.serviceSentAt))
       payout.existedBefore = read.createdAt;
     record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
+  return notAsSent;
+}
+
+/** otherThanSent of a payout read later, against the journalled answer (as sent, its sourceAmount that sent or with its fee). */
+function listedOtherThan(read: PayoutAnswer, known: PayoutSnapshot): string | undefined {
+  const [sourceCurrency, destinationCurrency] = [known.sourceCurrency.trim().toUpperCase(), known.destinationCurrency.trim().toUpperCase()];
+  const net = fromApi(known.sourceAmount)
+    .minus(fromApi(known.transactionFees ?? 0))
+    .toFixed();
+  const [gross, sent] = [known.sourceAmount, net].map((sourceAmount) =>
+    otherThanSent(read, { sourceAmount, sourceCurrency, destinationCurrency }),
+  );
+  return sent && gross; // (other than either)
 }
 
 const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.serviceTrouble;
@@ -301,7 +319,8 @@ class RowLoop {
       await sleep(settings.settleDelayMs ?? 1000);
       await this.each(unknown, (p) => this.row(p));
     }
-    if (this.going()) await completeCreated(this.send);
+    const listed = this.going() ? await completeCreated(this.send) : undefined;
+    if (listed) this.halting(new AnswerNotAsSent(listed));
     const { outcomes, created, halted, answerNotAsSent } = this;
     return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
@@ -428,10 +447,15 @@ class RowLoop {
 
   /** Stops the run: no new row starts; throws out of the current row. */
   private halt(e: unknown): never {
+    throw new Halt(this.halting(e));
+  }
+
+  /** No new row starts; the reason the run says. */
+  private halting(e: unknown): string {
     // (a payout answered not as sent is said whatever stopped the run first: running again would pay another row so)
     if (e instanceof AnswerNotAsSent && !this.answerNotAsSent) [this.halted, this.answerNotAsSent] = [e.message, true];
     this.halted ??= snapshotOfError(e).message;
     this.emit({ type: 'halted', reason: this.halted });
-    throw new Halt(this.halted);
+    return this.halted;
   }
 }
