@@ -257,8 +257,8 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /** What a row waits for (its wallet's swap), outside the concurrency limit; a reason leaves it NOT_SENT. */
-  before?: (row: PayoutRow) => Promise<ErrorSnapshot | undefined>;
+  /** What a row waits for (its wallet's swap), outside the concurrency limit: a reason leaves it NOT_SENT (`notAsSent`: halts the run). */
+  before?: (row: PayoutRow) => Promise<{ error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
 }
 
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
@@ -415,7 +415,9 @@ class RowLoop {
     const { before } = this.o;
     const go = async (item: T) => {
       const why = before && typeof item !== 'string' ? await before(item) : undefined;
-      return why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item));
+      // (a swap answered not as sent: no row starts after it, as after a payout's)
+      if (why?.notAsSent && !this.answerNotAsSent) this.halting(new AnswerNotAsSent(why.error.message));
+      return why ? this.done(item as PayoutRow, why.error) : this.limit(() => guarded(item));
     };
     if (before) return void (await Promise.all(list.map(go)));
     let next = 0;
