@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 14;
+const BUSINESSES = 15;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -349,6 +349,22 @@ describe('a swap answered not as sent', () => {
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount/);
     expect(payouts.map((p) => p.sourceCurrency)).toEqual(['GBP']);
+  });
+
+  it('a swap whose answer was lost, listed with another credit than sent: no USD row is sent, the run stops', async () => {
+    // (the swap is made as sent; its answer never arrives, and the list says ten times the credit)
+    const lost =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const res = await f(input, init);
+        if (String(input instanceof Request ? input.url : input).endsWith('/swap')) throw new TypeError('fetch failed');
+        return res;
+      };
+    const { r, payouts } = await swapRun(15, 1, (f) => tenfold(/\/swaps(\?|$)/)(lost(f)));
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
 
