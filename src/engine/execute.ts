@@ -389,6 +389,8 @@ class RowLoop {
 
   /** The send step, then the documents a payout it created still lacks. */
   private async initiate(a: RowAttempt): Promise<RowState> {
+    // (after an answer not as sent no payout starts, not even one of a row started before it)
+    if (this.answerNotAsSent) throw new Halt(this.halted);
     const { halt, stopped } = await sendInitiate(this.send, a);
     if (stopped) throw new Stopped();
     if (halt) this.halt(halt);

@@ -146,3 +146,21 @@ it('a payout listed as sent, its sourceAmount without the fee the answer added, 
   expect(r.kind).toBe('ok');
   expect(await allPayouts(sb!)).toHaveLength(4);
 });
+
+it('rows still uploading their documents when a payout is answered not as sent: none of them is initiated', async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const events: EngineEvents = new EventEmitter();
+  const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+  const tenfold = answering((p) => (p.sourceAmount = Number(p.sourceAmount) * 10));
+  // (the rows start together; all but the first wait in their document's upload until the run halted)
+  let uploads = 0;
+  const f: typeof fetch = async (input, init) => {
+    if (String(input instanceof Request ? input.url : input).endsWith('/documents/upload-url') && uploads++ > 0) await halted;
+    return tenfold(input, init);
+  };
+  const file = await writeBatch(await workDir(), 'batch.csv', { rows: 3, currencies: ['GBP'], documentsEvery: 1 });
+  const r = await runBatch({ file, conn: connectionTo(sb, f), ...unattended({ settleDelayMs: 10, concurrency: 3, events }) });
+  expect(r.answerNotAsSent).toBe(true);
+  expect(uploads).toBe(3);
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
