@@ -410,7 +410,8 @@ class RowLoop {
         await step(item);
       } catch (e) {
         if (!(e instanceof Halt || e instanceof Stopped)) throw e;
-        const why = e instanceof Halt ? { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
+        const code = this.answerNotAsSent ? 'NOT_SENT' : 'SERVICE_UNAVAILABLE';
+        const why = e instanceof Halt ? { code, message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
         if (typeof item !== 'string') this.done(item, why);
       }
     };

@@ -163,4 +163,6 @@ it('rows still uploading their documents when a payout is answered not as sent: 
   expect(r.answerNotAsSent).toBe(true);
   expect(uploads).toBe(3);
   expect(await allPayouts(sb)).toHaveLength(1);
+  // (not sent, as rows that had not started: the service was working)
+  expect([...r.outcomes.values()].map((o) => o.error?.code).filter(Boolean)).toEqual(['NOT_SENT', 'NOT_SENT']);
 });
