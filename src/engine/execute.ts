@@ -190,15 +190,11 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
 }
 
 /** otherThanSent of a payout read later, against the journalled answer (as sent, its sourceAmount that sent or with its fee). */
-function listedOtherThan(read: PayoutAnswer, known: PayoutSnapshot): string | undefined {
-  const [sourceCurrency, destinationCurrency] = [known.sourceCurrency.trim().toUpperCase(), known.destinationCurrency.trim().toUpperCase()];
-  const net = fromApi(known.sourceAmount)
-    .minus(fromApi(known.transactionFees ?? 0))
-    .toFixed();
-  const [gross, sent] = [known.sourceAmount, net].map((sourceAmount) =>
-    otherThanSent(read, { sourceAmount, sourceCurrency, destinationCurrency }),
-  );
-  return sent && gross; // (other than either)
+function listedOtherThan(read: PayoutAnswer, k: PayoutSnapshot): string | undefined {
+  const [sourceCurrency, destinationCurrency] = [k.sourceCurrency.trim().toUpperCase(), k.destinationCurrency.trim().toUpperCase()];
+  const other = (sourceAmount: ApiAmount) => otherThanSent(read, { sourceAmount, sourceCurrency, destinationCurrency });
+  const net = fromApi(k.sourceAmount).minus(fromApi(k.transactionFees ?? 0));
+  return other(net.toFixed()) && other(k.sourceAmount);
 }
 
 const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.serviceTrouble;
