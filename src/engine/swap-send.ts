@@ -190,6 +190,9 @@ class SwapSender {
     if (balance === undefined || need === undefined || !balance.lessThan(need)) return { currency: p.currency, funded: true, swap };
     // reversed since (REJECTED, spec §3), or not showing yet: the swap says which
     const now = await this.ctx.client.getSwap(swap.id).catch(() => undefined);
+    const body = this.state(p.currency)?.body;
+    const other = now && body !== undefined && notAsSent(p, body, now, 'read as');
+    if (other) return other;
     if (now && now.status !== swap.status) {
       const read = swapSnapshotOf(now);
       record(

@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 15;
+const BUSINESSES = 16;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -364,6 +364,27 @@ describe('a swap answered not as sent', () => {
     expect(r.kind).toBe('halted');
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('a swap whose credit does not show, read by its id with another credit than sent: the run stops saying to ask the service', async () => {
+    // (once the swap is sent, the USD wallet reads empty and the swap, read by its id, ten times the credit)
+    let swapped = false;
+    const empty =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        swapped ||= url.endsWith('/swap');
+        const res = await f(input, init);
+        if (!swapped || !url.endsWith('/wallets')) return res;
+        const answer = (await res.json()) as { data: Record<string, unknown>[] };
+        for (const w of answer.data) if (w.currency === 'USD') w.balance = 0;
+        return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
+      };
+    const { r, payouts } = await swapRun(16, 1, (f) => tenfold(/\/swaps\/[0-9a-f-]+$/)(empty(f)));
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was read as swap \S+ of destinationAmount \d+/);
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
