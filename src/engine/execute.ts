@@ -11,7 +11,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { fromApi, toApi, type Dec } from '../money.ts';
+import { fromApi, toApi, type ApiAmount, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
@@ -71,7 +71,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
  */
 export function otherThanSent(
   p: Pick<PayoutAnswer, 'sourceAmount' | 'sourceCurrency' | 'destinationAmount' | 'destinationCurrency' | 'transactionFees'>,
-  sent: Pick<InitiateRequest, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'> & { destinationAmount?: number },
+  sent: Pick<InitiateRequest, 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount; destinationAmount?: ApiAmount },
 ): string | undefined {
   const currencies = (['sourceCurrency', 'destinationCurrency'] as const).filter((k) => p[k] && p[k].trim().toUpperCase() !== sent[k]);
   const debited = [0, p.transactionFees ?? 0].map((fee) => fromApi(sent.sourceAmount).plus(fromApi(fee)));
@@ -157,11 +157,13 @@ const defined = <T extends object>(o: T): Partial<T> =>
  * The created payouts whose answer lacked what the results show (or a fresh attempt's createdAt):
  * read from the payout list (spec §4.4), one GET each for those the pages did not show, then
  * journalled whole (`completed`). Never throws: what cannot be read now is read by the next run.
+ * Returns the first one read of another amount or currency than sent (the run halts as for an answer).
  */
-export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
+export async function completeCreated({ client, session, at }: SendContext): Promise<string | undefined> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
   if (!pending.length) return;
   const listed = new Map<string, PayoutAnswer>();
+  let notAsSent: string | undefined;
   const wanted = new Set(pending.map((s) => s.payout!.id));
   try {
     const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
@@ -173,14 +175,26 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
     const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
-    if (read === 'stop') return;
+    if (read === 'stop') break;
     if (read?.id !== known.id) continue;
+    const other = listedOtherThan(read, known);
+    notAsSent ??=
+      other && `row ${s.row} (${s.ref}): the service now shows payout ${known.id} of ${other}, not what was sent; ask the service about it`;
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
     if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt, incomplete!.serviceSentAt))
       payout.existedBefore = read.createdAt;
     record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
+  return notAsSent;
+}
+
+/** otherThanSent of a payout read later, against the journalled answer (as sent, its sourceAmount that sent or with its fee). */
+function listedOtherThan(read: PayoutAnswer, k: PayoutSnapshot): string | undefined {
+  const [sourceCurrency, destinationCurrency] = [k.sourceCurrency.trim().toUpperCase(), k.destinationCurrency.trim().toUpperCase()];
+  const other = (sourceAmount: ApiAmount) => otherThanSent(read, { sourceAmount, sourceCurrency, destinationCurrency });
+  const net = fromApi(k.sourceAmount).minus(fromApi(k.transactionFees ?? 0));
+  return other(net.toFixed()) && other(k.sourceAmount);
 }
 
 const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.serviceTrouble;
@@ -239,8 +253,8 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /** What a row waits for (its wallet's swap), outside the concurrency limit; a reason leaves it NOT_SENT. */
-  before?: (row: PayoutRow) => Promise<ErrorSnapshot | undefined>;
+  /** What a row waits for (its wallet's swap), outside the concurrency limit: a reason leaves it NOT_SENT (`notAsSent`: halts the run). */
+  before?: (row: PayoutRow) => Promise<{ error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
 }
 
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
@@ -301,7 +315,8 @@ class RowLoop {
       await sleep(settings.settleDelayMs ?? 1000);
       await this.each(unknown, (p) => this.row(p));
     }
-    if (this.going()) await completeCreated(this.send);
+    const listed = this.going() ? await completeCreated(this.send) : undefined;
+    if (listed) this.halting(new AnswerNotAsSent(listed));
     const { outcomes, created, halted, answerNotAsSent } = this;
     return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
@@ -370,6 +385,8 @@ class RowLoop {
 
   /** The send step, then the documents a payout it created still lacks. */
   private async initiate(a: RowAttempt): Promise<RowState> {
+    // (after an answer not as sent no payout starts, not even one of a row started before it)
+    if (this.answerNotAsSent) throw new Halt(this.halted);
     const { halt, stopped } = await sendInitiate(this.send, a);
     if (stopped) throw new Stopped();
     if (halt) this.halt(halt);
@@ -389,14 +406,17 @@ class RowLoop {
         await step(item);
       } catch (e) {
         if (!(e instanceof Halt || e instanceof Stopped)) throw e;
-        const why = e instanceof Halt ? { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
+        const code = this.answerNotAsSent ? 'NOT_SENT' : 'SERVICE_UNAVAILABLE';
+        const why = e instanceof Halt ? { code, message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
         if (typeof item !== 'string') this.done(item, why);
       }
     };
     const { before } = this.o;
     const go = async (item: T) => {
       const why = before && typeof item !== 'string' ? await before(item) : undefined;
-      return why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item));
+      // (a swap answered not as sent: no row starts after it, as after a payout's)
+      if (why?.notAsSent && !this.answerNotAsSent) this.halting(new AnswerNotAsSent(why.error.message));
+      return why ? this.done(item as PayoutRow, why.error) : this.limit(() => guarded(item));
     };
     if (before) return void (await Promise.all(list.map(go)));
     let next = 0;
@@ -428,10 +448,15 @@ class RowLoop {
 
   /** Stops the run: no new row starts; throws out of the current row. */
   private halt(e: unknown): never {
+    throw new Halt(this.halting(e));
+  }
+
+  /** No new row starts; the reason the run says. */
+  private halting(e: unknown): string {
     // (a payout answered not as sent is said whatever stopped the run first: running again would pay another row so)
     if (e instanceof AnswerNotAsSent && !this.answerNotAsSent) [this.halted, this.answerNotAsSent] = [e.message, true];
     this.halted ??= snapshotOfError(e).message;
     this.emit({ type: 'halted', reason: this.halted });
-    throw new Halt(this.halted);
+    return this.halted;
   }
 }

@@ -298,7 +298,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const before = async (p: PayoutRow) => {
       if (!waiting.has(p.sourceCurrency)) return undefined;
       const f = (await funding).get(p.sourceCurrency);
-      return f && !f.funded ? f.error : undefined;
+      return f && !f.funded ? f : undefined;
     };
     const toSend = plan.toSend;
     const res = await executeRows(

@@ -74,7 +74,7 @@ class SwapSender {
     if (s?.phase === 'created' && s.swap) return this.credit(p, s.swap);
     const listed = await this.find(p, false);
     if ('stopped' in listed) return listed.stopped;
-    if (listed.swap) return this.credit(p, this.created(p.currency, p.reference, listed.swap));
+    if (listed.swap) return this.fromList(p, listed.swap);
     let sent: Sent =
       s && unsettled(s) && s.body
         ? await this.request(p, { attempt: s.attempt, key: s.key, body: s.body, resend: true })
@@ -86,7 +86,7 @@ class SwapSender {
       // S3, S4
       const again = await this.find(p, true);
       if ('stopped' in again) return again.stopped;
-      if (again.swap) return this.credit(p, this.created(p.currency, p.reference, again.swap));
+      if (again.swap) return this.fromList(p, again.swap);
       if (sent.kind === 'unknown') {
         if (sent.resent) {
           const why = this.failures.get(p.currency) ?? 'no answer';
@@ -144,12 +144,8 @@ class SwapSender {
     if ('notSent' in sent)
       return { kind: 'stopped', stop: stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`) };
     if ('answer' in sent) {
-      const b = JSON.parse(body) as SwapRequest;
-      const asked = { sourceAmount: b.swapAmount, sourceCurrency: b.swapCurrency, destinationCurrency: b.currencyToBeSent };
-      const other = otherThanSent(sent.answer.swap, { ...asked, destinationAmount: b.amountToBeSent });
-      const why = `the ${p.currency} swap was answered with swap ${sent.answer.swap.id} of ${other}, not what was sent: no ${p.currency} row was sent; ask the service about it`;
-      if (other) return { kind: 'stopped', stop: { ...stop(p, true, 'SWAP_NOT_AS_SENT', why), notAsSent: true } };
-      return { kind: 'created', swap: this.state(p.currency)!.swap! };
+      const other = notAsSent(p, body, sent.answer.swap, 'answered with');
+      return other ? { kind: 'stopped', stop: other } : { kind: 'created', swap: this.state(p.currency)!.swap! };
     }
     const e = sent.failed;
     this.failures.set(p.currency, snapshotOfError(e, resend).message);
@@ -158,6 +154,13 @@ class SwapSender {
     // (the service cannot be used now: the swap stays as journalled, settled by the next run)
     if (sent.verdict.halt) return { kind: 'stopped', stop: unreachable(p, 'the swap', e) };
     return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
+  }
+
+  /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent. */
+  private fromList(p: SwapProposal, listed: SwapAnswer): Promise<SwapFunding> | Stopped {
+    const { body } = this.state(p.currency) ?? {};
+    const swap = this.created(p.currency, p.reference, listed);
+    return (body !== undefined && notAsSent(p, body, listed, 'listed as')) || this.credit(p, swap);
   }
 
   /** A swap found in the list, journalled `created` under its journalled attempt, else the first. */
@@ -187,6 +190,9 @@ class SwapSender {
     if (balance === undefined || need === undefined || !balance.lessThan(need)) return { currency: p.currency, funded: true, swap };
     // reversed since (REJECTED, spec §3), or not showing yet: the swap says which
     const now = await this.ctx.client.getSwap(swap.id).catch(() => undefined);
+    const body = this.state(p.currency)?.body;
+    const other = now && body !== undefined && notAsSent(p, body, now, 'read as');
+    if (other) return other;
     if (now && now.status !== swap.status) {
       const read = swapSnapshotOf(now);
       record(
@@ -253,6 +259,15 @@ const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
   stop(p, true, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
 
 const errorText = (e: unknown) => snapshotOfError(e).message;
+
+/** A swap answered (or listed) with another amount or currency than `body` sent (otherThanSent): its currency stops, and the run. */
+function notAsSent(p: SwapProposal, body: string, swap: SwapAnswer, how: string): Stopped | undefined {
+  const b = JSON.parse(body) as SwapRequest;
+  const asked = { sourceAmount: b.swapAmount, sourceCurrency: b.swapCurrency, destinationCurrency: b.currencyToBeSent };
+  const other = otherThanSent(swap, { ...asked, destinationAmount: b.amountToBeSent });
+  const why = `the ${p.currency} swap was ${how} swap ${swap.id} of ${other}, not what was sent: no ${p.currency} row was sent; ask the service about it`;
+  return other ? { ...stop(p, true, 'SWAP_NOT_AS_SENT', why), notAsSent: true } : undefined;
+}
 
 /** 'Invalid payout amount' (spec §7, no code): the swap's amountToBeSent no longer matches the live rate. */
 export function isStaleRate(e: unknown): boolean {

@@ -7,6 +7,7 @@ import { exitReasonText } from '../../src/cli/render.ts';
 import { runBatch, type EngineEvents } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -95,4 +96,73 @@ it('a sourceAmount that is the amount sent plus its fee (spec §2 "amount debite
   const r = await run((p) => (p.sourceAmount = Number(p.sourceAmount) + Number(p.transactionFees)));
   expect(r.kind).toBe('ok');
   expect(await allPayouts(sb!)).toHaveLength(4);
+});
+
+/** A fetch whose initiate answers lack the fee (completed from the payout list after the rows), the list's items rewritten by `change`. */
+const listing =
+  (change: (item: Record<string, unknown>) => void, answer?: (payout: Record<string, unknown>) => void): typeof fetch =>
+  async (input, init) => {
+    const res = await fetch(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const initiate = url.endsWith('/payouts/initiate');
+    if (!res.ok || !(initiate || /\/payouts\?/.test(url))) return res;
+    const body = (await res.json()) as Record<string, unknown>;
+    const data = (body.data ?? body) as Record<string, unknown> | Record<string, unknown>[]; // (the variant reading's envelope)
+    if (Array.isArray(data)) data.forEach(change);
+    else if (answer) answer(data);
+    else delete data.transactionFees;
+    return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
+  };
+
+async function listed(...how: Parameters<typeof listing>) {
+  sb = await startSandbox({ rateLimitPerSecond: null, shapes: TEST_SHAPES });
+  const file = await writeBatch(await workDir(), 'batch.csv', { rows: 4, currencies: ['GBP'] });
+  return runBatch({ file, conn: connectionTo(sb, listing(...how)), ...unattended({ settleDelayMs: 10 }) });
+}
+
+it('a payout the list shows with a hundred times the sourceAmount sent: the run stops naming it, not recorded in silence', async () => {
+  const r = await listed((p) => (p.sourceAmount = Number(p.sourceAmount) * 100));
+  expect(r.kind).toBe('halted');
+  expect(r.halted).toMatch(/row 2 \(GEN-0001\): the service now shows payout \S+ of sourceAmount 1000 .*10/);
+  expect(exitReasonText(r)).toMatch(/ask the service about the payout named above before running the same command again/);
+});
+
+it('a payout the list shows with another destinationCurrency: the run stops', async () => {
+  const r = await listed((p) => (p.destinationCurrency = 'JPY'));
+  expect(r.kind).toBe('halted');
+  expect(r.halted).toMatch(/destinationCurrency JPY/);
+});
+
+it('a payout listed as sent, its sourceAmount without the fee the answer added, its currencies left out: every row goes', async () => {
+  const r = await listed(
+    (p) => void (delete p.sourceCurrency, delete p.destinationCurrency),
+    // (an answer with the fee: its sourceAmount the amount debited, the payoutRef left for the list)
+    (p) => {
+      if (p.transactionFees === undefined) return;
+      p.sourceAmount = Number(p.sourceAmount) + Number(p.transactionFees);
+      delete p.payoutRef;
+    },
+  );
+  expect(r.kind).toBe('ok');
+  expect(await allPayouts(sb!)).toHaveLength(4);
+});
+
+it('rows still uploading their documents when a payout is answered not as sent: none of them is initiated', async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const events: EngineEvents = new EventEmitter();
+  const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+  const tenfold = answering((p) => (p.sourceAmount = Number(p.sourceAmount) * 10));
+  // (the rows start together; all but the first wait in their document's upload until the run halted)
+  let uploads = 0;
+  const f: typeof fetch = async (input, init) => {
+    if (String(input instanceof Request ? input.url : input).endsWith('/documents/upload-url') && uploads++ > 0) await halted;
+    return tenfold(input, init);
+  };
+  const file = await writeBatch(await workDir(), 'batch.csv', { rows: 3, currencies: ['GBP'], documentsEvery: 1 });
+  const r = await runBatch({ file, conn: connectionTo(sb, f), ...unattended({ settleDelayMs: 10, concurrency: 3, events }) });
+  expect(r.answerNotAsSent).toBe(true);
+  expect(uploads).toBe(3);
+  expect(await allPayouts(sb)).toHaveLength(1);
+  // (not sent, as rows that had not started: the service was working)
+  expect([...r.outcomes.values()].map((o) => o.error?.code).filter(Boolean)).toEqual(['NOT_SENT', 'NOT_SENT']);
 });

@@ -3,6 +3,7 @@
 // journalled `initiating`, an unknown outcome, the rate moving), and the refusals that stop a
 // currency with nothing of it sent. Each test is a business of its own (its own key and wallets):
 // a short USD wallet, a full EUR wallet, the USD/EUR pair enabled.
+import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,13 +18,13 @@ import type { SwapEvent } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, ROOT, startSb, unattended, until, workDir } from '../ops/helpers.ts';
-import { runBatch } from '../../src/engine/pipeline.ts';
+import { runBatch, type EngineEvents, type RunSettings } from '../../src/engine/pipeline.ts';
 import { exitReasonText } from '../../src/cli/render.ts';
 import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 13;
+const BUSINESSES = 16;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -281,33 +282,109 @@ describe('stopped on request (Ctrl-C)', () => {
 });
 
 describe('a swap answered not as sent', () => {
-  it('another destinationAmount (amountToBeSent) than sent: no USD row is sent, the run stops saying to ask the service', async () => {
+  /** Business n's batch of 2 USD rows (their wallet short: a swap) and `gbp` GBP rows, run with swap answers (or list items) rewritten. */
+  async function swapRun(n: number, gbp: number, rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) {
     const dir = await workDir('pb-swap-answer-');
-    const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: 'SW13U' })
+    const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
       .trim()
       .split('\n');
-    const gbp = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'SW13G' })
+    const other = generateCsv({ rows: gbp, currencies: ['GBP'], prefix: `SW${n}G` })
       .trim()
       .split('\n')
       .slice(1);
     const file = join(dir, 'payroll.csv');
-    await writeFile(file, [header, ...usd, ...gbp].join('\n') + '\n');
-    // (the swap is made as sent; its answer says ten times the credit)
-    const tenfold: typeof fetch = async (input, init) => {
-      const res = await fetch(input, init);
-      if (!String(input instanceof Request ? input.url : input).endsWith('/swap') || !res.ok) return res;
+    await writeFile(file, [header, ...usd, ...other].join('\n') + '\n');
+    const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
+    const conn = { ...connectionTo(sb), client };
+    const r = await runBatch({
+      file,
+      conn,
+      stateDir: join(dir, 'state'),
+      ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
+    });
+    return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
+  }
+
+  /** The answers of `route` (a swap, or each item of the swaps list) with ten times the credit. */
+  const tenfold =
+    (route: RegExp) =>
+    (f: typeof fetch): typeof fetch =>
+    async (input, init) => {
+      const res = await f(input, init);
+      if (!route.test(String(input instanceof Request ? input.url : input)) || !res.ok) return res;
       const answer = (await res.json()) as Record<string, unknown>;
-      const swap = (answer.data ?? answer) as Record<string, unknown>; // (the variant reading's envelope)
-      swap.destinationAmount = Number(swap.destinationAmount) * 10;
+      const swaps = (answer.data ?? answer) as Record<string, unknown> | Record<string, unknown>[]; // (the variant reading's envelope)
+      for (const swap of [swaps].flat()) swap.destinationAmount = Number(swap.destinationAmount) * 10;
       return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
     };
-    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(13), requestsPerSecond: 500, fetch: tenfold });
-    const conn = { ...connectionTo(sb), client };
-    const r = await runBatch({ file, conn, stateDir: join(dir, 'state'), ...unattended({ settleDelayMs: 10 }, { fundBySwap: true }) });
+
+  it('another destinationAmount (amountToBeSent) than sent: no USD row is sent, the run stops saying to ask the service', async () => {
+    // (the swap is made as sent; its answer says ten times the credit)
+    const { r, payouts } = await swapRun(13, 1, tenfold(/\/swap$/));
     expect(r.kind).toBe('halted');
     expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount \d+/);
     expect(exitReasonText(r)).toMatch(/ask the service about the payout named above before running the same command again/);
-    const payouts = (await client.listPayouts({ limit: 100 })).data;
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('no row of another currency starts after it, as after a payout answered not as sent', async () => {
+    const events: EngineEvents = new EventEmitter();
+    const swapStopped = new Promise<void>((resolve) =>
+      events.on('event', (e) => e.type === 'row-done' && e.reference.startsWith('SW14U') && resolve()),
+    );
+    // (one GBP row at a time; the first is answered once the USD rows learned their swap's answer)
+    let held = false;
+    const holding =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        if (String(input instanceof Request ? input.url : input).endsWith('/payouts/initiate') && !held) {
+          held = true;
+          await swapStopped;
+        }
+        return tenfold(/\/swap$/)(f)(input, init);
+      };
+    const { r, payouts } = await swapRun(14, 3, holding, { concurrency: 1, events });
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount/);
+    expect(payouts.map((p) => p.sourceCurrency)).toEqual(['GBP']);
+  });
+
+  it('a swap whose answer was lost, listed with another credit than sent: no USD row is sent, the run stops', async () => {
+    // (the swap is made as sent; its answer never arrives, and the list says ten times the credit)
+    const lost =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const res = await f(input, init);
+        if (String(input instanceof Request ? input.url : input).endsWith('/swap')) throw new TypeError('fetch failed');
+        return res;
+      };
+    const { r, payouts } = await swapRun(15, 1, (f) => tenfold(/\/swaps(\?|$)/)(lost(f)));
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('a swap whose credit does not show, read by its id with another credit than sent: the run stops saying to ask the service', async () => {
+    // (once the swap is sent, the USD wallet reads empty and the swap, read by its id, ten times the credit)
+    let swapped = false;
+    const empty =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        swapped ||= url.endsWith('/swap');
+        const res = await f(input, init);
+        if (!swapped || !url.endsWith('/wallets')) return res;
+        const answer = (await res.json()) as { data: Record<string, unknown>[] };
+        for (const w of answer.data) if (w.currency === 'USD') w.balance = 0;
+        return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
+      };
+    const { r, payouts } = await swapRun(16, 1, (f) => tenfold(/\/swaps\/[0-9a-f-]+$/)(empty(f)));
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was read as swap \S+ of destinationAmount \d+/);
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
