@@ -278,6 +278,8 @@ class RowLoop {
   private created = 0;
   private halted: string | undefined;
   private answerNotAsSent = false;
+  /** Aborted by an answer not as sent: no `initiating` line after it, not even one waiting on the ledger's lock. */
+  private readonly notAsSent = new AbortController();
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
@@ -286,7 +288,8 @@ class RowLoop {
 
   constructor(private readonly o: ExecuteOptions) {
     const { client, session, settings } = o;
-    this.send = { client, session, at: () => new Date().toISOString(), stop: settings.stop };
+    const stop = settings.stop ? AbortSignal.any([settings.stop, this.notAsSent.signal]) : this.notAsSent.signal;
+    this.send = { client, session, at: () => new Date().toISOString(), stop };
     this.emit = (e) => settings.events?.emit('event', e);
     this.limit = pLimit(Math.max(1, settings.concurrency ?? 8));
     this.documentUrls = documentUploader({ client, session, mergeDocuments: settings.mergeDocuments, fingerprints: o.documents });
@@ -388,7 +391,7 @@ class RowLoop {
     // (after an answer not as sent no payout starts, not even one of a row started before it)
     if (this.answerNotAsSent) throw new Halt(this.halted);
     const { halt, stopped } = await sendInitiate(this.send, a);
-    if (stopped) throw new Stopped();
+    if (stopped) throw this.answerNotAsSent ? new Halt(this.halted) : new Stopped();
     if (halt) this.halt(halt);
     const s = this.state(a.ref);
     if (s.phase === 'created') await this.attachPending(s, true);
@@ -455,6 +458,7 @@ class RowLoop {
   private halting(e: unknown): string {
     // (a payout answered not as sent is said whatever stopped the run first: running again would pay another row so)
     if (e instanceof AnswerNotAsSent && !this.answerNotAsSent) [this.halted, this.answerNotAsSent] = [e.message, true];
+    if (this.answerNotAsSent) this.notAsSent.abort();
     this.halted ??= snapshotOfError(e).message;
     this.emit({ type: 'halted', reason: this.halted });
     return this.halted;
