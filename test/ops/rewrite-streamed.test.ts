@@ -1,9 +1,12 @@
 // `status` and `listen` rewrite a results file a row at a time (its rows wait in a file, not in
 // memory): the file written is the one the whole table would have given, byte for byte; a file that
-// cannot be read to its end is left as it was.
-import { appendFileSync, copyFileSync, readFileSync } from 'node:fs';
+// cannot be read to its end is left as it was; and `listen` finds a payout id however the file's
+// pieces fall.
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyStatus, applyToTable, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
+import { startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { readResults, writeResults, type ResultRow, type ResultsTable } from '../../src/results/results.ts';
 import { tempDir } from '../results/helpers.ts';
 
@@ -88,5 +91,32 @@ describe('a results file rewritten a row at a time', () => {
       code: 'MALFORMED_CSV',
     });
     expect(readFileSync(p).equals(before)).toBe(true);
+  });
+});
+
+describe('listen', () => {
+  it("applies a delivery whose payout id falls across two of the file's pieces", async () => {
+    const p = tmp.path('across.results.csv');
+    const at = (padding: string) => writeResults(p, { ...table('csv'), rows: [row(0, padding), ...table('csv').rows.slice(1)] });
+    await at('');
+    // the first row's padding puts po_400 across the 64 KiB boundary of the file's reads
+    await at('x'.repeat(65_536 - readFileSync(p, 'latin1').indexOf(';po_400;') - 4));
+    expect(readFileSync(p, 'latin1').indexOf(';po_400;')).toBe(65_536 - 4);
+    const stateDir = tmp.path('listen-state');
+    mkdirSync(stateDir, { recursive: true });
+    const raw = JSON.stringify({
+      eventType: 'payout.status.changed',
+      deliveryId: 'd0',
+      data: { payoutId: 'po_400', newStatus: 'PROCESSING', changedAt: '2025-01-02T00:00:00Z' },
+    });
+    const receivedAt = new Date().toISOString();
+    writeFileSync(
+      join(stateDir, 'inbox.jsonl'),
+      `${JSON.stringify({ t: 'delivery', deliveryId: 'd0', eventType: 'payout.status.changed', receivedAt, eventKey: 'k0', raw })}\n`,
+    );
+    const listener = await startListener({ port: 0, secret: 'whsec_across', stateDir, results: [p], stateRoots: o().stateRoots });
+    await listener.idle();
+    await listener.close();
+    expect((await readResults(p)).rows.find((r) => r.result.payoutId === 'po_400')?.result.status).toBe('PROCESSING');
   });
 });
