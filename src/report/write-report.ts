@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { readResults, ResultsError, streamResults, type SwapLine } from '../results/results.ts';
+import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
 import { neutralise } from '../results/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -88,7 +88,8 @@ export async function writeResultsReport(
 ): Promise<string> {
   const read = { sheet: o.sheet, encoding: o.encoding };
   const { tieOut, problem } = await readTieOut(resultsFile);
-  const batchId = o.batchId ?? (o.ledgers && (await batchSwapsOf(await readResults(resultsFile, read), resultsFile, o.ledgers))?.batchId);
+  const batchId =
+    o.batchId ?? (o.ledgers && (await batchSwapsOf((await streamResults(resultsFile, read)).rows, resultsFile, o.ledgers))?.batchId);
   const view = await resultsViewOf(await streamResults(resultsFile, read), resultsFile, {
     tieOut,
     environment: o.environment,
