@@ -1,6 +1,6 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -115,11 +115,25 @@ export async function writeReportOf(
     ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
-    throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
-  });
-  const head = bytes.subarray(0, 4096).toString('utf8');
+  const unreadable = (e: NodeJS.ErrnoException) =>
+    new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
+  const head = await open(input)
+    .then(async (fh) => {
+      try {
+        const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+        return buffer.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await fh.close();
+      }
+    })
+    .catch((e: NodeJS.ErrnoException) => {
+      throw unreadable(e);
+    });
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
+    const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
+      throw unreadable(e);
+    });
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
