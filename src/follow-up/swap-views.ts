@@ -11,7 +11,7 @@ import { readResults, writeResults } from '../results/results.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
-import type { ResultRow, ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultsList } from '../results/types.ts';
 import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
@@ -86,13 +86,7 @@ async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: Reques
 }
 
 /** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
-export async function statusOfSwaps(
-  o: FetchOptions,
-  file: string,
-  table: ResultsTable,
-  ledgers: Iterable<Ledger>,
-  requests: RequestCounts,
-) {
+export async function statusOfSwaps(o: FetchOptions, file: string, table: ResultsList, ledgers: Iterable<Ledger>, requests: RequestCounts) {
   const batch = await batchSwapsOf(table.rows, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
   const refresh = await refreshSwaps(o, batch, requests);

@@ -16,7 +16,8 @@ import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, split
 import { unneutralise } from './neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsList, ResultsTable, ResultValues } from './types.ts';
+import { SpillList } from '../files/spill.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
@@ -33,6 +34,14 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
   const all: ResultRow[] = [];
   for await (const r of rows) all.push(r);
   return { ...table, rows: all };
+}
+
+/** A results file's rows kept in a file (spill.ts) as they are read, not in memory: read again a row at a time. */
+export async function spillResults(file: string): Promise<ResultsList & { rows: SpillList<ResultRow> }> {
+  const { rows, ...table } = await streamResults(file);
+  const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+  for await (const r of rows) kept.push(r);
+  return { ...table, rows: kept };
 }
 
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {

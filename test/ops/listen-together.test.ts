@@ -23,6 +23,7 @@ vi.mock('../../src/results/read.ts', async (original) => {
     ...m,
     readResults: (...a: Parameters<typeof m.readResults>) => (io.reads.push(a[0]), m.readResults(...a)),
     streamResults: (...a: Parameters<typeof m.streamResults>) => (io.reads.push(a[0]), m.streamResults(...a)),
+    spillResults: (...a: Parameters<typeof m.spillResults>) => (io.reads.push(a[0]), m.spillResults(...a)),
   };
 });
 vi.mock('../../src/results/write.ts', async (original) => {

@@ -7,8 +7,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyStatus, applyToTable, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
 import { startListener } from '../../src/follow-up/webhook-receiver.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults, type ResultRow, type ResultsTable } from '../../src/results/results.ts';
 import { tempDir } from '../results/helpers.ts';
+import { connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 const tmp = tempDir('pb-rewrite-streamed-');
 afterAll(tmp.cleanup);
@@ -118,5 +121,29 @@ describe('listen', () => {
     await listener.idle();
     await listener.close();
     expect((await readResults(p)).rows.find((r) => r.result.payoutId === 'po_400')?.result.status).toBe('PROCESSING');
+  });
+});
+
+describe('status', () => {
+  it('brings a row whose key and payout id were cleared up to the ledger by its reference, the other rows as they were', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 3 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const { payoutId: _p, idempotencyKey: _k, ...rest } = table.rows[1]!.result;
+      table.rows[1]!.result = rest;
+      await writeResults(b.results, table);
+      await setStatus(sb, b.ids[1]!, 'PROCESSING');
+      const at = new Date(Date.now() + 1000).toISOString();
+      // a status only the journal holds
+      await applyStatus([], [{ payoutId: b.ids[1]!, status: 'PROCESSING', at, source: 'webhook' }], { ledgers: [ledgerOf(conn)] });
+
+      await refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      const rows = (await readResults(b.results)).rows.map((r) => [r.cells.reference, r.result.payoutId, r.result.status]);
+      expect(rows).toEqual(table.rows.map((r, i) => [r.cells.reference, b.ids[i], i === 1 ? 'PROCESSING' : 'PENDING']));
+    } finally {
+      await sb.close();
+    }
   });
 });
