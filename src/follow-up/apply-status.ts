@@ -6,7 +6,8 @@ import type { Connection } from '../client/connect.ts';
 import { eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { readResults, writeResults } from '../results/results.ts';
+import { streamResults, writeResults } from '../results/results.ts';
+import { SpillList } from '../files/spill.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
@@ -75,34 +76,49 @@ function setNextStep(row: ResultRow): void {
 export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): boolean =>
   c.decision.why !== 'newer-details' || c.from !== c.to;
 
-/** `updates`: those applied to a row, each once, in order. */
-export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult & { updates: StatusUpdate[] } {
-  const byId = new Map<string, ResultRow[]>();
-  for (const row of table.rows) if (row.result.payoutId) byId.set(row.result.payoutId, [...(byId.get(row.result.payoutId) ?? []), row]);
-  const out = { applied: [] as RowChange[], ignored: [] as RowChange[], updates: new Set<StatusUpdate>() };
-  for (const u of updates) {
-    for (const row of byId.get(u.payoutId) ?? []) {
+/** Applies `updates` to each row given to `row`, in turn; `done`: the changes in the updates' order, and the journal's lines of the updates applied to a row, each once, in order. */
+function statusApplier(file: string, updates: StatusUpdate[]) {
+  const byId = new Map<string, number[]>();
+  updates.forEach((u, i) => byId.set(u.payoutId, [...(byId.get(u.payoutId) ?? []), i]));
+  const changes: [update: number, change: RowChange][] = [];
+  const row = (row: ResultRow): void => {
+    for (const i of (row.result.payoutId && byId.get(row.result.payoutId)) || []) {
+      const u = updates[i]!;
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
       const decision = nextStatus(current, { status: u.status, statusDetail: u.statusDetail, at: u.at });
-      const change: RowChange = {
-        file,
-        rowNumber: row.rowNumber,
-        reference: row.cells.reference,
-        payoutId: u.payoutId,
-        from: current.status,
-        to: u.status,
-        ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
-        ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
-        decision,
-      };
-      if (decision.apply) {
-        setRowStatus(row, u);
-        out.applied.push(change);
-        out.updates.add(u);
-      } else out.ignored.push(change);
+      changes.push([
+        i,
+        {
+          file,
+          rowNumber: row.rowNumber,
+          reference: row.cells.reference,
+          payoutId: u.payoutId,
+          from: current.status,
+          to: u.status,
+          ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
+          ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
+          decision,
+        },
+      ]);
+      if (decision.apply) setRowStatus(row, u);
     }
-  }
-  return { ...out, updates: [...out.updates] };
+  };
+  const done = (): { out: ApplyResult; lines: Lines } => {
+    const inOrder = changes.sort(([a], [b]) => a - b); // (stable: a payout's rows in file order)
+    const used = new Set(inOrder.flatMap(([i, c]) => (c.decision.apply ? [i] : [])));
+    const out = {
+      applied: inOrder.flatMap(([, c]) => (c.decision.apply ? [c] : [])),
+      ignored: inOrder.flatMap(([, c]) => (c.decision.apply ? [] : [c])),
+    };
+    return { out, lines: statusLines(updates.filter((_, i) => used.has(i))) };
+  };
+  return { row, done };
+}
+
+export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
+  const apply = statusApplier(file, updates);
+  table.rows.forEach(apply.row);
+  return apply.done().out;
 }
 
 /** Where the batch's journal is searched, in this order (`stateRoots` defaults to the per-user one). */
@@ -118,14 +134,27 @@ export interface ApplyOptions {
 type Lines = [string, LineBody<RowEvent>][];
 type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
-/** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
-function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: ResultsTable) => { out: T; lines: Lines }): Promise<T> {
+/**
+ * `update.row` is given each row in turn, then `update.done` says what changed: when rows did, the
+ * payouts' lines go to the journal first, then the file is written. The rows wait in a file (spill.ts),
+ * not in memory: a results file of any size is rewritten a row at a time (XLSX aside: SheetJS holds it whole).
+ */
+async function updateResultsFile<T>(
+  file: string,
+  o: ApplyOptions,
+  update: { row: (row: ResultRow) => void; done: () => { out: T; lines: Lines } },
+): Promise<T> {
   return underResultsLock(file, async () => {
-    const table = await readResults(file);
-    const { out, lines } = update(table);
+    const { rows, ...table } = await streamResults(file);
+    const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+    for await (const row of rows) {
+      update.row(row);
+      kept.push(row);
+    }
+    const { out, lines } = update.done();
     if (lines.length) {
       await appendToBatchJournal(file, lines, o);
-      await writeResults(file, table);
+      await writeResults(file, { ...table, rows: kept, resultAt: (i) => kept.at(i)!.result });
     }
     return out;
   });
@@ -148,10 +177,7 @@ export async function applyStatus(targets: StatusTarget[], updates: StatusUpdate
   if (!updates.length) return out;
   for (const t of targets) {
     try {
-      const r = await updateResultsFile(t.file, { ...o, stateDirs: t.stateDirs }, (table) => {
-        const { updates: applied, ...r } = applyToTable(table, t.file, updates);
-        return { out: r, lines: statusLines(applied) };
-      });
+      const r = await updateResultsFile(t.file, { ...o, stateDirs: t.stateDirs }, statusApplier(t.file, updates));
       // (concat, not a spread: a file of 125,000 rows moved would pass more arguments than a call takes)
       [out.applied, out.ignored] = [out.applied.concat(r.applied), out.ignored.concat(r.ignored)];
     } catch (e) {
@@ -226,16 +252,16 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
   const lines: Lines = refunds.map(({ payoutId, amount, transactionId }) => [payoutId, { t: 'refund', payoutId, amount, transactionId }]);
-  return updateResultsFile(file, o, (table) => {
-    let n = 0;
-    for (const row of table.rows) {
+  let n = 0;
+  return updateResultsFile(file, o, {
+    row: (row) => {
       const r = row.result.payoutId ? byId.get(row.result.payoutId) : undefined;
-      if (!r || row.result.refunded === r.amount) continue;
+      if (!r || row.result.refunded === r.amount) return;
       row.result.refunded = r.amount;
       setNextStep(row);
       n++;
-    }
-    return { out: n, lines: n ? lines : [] };
+    },
+    done: () => ({ out: n, lines: n ? lines : [] }),
   });
 }
 

@@ -115,7 +115,7 @@ function checkPeriod(o: ReconcileOptions): void {
 
 /** Spec §4.7: per currency of the rows, and those the journal holds; none without the batch's journal. */
 async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
-  const batch = await batchSwapsOf(table, o.resultsFile, o.ledgers ?? []);
+  const batch = await batchSwapsOf(table.rows, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
   const swaps = new Map<string, ReconSwap>();
   const paid = rows.flatMap((r) => (r.currency && r.reference ? [{ currency: r.currency, reference: r.reference }] : []));

@@ -5,9 +5,9 @@ import { resolve } from 'node:path';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
-import { readResults, writeResults } from '../results/results.ts';
+import { spillResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import type { RowState } from '../journal/lines.ts';
 import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -53,7 +53,7 @@ type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finish
 /** The first row holding a payout to ask about, and its status. */
 type Asked = { rowNumber: number; status: string };
 
-function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
+function toRefresh(table: ResultsList): { todo: Map<string, Asked>; final: number } {
   const todo = new Map<string, Asked>();
   let final = 0;
   for (const row of table.rows) {
@@ -66,7 +66,7 @@ function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: numb
   return { todo, final };
 }
 
-function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
+function refundsSought(t: ResultsList): Map<string, PayoutToRefund> {
   const sought = new Map<string, PayoutToRefund>();
   for (const row of t.rows) {
     const { payoutId, payoutRef, status, refunded } = row.result;
@@ -77,7 +77,7 @@ function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
 }
 
 /** List pages, a get-payout per payout waiting for us, a transactions page for refunds. */
-function requestsExpected(table: ResultsTable, todo: ReadonlyMap<string, Asked>): number {
+function requestsExpected(table: ResultsList, todo: ReadonlyMap<string, Asked>): number {
   const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
   return Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
 }
@@ -133,7 +133,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
 async function findRefunds(
   o: StatusOptions,
   file: string,
-  table: ResultsTable,
+  table: ResultsList,
   createdAt: ReadonlyMap<string, string>,
   requests: RequestCounts,
 ) {
@@ -178,7 +178,7 @@ export async function refreshStatus(o: StatusOptions) {
 
   // applied even when the refresh stopped early; then the file is read once for the steps after
   const apply = await applyStatus([{ file }], read.updates, o);
-  const table = await readResults(file);
+  const table = await spillResults(file);
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, table, read.createdAt, requests);
   const swaps =
     read.halted || refunds.halted || o.stop?.aborted
@@ -187,7 +187,7 @@ export async function refreshStatus(o: StatusOptions) {
   const halted = read.halted ?? refunds.halted ?? swaps.halted;
   requests.total = requestsTotal(requests);
 
-  const after = refunds.refundsFound.length ? await readResults(file) : table;
+  const after = refunds.refundsFound.length ? await spillResults(file) : table;
   const statuses = after.rows.map((r) => r.result.status);
   const byStatus: Record<string, number> = {};
   for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
@@ -231,7 +231,7 @@ export async function refreshStatus(o: StatusOptions) {
 
 /** The payouts to ask about, once the rows are caught up with the ledger; the table itself is not kept. */
 async function toAsk(file: string, o: StatusOptions) {
-  const table = (await catchUpWithLedger(file, o.ledgers ?? [], o)) ?? (await readResults(file));
+  const table = (await catchUpWithLedger(file, o.ledgers ?? [], o)) ?? (await spillResults(file));
   const { todo, final } = toRefresh(table);
   return { todo, final, rows: table.rows.length, expected: requestsExpected(table, todo) };
 }
@@ -240,23 +240,31 @@ async function toAsk(file: string, o: StatusOptions) {
  * A row the ledger knows more of (a later payout, status or refund) takes the ledger's latest
  * state, under the results file's lock; nothing is appended. Returns the table (undefined: no ledger).
  */
-async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: StatusOptions): Promise<ResultsTable | undefined> {
+async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: StatusOptions): Promise<ResultsList | undefined> {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   if (!folds.length) return undefined;
   return underResultsLock(file, async () => {
-    const table = await readResults(file);
+    const table = await spillResults(file);
     const reference = batchColumns(table).reference;
-    const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+    // (the matching takes an array: of what it reads of each row, not of the rows)
+    const matched = table.rows.map((r): ResultRow => ({
+      rowNumber: r.rowNumber,
+      cells: { reference: (reference && r.cells[reference]?.trim()) || '' },
+      result: { idempotencyKey: r.result.idempotencyKey, payoutId: r.result.payoutId },
+    }));
+    const states = ledgerStates(folds, matched, (r) => r.cells.reference || undefined);
     let n = 0;
-    for (const row of table.rows) {
-      const s = states.get(row);
-      const latest = s && ledgerAhead(row.result, s);
-      if (!latest) continue;
+    matched.forEach((m, i) => {
+      const s = states.get(m);
+      const row = s && table.rows.at(i)!;
+      const latest = row && ledgerAhead(row.result, s);
+      if (!latest) return;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
       row.result = screeningClearance ? { ...latest, screeningClearance } : latest;
+      table.rows.set(i, row);
       n++;
-    }
-    if (n) await writeResults(file, table);
+    });
+    if (n) await writeResults(file, { ...table, resultAt: (i) => table.rows.at(i)!.result });
     if (n) o.logger?.info({ rows: n }, "rows brought up to the ledger's latest state");
     return table;
   });
@@ -274,7 +282,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 
-function rowsNeedingUs(t: ResultsTable) {
+function rowsNeedingUs(t: ResultsList) {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
   const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
@@ -292,13 +300,13 @@ function rowsNeedingUs(t: ResultsTable) {
 }
 
 /** Upper case; '' when the file has no such column. */
-function currencyOf(t: ResultsTable, row: ResultRow): string {
+function currencyOf(t: ResultsList, row: ResultRow): string {
   const h = batchColumns(t).sourceCurrency;
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
 /** What the payouts debited and got back, earlier payouts included; an unreadable cell is a problem, never a 0. */
-function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
+function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string[] } {
   const entries: MoneyEntry[] = [];
   const problems: string[] = [];
   const amountColumn = batchColumns(t).sourceAmount;

@@ -11,7 +11,7 @@ import { readResults, writeResults } from '../results/results.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
-import type { ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultsList } from '../results/types.ts';
 import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
@@ -22,9 +22,14 @@ interface BatchSwaps {
   swaps: Map<string, SwapState>;
 }
 
-/** One pass over each journal, no fold: undefined when none is the batch's. */
-export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: Iterable<Ledger>): Promise<BatchSwaps | undefined> {
-  const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
+/** One pass over each journal, no fold: undefined when none is the batch's. `rows`: a results file's, read as they come. */
+export async function batchSwapsOf(
+  rows: Iterable<ResultRow> | AsyncIterable<ResultRow>,
+  file: string,
+  ledgers: Iterable<Ledger>,
+): Promise<BatchSwaps | undefined> {
+  const keys = new Set<string>();
+  for await (const r of rows) if (r.result.idempotencyKey) keys.add(r.result.idempotencyKey);
   for await (const { ledger, batchId } of eachJournal(ledgers)) {
     const found = await swapsIn(ledger, batchId, keys, resolve(file));
     if (found) return found;
@@ -81,14 +86,8 @@ async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: Reques
 }
 
 /** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
-export async function statusOfSwaps(
-  o: FetchOptions,
-  file: string,
-  table: ResultsTable,
-  ledgers: Iterable<Ledger>,
-  requests: RequestCounts,
-) {
-  const batch = await batchSwapsOf(table, file, ledgers);
+export async function statusOfSwaps(o: FetchOptions, file: string, table: ResultsList, ledgers: Iterable<Ledger>, requests: RequestCounts) {
+  const batch = await batchSwapsOf(table.rows, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
   const refresh = await refreshSwaps(o, batch, requests);
   const swaps = swapLinesOf(batch.swaps.values());

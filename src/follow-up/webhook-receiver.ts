@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -91,15 +91,24 @@ function watchStateDir(dir: string): string[] {
   }
 }
 
-/** A CSV that contains none of the ids cannot hold their rows: skip parsing it (UTF-16 text, Excel's "Unicode Text", holds NULs). */
-function mayHold(file: string, payoutIds: string[]): boolean {
+/**
+ * A CSV that contains none of the ids cannot hold their rows: skip parsing it (UTF-16 text, Excel's
+ * "Unicode Text", holds NULs). Read a piece at a time, each searched with the end of the one before.
+ */
+async function mayHold(file: string, payoutIds: string[]): Promise<boolean> {
   if (/\.xlsx$/i.test(file)) return true;
+  const longest = payoutIds.reduce((n, id) => Math.max(n, id.length), 0);
+  let tail = '';
   try {
-    const text = readFileSync(file, 'utf8');
-    return text.includes('\0') || payoutIds.some((id) => text.includes(id));
+    for await (const piece of createReadStream(file, { encoding: 'utf8' })) {
+      const text = tail + (piece as string);
+      if (text.includes('\0') || payoutIds.some((id) => text.includes(id))) return true;
+      tail = text.slice(text.length - longest);
+    }
   } catch {
-    return false;
+    // (unreadable: no rows of it)
   }
+  return false;
 }
 
 type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string });
@@ -175,8 +184,9 @@ export async function startListener(o: ListenerOptions) {
     }
     const targets = targetFiles(o);
     const ids = updates.map((u) => u.payoutId);
+    const held = await Promise.all(targets.map((t) => mayHold(t.file, ids)));
     const { applied } = await applyStatus(
-      targets.filter((t) => mayHold(t.file, ids)),
+      targets.filter((_, i) => held[i]),
       updates,
       // a payout no file holds: its journal is searched in every watch folder's state too
       { stateDirs: targets.flatMap((t) => t.stateDirs ?? []), stateRoots: o.stateRoots, shared: o.shared, logger: log },

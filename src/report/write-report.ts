@@ -1,13 +1,13 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { readResults, ResultsError, streamResults, type SwapLine } from '../results/results.ts';
+import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -88,7 +88,8 @@ export async function writeResultsReport(
 ): Promise<string> {
   const read = { sheet: o.sheet, encoding: o.encoding };
   const { tieOut, problem } = await readTieOut(resultsFile);
-  const batchId = o.batchId ?? (o.ledgers && (await batchSwapsOf(await readResults(resultsFile, read), resultsFile, o.ledgers))?.batchId);
+  const batchId =
+    o.batchId ?? (o.ledgers && (await batchSwapsOf((await streamResults(resultsFile, read)).rows, resultsFile, o.ledgers))?.batchId);
   const view = await resultsViewOf(await streamResults(resultsFile, read), resultsFile, {
     tieOut,
     environment: o.environment,
@@ -114,11 +115,25 @@ export async function writeReportOf(
     ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
-    throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
-  });
-  const head = bytes.subarray(0, 4096).toString('utf8');
+  const unreadable = (e: NodeJS.ErrnoException) =>
+    new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
+  const head = await open(input)
+    .then(async (fh) => {
+      try {
+        const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+        return buffer.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await fh.close();
+      }
+    })
+    .catch((e: NodeJS.ErrnoException) => {
+      throw unreadable(e);
+    });
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
+    const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
+      throw unreadable(e);
+    });
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);

@@ -1,10 +1,9 @@
 // Reading a results file back, neutralising undone: an exact round trip of the write (unlike
 // readBatch, cells are not trimmed and no "totals" row is dropped; only empty rows are skipped).
 // Encoding, delimiter and kind detection come from src/input, so both readers agree on a file.
-import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { parse as parseCsvStream } from 'csv-parse';
-import { parse as parseCsv, CsvError } from 'csv-parse/sync';
+import { open, type FileHandle } from 'node:fs/promises';
+import { Readable, pipeline } from 'node:stream';
+import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
@@ -18,7 +17,8 @@ import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsList, ResultsTable, ResultValues } from './types.ts';
+import { SpillList } from '../files/spill.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
@@ -37,16 +37,38 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
   return { ...table, rows: all };
 }
 
+/** A results file's rows kept in a file (spill.ts) as they are read, not in memory: read again a row at a time. */
+export async function spillResults(file: string): Promise<ResultsList & { rows: SpillList<ResultRow> }> {
+  const { rows, ...table } = await streamResults(file);
+  const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+  for await (const r of rows) kept.push(r);
+  return { ...table, rows: kept };
+}
+
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
-  const buf = await readFile(file).catch((e: NodeJS.ErrnoException) => {
-    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  const unreadable = (e: NodeJS.ErrnoException) =>
+    new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  // (one open file for every pass over it: a results file replaced meanwhile is never read half old, half new)
+  const fh = await open(file).catch((e: NodeJS.ErrnoException) => {
+    throw unreadable(e);
   });
-  const kind = sniffKind(buf.subarray(0, 8192));
-  if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
-  const encoding = encodingOption(file, kind, options, refuse);
-  if (kind !== 'csv') {
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(1024 * 1024), 0, 1024 * 1024, 0);
+    const start = buffer.subarray(0, bytesRead);
+    const kind = sniffKind(start.subarray(0, 8192));
+    if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
+    const encoding = encodingOption(file, kind, options, refuse);
+    if (kind === 'csv') {
+      const { head, records, delimiter } = await readCsv(fh, start, file, encoding);
+      return { ...resultsTableOf(file, 'csv', head, records), delimiter };
+    }
+    // (SheetJS reads a workbook whole)
+    const buf = await fh.readFile().catch((e: NodeJS.ErrnoException) => {
+      throw unreadable(e);
+    });
+    await fh.close();
     const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
     const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
@@ -59,9 +81,10 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
       ...(swaps.length ? { swaps } : {}),
       ...(others.length ? { otherSheets } : {}),
     };
+  } catch (e) {
+    await fh.close();
+    throw e;
   }
-  const { head, records, delimiter } = readCsv(buf, file, encoding);
-  return { ...resultsTableOf(file, 'csv', head, records), delimiter };
 }
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
@@ -77,7 +100,7 @@ export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMappi
 
 /** Records read before the header must be found in them (blank lines above it). */
 const HEAD = 20;
-/** Characters of CSV text parsed at a time. */
+/** Bytes of CSV read at a time. */
 const PIECE = 64 * 1024;
 
 /** The table of a results file: its header found in `head`, its rows made from `records` (every record, header included) as they are read. */
@@ -140,11 +163,8 @@ const CSV_OPTIONS = {
   record_delimiter: ['\r\n', '\n', '\r'],
 };
 
-function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
-  const layout = csvLayout(buf.subarray(0, 1024 * 1024), encoding);
-  let text = iconv.decode(buf.subarray(layout.detected.bomBytes), layout.detected.encoding, { stripBOM: false });
-  if (layout.sepLineFirst) text = text.slice(text.indexOf('\n') + 1);
-
+async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: TextEncoding) {
+  const layout = csvLayout(start, encoding);
   const malformed = (e: unknown) => {
     if (!(e instanceof CsvError))
       return new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
@@ -153,6 +173,18 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
       cause: e,
     });
   };
+  /** The file's records, parsed as they are read (stopping early closes the pass, not the file). */
+  const parsed = (delimiter: string): AsyncIterable<string[]> => {
+    const parser = parseCsvStream({ ...CSV_OPTIONS, delimiter });
+    pipeline(Readable.from(csvText(fh, layout)), parser, () => {});
+    return parser;
+  };
+  /** The first `to` records (all of them: Infinity). */
+  const firstRecords = async (delimiter: string, to: number) => {
+    const out: string[][] = [];
+    for await (const values of parsed(delimiter)) if (out.push(values) >= to) break;
+    return out;
+  };
   const first = layout.delimiter;
   const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
   let delimiter: string = first;
@@ -160,7 +192,7 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
   for (const d of candidates) {
     let tried: string[][];
     try {
-      tried = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: HEAD });
+      tried = await firstRecords(d, HEAD);
     } catch {
       continue;
     }
@@ -172,27 +204,44 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
     }
   }
   try {
-    head ??= parseCsv(text, { ...CSV_OPTIONS, delimiter, to: HEAD });
-    if (head.length === HEAD && head.every(isBlank)) head = parseCsv(text, { ...CSV_OPTIONS, delimiter });
+    head ??= await firstRecords(delimiter, HEAD);
+    if (head.length === HEAD && head.every(isBlank)) head = await firstRecords(delimiter, Infinity);
   } catch (e) {
     throw malformed(e);
   }
   async function* records(): AsyncGenerator<SourceRecord> {
     let rowNumber = 0;
     try {
-      // (fed a piece at a time: given the text whole, the parser makes every record before the first is read)
-      const pieces = Readable.from(
-        (function* () {
-          for (let at = 0; at < text.length; at += PIECE) yield text.slice(at, at + PIECE);
-        })(),
-      );
-      for await (const values of pieces.pipe(parseCsvStream({ ...CSV_OPTIONS, delimiter })) as AsyncIterable<string[]>)
-        yield { rowNumber: ++rowNumber, values };
+      for await (const values of parsed(delimiter)) yield { rowNumber: ++rowNumber, values };
     } catch (e) {
       throw malformed(e);
+    } finally {
+      await fh.close();
     }
   }
   return { head: head.map((values, i) => ({ rowNumber: i + 1, values })), records: records(), delimiter };
+}
+
+/** The CSV's text a piece at a time, decoded, without its BOM nor its "sep=" line. */
+async function* csvText(fh: FileHandle, { detected, sepLineFirst }: ReturnType<typeof csvLayout>): AsyncGenerator<string> {
+  const decoder = iconv.getDecoder(detected.encoding, { stripBOM: false });
+  let beforeSep = sepLineFirst ? '' : undefined; // (the text up to the end of the "sep=" line)
+  // (read at positions, not through a stream of the file: a stream closes the file when it is left)
+  for (let at = detected.bomBytes; ;) {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(PIECE), 0, PIECE, at);
+    if (!bytesRead) break;
+    at += bytesRead;
+    let text = decoder.write(buffer.subarray(0, bytesRead));
+    if (beforeSep !== undefined) {
+      beforeSep += text;
+      if (!beforeSep.includes('\n')) continue;
+      [text, beforeSep] = [beforeSep.slice(beforeSep.indexOf('\n') + 1), undefined];
+    }
+    if (text) yield text;
+  }
+  // (a "sep=" line without a line break: the text as it is)
+  const rest = (beforeSep ?? '') + (decoder.end() ?? '');
+  if (rest) yield rest;
 }
 
 // ---------------------------------------------------------------- XLSX

@@ -1,10 +1,10 @@
 // Results files: written after and during a run (the batch's columns, then the result columns),
 // read back for retry and status. See src/results/README.md "Results file".
 export { RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
-export type { ResultValues, ResultRow, ResultsTable, ResultsSource } from './types.ts';
+export type { ResultValues, ResultRow, ResultsList, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor } from './paths.ts';
 export { writeResults } from './write.ts';
-export { readResults, streamResults } from './read.ts';
+export { readResults, spillResults, streamResults } from './read.ts';
 export { neutralise, unneutralise } from '../input/neutralise.ts';
 export { ResultsError } from './results-errors.ts';
 export { SWAP_COLUMNS, type SwapLine } from './swap-summary.ts';

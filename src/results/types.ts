@@ -31,6 +31,9 @@ export interface ResultsTable {
   otherSheets?: [name: string, sheet: WorkSheet][];
 }
 
+/** A table whose rows may be kept in a file (spill.ts) and read again a row at a time. */
+export type ResultsList = Omit<ResultsTable, 'rows'> & { rows: RowList<ResultRow> };
+
 /** A table whose result values the run makes when the file is written: `resultAt(i)` is those of `rows[i]`. */
 export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
   rows: RowList<Pick<ResultRow, 'rowNumber' | 'cells'>>;

@@ -19,7 +19,12 @@ import { connectionTo, ledgerJournals, paidBatch, setStatus, startSb } from './h
 const io = vi.hoisted(() => ({ reads: [] as string[], writes: [] as string[] }));
 vi.mock('../../src/results/read.ts', async (original) => {
   const m = await original<typeof import('../../src/results/read.ts')>();
-  return { ...m, readResults: (...a: Parameters<typeof m.readResults>) => (io.reads.push(a[0]), m.readResults(...a)) };
+  return {
+    ...m,
+    readResults: (...a: Parameters<typeof m.readResults>) => (io.reads.push(a[0]), m.readResults(...a)),
+    streamResults: (...a: Parameters<typeof m.streamResults>) => (io.reads.push(a[0]), m.streamResults(...a)),
+    spillResults: (...a: Parameters<typeof m.spillResults>) => (io.reads.push(a[0]), m.spillResults(...a)),
+  };
 });
 vi.mock('../../src/results/write.ts', async (original) => {
   const m = await original<typeof import('../../src/results/write.ts')>();

@@ -1,6 +1,6 @@
 // Issue 44: a results file is read a record at a time (the report and the check of another run's
 // results hold no table of it): its first rows are handed out before the rest of the file is parsed.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readResults, ResultsError, streamResults, writeResults } from '../../src/results/results.ts';
 import { tempDir } from './helpers.ts';
@@ -43,5 +43,17 @@ describe('a results file read as a stream (issue 44)', () => {
     expect(seen.length).toBeGreaterThan(0);
     expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 2));
     await expect(readResults(p)).rejects.toMatchObject({ code: 'MALFORMED_CSV' });
+  });
+});
+
+describe('a results file read from the file, a piece at a time', () => {
+  it('is read as the version opened, when a rewrite replaces it while it is read', async () => {
+    const p = await resultsWithBrokenEnd();
+    writeFileSync(p, readFileSync(p, 'utf8').replace(/"REF-X.*\r\n$/, ''));
+    const { rows } = await streamResults(p);
+    await writeResults(p, { format: 'csv', inputColumns: ['reference'], rows: [] });
+    const seen: number[] = [];
+    for await (const r of rows) seen.push(r.rowNumber);
+    expect(seen).toEqual(Array.from({ length: ROWS }, (_, i) => i + 2));
   });
 });

@@ -18,7 +18,7 @@ import {
   statusReportOptions,
   withConnection,
 } from '../options.ts';
-import { readResults } from '../../results/read.ts';
+import { streamResults } from '../../results/read.ts';
 
 /** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
 const MOVED_IN_FULL = 20;
@@ -57,7 +57,7 @@ const command = defineCommand(builder, (args, io: CliIO) =>
       args,
       io,
       results,
-      async () => (await batchSwapsOf(await readResults(results), results, ledgers))?.batchId,
+      async () => (await batchSwapsOf((await streamResults(results)).rows, results, ledgers))?.batchId,
     );
     if (args.json) {
       printJson(io, {
