@@ -13,7 +13,7 @@ import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../
 import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
-import { readResults } from '../results/results.ts';
+import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { applyStatus, type ApplyResult } from './apply-status.ts';
 import { updateOf } from './refresh-status.ts';
@@ -50,11 +50,14 @@ export async function payoutIdOf(
   o: { resultsFile?: string; ledgers?: Ledger[] },
 ): Promise<{ payoutId: string; resultsFile?: string }> {
   if (o.resultsFile) {
-    const table = await readResults(o.resultsFile);
+    const table = await streamResults(o.resultsFile);
     const column = batchColumns(table).reference;
-    const row = table.rows.find(
-      (r) => [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout) && payout !== '',
-    );
+    let row: ResultRow | undefined;
+    for await (const r of table.rows)
+      if (payout !== '' && [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout)) {
+        row = r;
+        break;
+      }
     if (!row)
       throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND');
     if (!row.result.payoutId)
