@@ -1,9 +1,9 @@
 // The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
 // the batch (issue 41): the group's status, each payment information's, each transaction's with its
 // ISO reason, by the one table below. The transactions are the results rows; a pain.001's carried
-// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf) name the originals. A batch
-// that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch
-// id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
+// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf, Amt, AmtCcy) name the originals.
+// A batch that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the
+// batch id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
@@ -128,7 +128,11 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
   const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
 
   // first pass: the payment informations in order, each with its rows and tally
-  const amountOf = (r: ResultRow) => amountAsWritten(cell(r, cols.sourceAmount), cell(r, cols.sourceCurrency)?.toUpperCase());
+  // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
+  const amountOf = (r: ResultRow) => {
+    const [amount, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
+    return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase());
+  };
   const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
   const all: Tally = new Map();
   for (const r of table.rows) {

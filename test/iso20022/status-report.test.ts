@@ -9,7 +9,7 @@ import { PAIN001_VERSIONS } from '../../src/spec/iso20022.ts';
 import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultValues } from '../../src/results/types.ts';
-import { root, SAMPLES } from '../input/pain001-files.ts';
+import { pain001, root, sampleRows, SAMPLES } from '../input/pain001-files.ts';
 import { tempDir } from '../results/helpers.ts';
 import { schemaErrors, texts } from './validate.ts';
 
@@ -174,11 +174,11 @@ describe('pain.002 of a pain.001: the original transactions as the ERP sent them
     async (v) => {
       const sent = join(root, SAMPLES[v]);
       let eqvt = -1;
-      // edited for a retry: another reference (the first was refused), another currency to receive
+      // edited for a retry: another reference (the first was refused), another amount and currency to receive
       const xml = await reportOfPain001(sent, (cells, i) => {
         if (eqvt < 0 && cells.sourceCurrency !== cells.destinationCurrency) eqvt = i;
         if (i !== 0 && i !== eqvt) return cells;
-        return { ...cells, reference: `EDITED-${i}`, destinationCurrency: 'GBP' };
+        return { ...cells, reference: `EDITED-${i}`, sourceAmount: '1.23', destinationCurrency: 'GBP' };
       });
       const pain001 = readFileSync(sent, 'utf8');
       expect(texts(xml, 'OrgnlEndToEndId')).toEqual(texts(pain001, 'EndToEndId'));
@@ -187,6 +187,18 @@ describe('pain.002 of a pain.001: the original transactions as the ERP sent them
       expect(texts(xml, 'OrgnlCtrlSum')).toEqual(texts(pain001, 'CtrlSum'));
     },
   );
+
+  it("reports an amount refused for a currency other than DbtrAcct/Ccy in its own currency, not the account's", async () => {
+    const usd = pain001(
+      sampleRows().filter((r) => r.method === 'ACH'),
+      'pain.001.001.03',
+    );
+    const sent = tmp.path('eur-from-usd.xml');
+    writeFileSync(sent, usd.replace('<InstdAmt Ccy="USD">', '<InstdAmt Ccy="EUR">'));
+    const xml = await reportOfPain001(sent);
+    expect(amounts(xml)[0]).toEqual(['InstdAmt', 'EUR', '5200.00', undefined]);
+    expect(amounts(xml)).toEqual(amounts(readFileSync(sent, 'utf8')));
+  });
 });
 
 describe('the file a pain.002 replaces', () => {
