@@ -18,6 +18,8 @@ export const PAIN001_CARRIED = [
   'InstrId',
   'EndToEndId',
   'CcyOfTrf',
+  'Amt',
+  'AmtCcy',
   'ReqdExctnDt',
   'documentsMatchedBy',
 ] as const;
@@ -122,6 +124,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
     ? [eqvt, first(tx, 'Amt/EqvtAmt/Amt@Ccy'), 'Amt/EqvtAmt/Amt']
     : [first(tx, 'Amt/InstdAmt'), first(tx, 'Amt/InstdAmt@Ccy'), 'Amt/InstdAmt'];
   set('sourceAmount', isoAmount(amount, debitCcy || amountCcy), amountPath);
+  Object.assign(cells, { Amt: amount, AmtCcy: amountCcy }); // (as sent, for the status report: a retry may edit sourceAmount)
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
   if (debitCcy && amountCcy && debitCcy !== amountCcy)
     issues.push({

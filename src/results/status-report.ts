@@ -1,9 +1,9 @@
 // The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
 // the batch (issue 41): the group's status, each payment information's, each transaction's with its
 // ISO reason, by the one table below. The transactions are the results rows; a pain.001's carried
-// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf) name the originals. A batch
-// that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch
-// id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
+// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf, Amt, AmtCcy) name the originals.
+// A batch that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the
+// batch id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
@@ -78,15 +78,25 @@ export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
   return PROGRESS.find((s) => counts.has(s)) ?? 'RJCT';
 }
 
-/** Rows counted per ISO status, with their control sum. */
-type Tally = Map<IsoTxStatus, { n: number; sum: Dec }>;
+/** Rows counted per ISO status, with their control sum and the most decimals its amounts were written with. */
+type Tally = Map<IsoTxStatus, { n: number; sum: Dec; places: number }>;
+
+/** A control sum written with as many decimals as its amounts (100.10 + 0.30 is 100.40, as the pain.001's CtrlSum). */
+const ctrlSum = (xs: { sum: Dec; places: number }[]) =>
+  xs.reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(Math.max(0, ...xs.map((x) => x.places)));
 
 /** A tally's count, control sum and status, under the name of the status's element (GrpSts, PmtInfSts). */
 const totalsOf = (t: Tally, statusElement: string) => ({
   OrgnlNbOfTxs: String([...t.values()].reduce((a, x) => a + x.n, 0)),
-  OrgnlCtrlSum: [...t.values()].reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(),
+  OrgnlCtrlSum: ctrlSum([...t.values()]),
   [statusElement]: groupStatus(t),
 });
+
+/** An amount element, its text as written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent). */
+function amountAsWritten(text: string | undefined, currency: string | undefined) {
+  const amount = isoAmount(text, currency);
+  return amount && /^\d{1,13}(\.\d{1,5})?$/.test(text!) ? { ...amount, '#': text! } : amount;
+}
 
 interface StatusReportOptions {
   /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
@@ -118,7 +128,11 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
   const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
 
   // first pass: the payment informations in order, each with its rows and tally
-  const amountOf = (r: ResultRow) => isoAmount(cell(r, cols.sourceAmount), cell(r, cols.sourceCurrency)?.toUpperCase());
+  // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
+  const amountOf = (r: ResultRow) => {
+    const [amount, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
+    return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase());
+  };
   const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
   const all: Tally = new Map();
   for (const r of table.rows) {
@@ -128,9 +142,10 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
     g.rows.push(r);
     const status = isoTxOf(r.result).status;
     const amount = amountOf(r);
+    const decimals = amount?.['#'].split('.')[1]?.length ?? 0;
     for (const t of [g.tally, all]) {
-      const { n, sum } = t.get(status) ?? { n: 0, sum: new Dec(0) };
-      t.set(status, { n: n + 1, sum: amount ? sum.plus(amount['#']) : sum });
+      const { n, sum, places } = t.get(status) ?? { n: 0, sum: new Dec(0), places: 0 };
+      t.set(status, { n: n + 1, sum: amount ? sum.plus(amount['#']) : sum, places: Math.max(places, decimals) });
     }
   }
 
@@ -141,7 +156,7 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
         OrgnlMsgId: isoText(orgnlMsgId),
         OrgnlMsgNmId: isoText(msgNmId) ?? 'payout-batch',
         ...totalsOf(all, 'GrpSts'),
-        NbOfTxsPerSts: [...all].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() })),
+        NbOfTxsPerSts: [...all].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: ctrlSum([t]) })),
       },
     });
     for (const [id, g] of groups) {

@@ -112,7 +112,9 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
         return p.data ?? p; // (the variant reading's envelope)
       }),
     );
-    expect(texts(xml, 'InstdAmt').slice(0, 2)).toEqual(payouts.map((p) => new Dec(String(p.sourceAmount)).toFixed()));
+    const amounts = texts(xml, 'InstdAmt').slice(0, 2);
+    expect(amounts.map((a) => new Dec(a).toFixed())).toEqual(payouts.map((p) => new Dec(String(p.sourceAmount)).toFixed()));
+    expect(amounts).toEqual(['100.10', '250.05']); // as the batch wrote them
     expect(texts(xml, 'AcctSvcrRef')).toEqual(payouts.map((p) => p.payoutRef));
 
     // one payout settles: `status` reports it ACSC, in the version asked for

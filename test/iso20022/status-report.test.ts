@@ -5,12 +5,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBatch } from '../../src/input/read-batch.ts';
-import { Dec } from '../../src/money.ts';
 import { PAIN001_VERSIONS } from '../../src/spec/iso20022.ts';
 import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultValues } from '../../src/results/types.ts';
-import { root, SAMPLES } from '../input/pain001-files.ts';
+import { pain001, root, sampleRows, SAMPLES } from '../input/pain001-files.ts';
 import { tempDir } from '../results/helpers.ts';
 import { schemaErrors, texts } from './validate.ts';
 
@@ -99,7 +98,7 @@ describe('pain.002 status report', () => {
     expect(texts(xml, 'OrgnlMsgNmId')).toEqual([input]);
     expect(texts(xml, 'OrgnlPmtInfId')).toEqual(['PMT-A', 'PMT-B']);
     expect(texts(xml, 'OrgnlNbOfTxs')).toEqual(['3', '2', '1']);
-    expect(texts(xml, 'OrgnlCtrlSum')).toEqual(['350.45', '350.15', '0.3']);
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual(['350.45', '350.15', '0.30']);
     expect(texts(xml, 'GrpSts')).toEqual(['PART']);
     expect(texts(xml, 'PmtInfSts')).toEqual(['PART', 'ACSP']);
     expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['E2E-0', 'E2E-1', 'E2E-2']);
@@ -107,7 +106,7 @@ describe('pain.002 status report', () => {
     expect(texts(xml, 'TxSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
     expect(texts(xml, 'Cd')).toEqual(['AM04']);
     expect(texts(xml, 'AddtlInf')).toEqual(['Insufficient funds']);
-    expect(texts(xml, 'InstdAmt')).toEqual(['100.1', '250.05', '0.3']);
+    expect(texts(xml, 'InstdAmt')).toEqual(['100.10', '250.05', '0.30']); // as the ERP wrote them
     expect(texts(xml, 'AcctSvcrRef')).toEqual(['PR-0', 'PR-2']);
     expect(texts(xml, 'DtldSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
   });
@@ -135,37 +134,71 @@ describe('pain.002 status report', () => {
   });
 });
 
-/** Each transaction's amount element, as [element, Ccy, value, CcyOfTrf]. */
+/** Each transaction's amount element, as [element, Ccy, text, CcyOfTrf]. */
 const amounts = (xml: string) =>
   [...xml.matchAll(/<(InstdAmt|EqvtAmt)\b[^>]*>([\s\S]*?)<\/\1>/g)].map(([whole, element, inner]) => {
     const [, ccy, value] = /Ccy="([A-Z]{3})">([^<]+)</.exec(whole)!;
-    return [element, ccy, new Dec(value!).toFixed(), /<CcyOfTrf>([A-Z]{3})</.exec(inner!)?.[1]];
+    return [element, ccy, value, /<CcyOfTrf>([A-Z]{3})</.exec(inner!)?.[1]];
   });
 
+/** The pain.002 (valid against its schema) of the results of the pain.001 `sent`, each row's cells edited by `edit` (for a retry). */
+async function reportOfPain001(sent: string, edit: (cells: ResultRow['cells'], i: number) => ResultRow['cells'] = (c) => c) {
+  const src = await readBatch(sent);
+  const rows: ResultRow[] = [];
+  for await (const r of src.rows)
+    rows.push({
+      rowNumber: r.rowNumber,
+      cells: edit(r.cells, rows.length),
+      result: { status: 'PENDING', idempotencyKey: `k${r.rowNumber}` },
+    });
+  const results = tmp.path('erp.results.csv');
+  await writeResults(results, { format: 'csv', inputColumns: src.columns, rows });
+  const out = tmp.path('erp.pain002.xml');
+  const version = await writeStatusReport(results, out);
+  const xml = readFileSync(out, 'utf8');
+  expect(await schemaErrors(xml, version)).toEqual([]);
+  return xml;
+}
+
 describe('pain.002 of a pain.001: the original transactions as the ERP sent them', () => {
+  it.each(PAIN001_VERSIONS)('echoes each amount and control sum of a %s as written (650000.00, not 650000)', async (v) => {
+    const sent = join(root, SAMPLES[v]);
+    const xml = await reportOfPain001(sent);
+    const pain001 = readFileSync(sent, 'utf8');
+    expect(amounts(xml)).toEqual(amounts(pain001));
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual(texts(pain001, 'CtrlSum'));
+  });
+
   it.each(PAIN001_VERSIONS)(
     'echoes each EndToEndId and amount element (InstdAmt or EqvtAmt) of a %s, whatever a retry edited',
     async (v) => {
       const sent = join(root, SAMPLES[v]);
-      const src = await readBatch(sent);
-      const rows: ResultRow[] = [];
-      for await (const r of src.rows)
-        rows.push({ rowNumber: r.rowNumber, cells: r.cells, result: { status: 'PENDING', idempotencyKey: `k${r.rowNumber}` } });
-      const eqvt = rows.findIndex((r) => r.cells.sourceCurrency !== r.cells.destinationCurrency);
-      // edited for a retry: another reference (the first was refused), another currency to receive
-      for (const i of [0, eqvt]) rows[i]!.cells = { ...rows[i]!.cells, reference: `EDITED-${i}`, destinationCurrency: 'GBP' };
-      const results = tmp.path('erp.results.csv');
-      await writeResults(results, { format: 'csv', inputColumns: src.columns, rows });
-      const out = tmp.path('erp.pain002.xml');
-      const version = await writeStatusReport(results, out);
-      const xml = readFileSync(out, 'utf8');
-      expect(await schemaErrors(xml, version)).toEqual([]);
+      let eqvt = -1;
+      // edited for a retry: another reference (the first was refused), another amount and currency to receive
+      const xml = await reportOfPain001(sent, (cells, i) => {
+        if (eqvt < 0 && cells.sourceCurrency !== cells.destinationCurrency) eqvt = i;
+        if (i !== 0 && i !== eqvt) return cells;
+        return { ...cells, reference: `EDITED-${i}`, sourceAmount: '1.23', destinationCurrency: 'GBP' };
+      });
       const pain001 = readFileSync(sent, 'utf8');
       expect(texts(xml, 'OrgnlEndToEndId')).toEqual(texts(pain001, 'EndToEndId'));
       expect(amounts(xml)).toEqual(amounts(pain001));
       expect(amounts(xml)[eqvt]![0]).toBe('EqvtAmt');
+      expect(texts(xml, 'OrgnlCtrlSum')).toEqual(texts(pain001, 'CtrlSum'));
     },
   );
+
+  it("reports an amount refused for a currency other than DbtrAcct/Ccy in its own currency, not the account's", async () => {
+    const usd = pain001(
+      sampleRows().filter((r) => r.method === 'ACH'),
+      'pain.001.001.03',
+    );
+    const sent = tmp.path('eur-from-usd.xml');
+    writeFileSync(sent, usd.replace('<InstdAmt Ccy="USD">', '<InstdAmt Ccy="EUR">'));
+    const xml = await reportOfPain001(sent);
+    expect(amounts(xml)[0]).toEqual(['InstdAmt', 'EUR', '5200.00', undefined]);
+    expect(amounts(xml)).toEqual(amounts(readFileSync(sent, 'utf8')));
+  });
 });
 
 describe('the file a pain.002 replaces', () => {
