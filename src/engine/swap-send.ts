@@ -40,14 +40,14 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
   const sender = new SwapSender(ctx, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
-  const [funded] = await Promise.all([
+  const [funded, leftover] = await Promise.all([
     Promise.all(proposals.map((p) => sender.fund(p))),
     Promise.all(orphans.map((s) => sender.settleByList(s))),
   ]);
-  return new Map(funded.map((f) => [f.currency, f]));
+  return new Map([...funded, ...leftover.filter((f) => !!f)].map((f) => [f.currency, f]));
 }
 
-const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
+export const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
 
 type Sent =
   | { kind: 'created'; swap: SwapSnapshot }
@@ -103,11 +103,12 @@ class SwapSender {
     }
   }
 
-  /** An unsettled swap no proposal names: the list says whether it was made; nothing is sent. */
-  async settleByList(s: SwapState): Promise<void> {
+  /** An unsettled swap no proposal names: the list says whether it was made, and as sent; nothing is sent. */
+  async settleByList(s: SwapState): Promise<Stopped | undefined> {
     const listed = await this.listed(false).catch(() => undefined);
     const found = listed?.get(s.reference);
     if (found) this.created(s.currency, s.reference, found);
+    return found && s.body !== undefined ? notAsSent(s, s.body, found, 'listed as') : undefined;
   }
 
   /** S5: a new attempt priced at the live rate, then sent. */
@@ -248,7 +249,7 @@ class SwapSender {
   }
 }
 
-const stop = (p: SwapProposal, halt: boolean, code: string, message: string): Stopped => ({
+const stop = (p: Pick<SwapProposal, 'currency'>, halt: boolean, code: string, message: string): Stopped => ({
   currency: p.currency,
   funded: false,
   halt,
@@ -261,7 +262,7 @@ const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
 const errorText = (e: unknown) => snapshotOfError(e).message;
 
 /** A swap answered (or listed) with another amount or currency than `body` sent (otherThanSent): its currency stops, and the run. */
-function notAsSent(p: SwapProposal, body: string, swap: SwapAnswer, how: string): Stopped | undefined {
+function notAsSent(p: Pick<SwapProposal, 'currency'>, body: string, swap: SwapAnswer, how: string): Stopped | undefined {
   const b = JSON.parse(body) as SwapRequest;
   const asked = { sourceAmount: b.swapAmount, sourceCurrency: b.swapCurrency, destinationCurrency: b.currencyToBeSent };
   const other = otherThanSent(swap, { ...asked, destinationAmount: b.amountToBeSent });

@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 16;
+const BUSINESSES = 17;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -284,6 +284,11 @@ describe('stopped on request (Ctrl-C)', () => {
 describe('a swap answered not as sent', () => {
   /** Business n's batch of 2 USD rows (their wallet short: a swap) and `gbp` GBP rows, run with swap answers (or list items) rewritten. */
   async function swapRun(n: number, gbp: number, rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) {
+    return (await swapBatch(n, gbp)).run(rewrite, settings);
+  }
+
+  /** Business n's batch (as swapRun's), to run once or more from one state folder. */
+  async function swapBatch(n: number, gbp: number) {
     const dir = await workDir('pb-swap-answer-');
     const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
       .trim()
@@ -295,15 +300,18 @@ describe('a swap answered not as sent', () => {
     const file = join(dir, 'payroll.csv');
     await writeFile(file, [header, ...usd, ...other].join('\n') + '\n');
     const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
-    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
-    const conn = { ...connectionTo(sb), client };
-    const r = await runBatch({
-      file,
-      conn,
-      stateDir: join(dir, 'state'),
-      ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
-    });
-    return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
+    const run = async (rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) => {
+      const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
+      const conn = { ...connectionTo(sb), client };
+      const r = await runBatch({
+        file,
+        conn,
+        stateDir: join(dir, 'state'),
+        ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
+      });
+      return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
+    };
+    return { run, usdSwapReference: swapReference([`SW${n}U-0001`, `SW${n}U-0002`], 'USD') };
   }
 
   /** The answers of `route` (a swap, or each item of the swaps list) with ten times the credit. */
@@ -385,6 +393,32 @@ describe('a swap answered not as sent', () => {
     expect(r.kind).toBe('halted');
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was read as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
+    const b = await swapBatch(17, 0);
+    // (the first run: the swap is made as sent, its answer lost, then the list cannot be read: the run halts, the swap unsettled)
+    let swapped = false;
+    const lostThenDown =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
+        const res = await f(input, init);
+        if (!url.endsWith('/swap')) return res;
+        swapped = true;
+        throw new TypeError('fetch failed');
+      };
+    const first = await b.run(lostThenDown);
+    expect(first.r.kind).toBe('halted');
+    expect(first.payouts).toHaveLength(0);
+    // (the second: the swap's credit shows, so no swap is proposed; the list says ten times the credit)
+    const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/));
+    expect(r.plan?.swaps).toHaveLength(0);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
