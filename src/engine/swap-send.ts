@@ -157,11 +157,14 @@ class SwapSender {
     return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
   }
 
-  /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent. */
+  /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent (or none: approved). */
   private fromList(p: SwapProposal, listed: SwapAnswer): Promise<SwapFunding> | Stopped {
     const { body } = this.state(p.currency) ?? {};
     const swap = this.created(p.currency, p.reference, listed);
-    return (body !== undefined && notAsSent(p, body, listed, 'listed as')) || this.credit(p, swap);
+    // (none journalled here, made by another ledger of the account: the approved swap, but for its credit, priced when sent)
+    const approved = { swapAmount: toApi(new Dec(p.swapAmount)), swapCurrency: p.fromCurrency, currencyToBeSent: p.currency };
+    const how = body === undefined ? 'listed (this ledger sent none: compared with the approved swap) as' : 'listed as';
+    return notAsSent(p, body ?? JSON.stringify(approved), listed, how) || this.credit(p, swap);
   }
 
   /** A swap found in the list, journalled `created` under its journalled attempt, else the first. */

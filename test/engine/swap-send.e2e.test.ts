@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 17;
+const BUSINESSES = 18;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -419,6 +419,34 @@ describe('a swap answered not as sent', () => {
     expect(r.kind).toBe('halted');
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('a swap of the batch made from another ledger of the account, of another amount than approved: no USD row is sent, the run stops', async () => {
+    const b = await swapBatch(18, 0);
+    // (made once the plan is approved, before this run looks for the swap: another host's run of the batch)
+    const other = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(18), requestsPerSecond: 500 });
+    let made = false;
+    const elsewhere =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        if (/\/swaps(\?|$)/.test(String(input instanceof Request ? input.url : input)) && !made) {
+          made = true;
+          const wallets = new Map((await other.listWallets()).data.map((w) => [w.currency, w.walletId]));
+          const proposal = { sourceWalletId: wallets.get('EUR')!, destinationWalletId: wallets.get('USD')! };
+          const amountToBeSent = new Dec('50.00').div(RATE).toDecimalPlaces(2);
+          const swap = { ...proposal, swapAmount: '50.00', fromCurrency: 'EUR', currency: 'USD', reference: b.usdSwapReference };
+          await other.swap(swapBody(swap as SwapProposal, amountToBeSent), { idempotencyKey: `elsewhere-${b.usdSwapReference}` });
+        }
+        return f(input, init);
+      };
+    const { r, payouts } = await b.run(elsewhere);
+    expect(made).toBe(true);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(
+      /the USD swap was listed \(this ledger sent none: compared with the approved swap\) as swap \S+ of sourceAmount 50/,
+    );
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
