@@ -290,8 +290,12 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
     const need = needOf(plan, payoutOf, folded, fees);
+    // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
+    let notAsSent: (f: SwapFunding) => void = () => undefined;
+    const early = new Promise<SwapFunding>((resolve) => (notAsSent = resolve));
+    const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
     const funding = plan.fundedBySwaps
-      ? fundBySwaps({ client, session, need, rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'), stop: settings.stop }, swaps)
+      ? fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps)
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     // (and the rows of a swap an earlier run left unsettled: the list must show it as sent first)
@@ -299,7 +303,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
     const before = async (p: PayoutRow) => {
       if (!waiting.has(p.sourceCurrency)) return undefined;
-      const f = (await funding).get(p.sourceCurrency);
+      const f = await Promise.race([funding.then((m) => m.get(p.sourceCurrency)), early]);
       return f && !f.funded ? f : undefined;
     };
     const toSend = plan.toSend;

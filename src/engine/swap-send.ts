@@ -22,6 +22,8 @@ interface SwapSendContext extends Omit<SendContext, 'at'> {
   need?: (currency: string) => Dec | undefined;
   /** --swap-rate-tolerance as a fraction (0.01 = 1%). */
   rateTolerance: Dec;
+  /** Told at once of a swap not as sent, before the other swaps are done: no row may start after it. */
+  notAsSent?: (f: SwapFunding) => void;
 }
 
 /** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
@@ -40,9 +42,13 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
   const sender = new SwapSender(ctx, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
+  const told = <F extends SwapFunding | undefined>(f: F): F => {
+    if (f && !f.funded && f.notAsSent) ctx.notAsSent?.(f);
+    return f;
+  };
   const [funded, leftover] = await Promise.all([
-    Promise.all(proposals.map((p) => sender.fund(p))),
-    Promise.all(orphans.map((s) => sender.settleByList(s))),
+    Promise.all(proposals.map((p) => sender.fund(p).then(told))),
+    Promise.all(orphans.map((s) => sender.settleByList(s).then(told))),
   ]);
   return new Map([...funded, ...leftover.filter((f) => !!f)].map((f) => [f.currency, f]));
 }

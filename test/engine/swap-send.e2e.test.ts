@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 18;
+const BUSINESSES = 19;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -37,8 +37,13 @@ beforeAll(async () => {
       { currency: 'USD', balance: '20.00' },
       { currency: 'EUR', balance: i === 6 ? '5.00' : '10000.00' },
       { currency: 'GBP', balance: '10000.00' },
+      // (business 19: a second short wallet, funded from EUR too)
+      ...(i === 18 ? [{ currency: 'HKD', balance: '20.00' }] : []),
     ],
-    pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true }],
+    pairs: [
+      { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true },
+      ...(i === 18 ? [{ baseCurrency: 'EUR', quoteCurrency: 'HKD', rate: '8.48', enabled: true }] : []),
+    ],
   }));
   sb = await startSb({ seed, monthlyQuota: null });
 });
@@ -287,8 +292,8 @@ describe('a swap answered not as sent', () => {
     return (await swapBatch(n, gbp)).run(rewrite, settings);
   }
 
-  /** Business n's batch (as swapRun's), to run once or more from one state folder. */
-  async function swapBatch(n: number, gbp: number) {
+  /** Business n's batch (as swapRun's, and `hkd` HKD rows), to run once or more from one state folder. */
+  async function swapBatch(n: number, gbp: number, hkd = 0) {
     const dir = await workDir('pb-swap-answer-');
     const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
       .trim()
@@ -297,8 +302,12 @@ describe('a swap answered not as sent', () => {
       .trim()
       .split('\n')
       .slice(1);
+    const more = generateCsv({ rows: hkd, currencies: ['HKD'], prefix: `SW${n}H` })
+      .trim()
+      .split('\n')
+      .slice(1);
     const file = join(dir, 'payroll.csv');
-    await writeFile(file, [header, ...usd, ...other].join('\n') + '\n');
+    await writeFile(file, [header, ...usd, ...more, ...other].join('\n') + '\n');
     const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
     const run = async (rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) => {
       const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
@@ -394,6 +403,37 @@ describe('a swap answered not as sent', () => {
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was read as swap \S+ of destinationAmount \d+/);
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('no row of another currency starts after it while another swap is still being made', async () => {
+    const events: EngineEvents = new EventEmitter();
+    const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+    let usdAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (usdAnswered = resolve));
+    let initiates = 0;
+    let secondGbp!: () => void;
+    const gbpAgain = new Promise<void>((resolve) => (secondGbp = resolve));
+    // (one row at a time: the first GBP row is held until the USD swap is answered with ten times its credit; the HKD
+    // swap, until the run halts or a second GBP row starts)
+    const holding =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (url.endsWith('/payouts/initiate') && initiates++ === 0) await answered;
+        if (url.endsWith('/payouts/initiate') && initiates > 1) secondGbp();
+        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
+        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        if (to === 'HKD') await Promise.race([halted, gbpAgain]);
+        const res = await (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
+        if (to === 'USD') usdAnswered();
+        return res;
+      };
+    const { r, payouts } = await (await swapBatch(19, 3, 2)).run(holding, { concurrency: 1, events });
+    expect(r.plan?.swaps.map((s) => s.currency).sort()).toEqual(['HKD', 'USD']);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount/);
+    expect(payouts.map((p) => p.sourceCurrency)).toEqual(['GBP']);
   });
 
   it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
