@@ -34,7 +34,7 @@ import {
 } from './outcome.ts';
 import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
-import { fundBySwaps, type SwapFunding } from './swap-send.ts';
+import { fundBySwaps, unsettled, type SwapFunding } from './swap-send.ts';
 import { readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
@@ -290,14 +290,20 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
     const need = needOf(plan, payoutOf, folded, fees);
+    // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
+    let notAsSent: (f: SwapFunding) => void = () => undefined;
+    const early = new Promise<SwapFunding>((resolve) => (notAsSent = resolve));
+    const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
     const funding = plan.fundedBySwaps
-      ? fundBySwaps({ client, session, need, rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'), stop: settings.stop }, swaps)
+      ? fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps)
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
-    const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
+    // (and the rows of a swap an earlier run left unsettled: the list must show it as sent first)
+    const leftover = plan.fundedBySwaps ? [...folded.swaps.values()].filter(unsettled).map((s) => s.currency) : [];
+    const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
     const before = async (p: PayoutRow) => {
       if (!waiting.has(p.sourceCurrency)) return undefined;
-      const f = (await funding).get(p.sourceCurrency);
+      const f = await Promise.race([funding.then((m) => m.get(p.sourceCurrency)), early]);
       return f && !f.funded ? f : undefined;
     };
     const toSend = plan.toSend;
@@ -312,7 +318,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         finish: finishing,
         resend: o.resend,
         fees,
-        ...(swaps.length ? { before } : {}),
+        ...(waiting.size ? { before } : {}),
       },
     );
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);

@@ -22,6 +22,8 @@ interface SwapSendContext extends Omit<SendContext, 'at'> {
   need?: (currency: string) => Dec | undefined;
   /** --swap-rate-tolerance as a fraction (0.01 = 1%). */
   rateTolerance: Dec;
+  /** Told at once of a swap not as sent, before the other swaps are done: no row may start after it. */
+  notAsSent?: (f: SwapFunding) => void;
 }
 
 /** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
@@ -40,14 +42,18 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
   const sender = new SwapSender(ctx, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
-  const [funded] = await Promise.all([
-    Promise.all(proposals.map((p) => sender.fund(p))),
-    Promise.all(orphans.map((s) => sender.settleByList(s))),
+  const told = <F extends SwapFunding | undefined>(f: F): F => {
+    if (f && !f.funded && f.notAsSent) ctx.notAsSent?.(f);
+    return f;
+  };
+  const [funded, leftover] = await Promise.all([
+    Promise.all(proposals.map((p) => sender.fund(p).then(told))),
+    Promise.all(orphans.map((s) => sender.settleByList(s).then(told))),
   ]);
-  return new Map(funded.map((f) => [f.currency, f]));
+  return new Map([...funded, ...leftover.filter((f) => !!f)].map((f) => [f.currency, f]));
 }
 
-const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
+export const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
 
 type Sent =
   | { kind: 'created'; swap: SwapSnapshot }
@@ -103,11 +109,12 @@ class SwapSender {
     }
   }
 
-  /** An unsettled swap no proposal names: the list says whether it was made; nothing is sent. */
-  async settleByList(s: SwapState): Promise<void> {
+  /** An unsettled swap no proposal names: the list says whether it was made, and as sent; nothing is sent. */
+  async settleByList(s: SwapState): Promise<Stopped | undefined> {
     const listed = await this.listed(false).catch(() => undefined);
     const found = listed?.get(s.reference);
     if (found) this.created(s.currency, s.reference, found);
+    return found && s.body !== undefined ? notAsSent(s, s.body, found, 'listed as') : undefined;
   }
 
   /** S5: a new attempt priced at the live rate, then sent. */
@@ -156,11 +163,14 @@ class SwapSender {
     return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
   }
 
-  /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent. */
+  /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent (or none: approved). */
   private fromList(p: SwapProposal, listed: SwapAnswer): Promise<SwapFunding> | Stopped {
     const { body } = this.state(p.currency) ?? {};
     const swap = this.created(p.currency, p.reference, listed);
-    return (body !== undefined && notAsSent(p, body, listed, 'listed as')) || this.credit(p, swap);
+    // (none journalled here, made by another ledger of the account: the approved swap, but for its credit, priced when sent)
+    const approved = { swapAmount: toApi(new Dec(p.swapAmount)), swapCurrency: p.fromCurrency, currencyToBeSent: p.currency };
+    const how = body === undefined ? 'listed (this ledger sent none: compared with the approved swap) as' : 'listed as';
+    return notAsSent(p, body ?? JSON.stringify(approved), listed, how) || this.credit(p, swap);
   }
 
   /** A swap found in the list, journalled `created` under its journalled attempt, else the first. */
@@ -248,7 +258,7 @@ class SwapSender {
   }
 }
 
-const stop = (p: SwapProposal, halt: boolean, code: string, message: string): Stopped => ({
+const stop = (p: Pick<SwapProposal, 'currency'>, halt: boolean, code: string, message: string): Stopped => ({
   currency: p.currency,
   funded: false,
   halt,
@@ -261,7 +271,7 @@ const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
 const errorText = (e: unknown) => snapshotOfError(e).message;
 
 /** A swap answered (or listed) with another amount or currency than `body` sent (otherThanSent): its currency stops, and the run. */
-function notAsSent(p: SwapProposal, body: string, swap: SwapAnswer, how: string): Stopped | undefined {
+function notAsSent(p: Pick<SwapProposal, 'currency'>, body: string, swap: SwapAnswer, how: string): Stopped | undefined {
   const b = JSON.parse(body) as SwapRequest;
   const asked = { sourceAmount: b.swapAmount, sourceCurrency: b.swapCurrency, destinationCurrency: b.currencyToBeSent };
   const other = otherThanSent(swap, { ...asked, destinationAmount: b.amountToBeSent });

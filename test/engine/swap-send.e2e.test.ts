@@ -24,7 +24,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 16;
+const BUSINESSES = 19;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -37,8 +37,13 @@ beforeAll(async () => {
       { currency: 'USD', balance: '20.00' },
       { currency: 'EUR', balance: i === 6 ? '5.00' : '10000.00' },
       { currency: 'GBP', balance: '10000.00' },
+      // (business 19: a second short wallet, funded from EUR too)
+      ...(i === 18 ? [{ currency: 'HKD', balance: '20.00' }] : []),
     ],
-    pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true }],
+    pairs: [
+      { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true },
+      ...(i === 18 ? [{ baseCurrency: 'EUR', quoteCurrency: 'HKD', rate: '8.48', enabled: true }] : []),
+    ],
   }));
   sb = await startSb({ seed, monthlyQuota: null });
 });
@@ -284,6 +289,11 @@ describe('stopped on request (Ctrl-C)', () => {
 describe('a swap answered not as sent', () => {
   /** Business n's batch of 2 USD rows (their wallet short: a swap) and `gbp` GBP rows, run with swap answers (or list items) rewritten. */
   async function swapRun(n: number, gbp: number, rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) {
+    return (await swapBatch(n, gbp)).run(rewrite, settings);
+  }
+
+  /** Business n's batch (as swapRun's, and `hkd` HKD rows), to run once or more from one state folder. */
+  async function swapBatch(n: number, gbp: number, hkd = 0) {
     const dir = await workDir('pb-swap-answer-');
     const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
       .trim()
@@ -292,18 +302,25 @@ describe('a swap answered not as sent', () => {
       .trim()
       .split('\n')
       .slice(1);
+    const more = generateCsv({ rows: hkd, currencies: ['HKD'], prefix: `SW${n}H` })
+      .trim()
+      .split('\n')
+      .slice(1);
     const file = join(dir, 'payroll.csv');
-    await writeFile(file, [header, ...usd, ...other].join('\n') + '\n');
+    await writeFile(file, [header, ...usd, ...more, ...other].join('\n') + '\n');
     const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
-    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
-    const conn = { ...connectionTo(sb), client };
-    const r = await runBatch({
-      file,
-      conn,
-      stateDir: join(dir, 'state'),
-      ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
-    });
-    return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
+    const run = async (rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) => {
+      const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
+      const conn = { ...connectionTo(sb), client };
+      const r = await runBatch({
+        file,
+        conn,
+        stateDir: join(dir, 'state'),
+        ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
+      });
+      return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
+    };
+    return { run, usdSwapReference: swapReference([`SW${n}U-0001`, `SW${n}U-0002`], 'USD') };
   }
 
   /** The answers of `route` (a swap, or each item of the swaps list) with ten times the credit. */
@@ -385,6 +402,91 @@ describe('a swap answered not as sent', () => {
     expect(r.kind).toBe('halted');
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was read as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('no row of another currency starts after it while another swap is still being made', async () => {
+    const events: EngineEvents = new EventEmitter();
+    const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+    let usdAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (usdAnswered = resolve));
+    let initiates = 0;
+    let secondGbp!: () => void;
+    const gbpAgain = new Promise<void>((resolve) => (secondGbp = resolve));
+    // (one row at a time: the first GBP row is held until the USD swap is answered with ten times its credit; the HKD
+    // swap, until the run halts or a second GBP row starts)
+    const holding =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (url.endsWith('/payouts/initiate') && initiates++ === 0) await answered;
+        if (url.endsWith('/payouts/initiate') && initiates > 1) secondGbp();
+        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
+        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        if (to === 'HKD') await Promise.race([halted, gbpAgain]);
+        const res = await (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
+        if (to === 'USD') usdAnswered();
+        return res;
+      };
+    const { r, payouts } = await (await swapBatch(19, 3, 2)).run(holding, { concurrency: 1, events });
+    expect(r.plan?.swaps.map((s) => s.currency).sort()).toEqual(['HKD', 'USD']);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount/);
+    expect(payouts.map((p) => p.sourceCurrency)).toEqual(['GBP']);
+  });
+
+  it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
+    const b = await swapBatch(17, 0);
+    // (the first run: the swap is made as sent, its answer lost, then the list cannot be read: the run halts, the swap unsettled)
+    let swapped = false;
+    const lostThenDown =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
+        const res = await f(input, init);
+        if (!url.endsWith('/swap')) return res;
+        swapped = true;
+        throw new TypeError('fetch failed');
+      };
+    const first = await b.run(lostThenDown);
+    expect(first.r.kind).toBe('halted');
+    expect(first.payouts).toHaveLength(0);
+    // (the second: the swap's credit shows, so no swap is proposed; the list says ten times the credit)
+    const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/));
+    expect(r.plan?.swaps).toHaveLength(0);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('a swap of the batch made from another ledger of the account, of another amount than approved: no USD row is sent, the run stops', async () => {
+    const b = await swapBatch(18, 0);
+    // (made once the plan is approved, before this run looks for the swap: another host's run of the batch)
+    const other = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(18), requestsPerSecond: 500 });
+    let made = false;
+    const elsewhere =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        if (/\/swaps(\?|$)/.test(String(input instanceof Request ? input.url : input)) && !made) {
+          made = true;
+          const wallets = new Map((await other.listWallets()).data.map((w) => [w.currency, w.walletId]));
+          const proposal = { sourceWalletId: wallets.get('EUR')!, destinationWalletId: wallets.get('USD')! };
+          const amountToBeSent = new Dec('50.00').div(RATE).toDecimalPlaces(2);
+          const swap = { ...proposal, swapAmount: '50.00', fromCurrency: 'EUR', currency: 'USD', reference: b.usdSwapReference };
+          await other.swap(swapBody(swap as SwapProposal, amountToBeSent), { idempotencyKey: `elsewhere-${b.usdSwapReference}` });
+        }
+        return f(input, init);
+      };
+    const { r, payouts } = await b.run(elsewhere);
+    expect(made).toBe(true);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(
+      /the USD swap was listed \(this ledger sent none: compared with the approved swap\) as swap \S+ of sourceAmount 50/,
+    );
     expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
   });
 });
