@@ -39,11 +39,16 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
   const journalled = [...ctx.session.folded.swaps.values()];
   if (!proposals.length && !journalled.some(unsettled)) return new Map();
   const references = [...proposals.map((p) => p.reference), ...journalled.filter(unsettled).map((s) => s.reference)];
-  const sender = new SwapSender(ctx, references);
+  // (a swap not as sent: no other swap starts after it, not even one priced again)
+  const held = new AbortController();
+  const sender = new SwapSender({ ...ctx, stop: ctx.stop ? AbortSignal.any([ctx.stop, held.signal]) : held.signal }, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
   const told = <F extends SwapFunding | undefined>(f: F): F => {
-    if (f && !f.funded && f.notAsSent) ctx.notAsSent?.(f);
+    if (f && !f.funded && f.notAsSent) {
+      held.abort(f.error.message);
+      ctx.notAsSent?.(f);
+    }
     return f;
   };
   const [funded, leftover] = await Promise.all([
@@ -119,8 +124,13 @@ class SwapSender {
 
   /** S5: a new attempt priced at the live rate, then sent. */
   private async fresh(p: SwapProposal, attempt: number, reread: boolean): Promise<Sent> {
+    // (the reason a string: another swap was not as sent; else Ctrl-C)
+    const why = this.ctx.stop?.reason as unknown;
     if (this.ctx.stop?.aborted)
-      return { kind: 'stopped', stop: stop(p, true, 'STOPPED', `stopped on request before the ${p.currency} swap`) };
+      return {
+        kind: 'stopped',
+        stop: stop(p, true, 'STOPPED', typeof why === 'string' ? why : `stopped on request before the ${p.currency} swap`),
+      };
     let pairs: CurrencyPairAnswer[];
     try {
       pairs = await this.livePairs(reread);

@@ -16,6 +16,7 @@ import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-s
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
+import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../src/spec/codes.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, ROOT, startSb, unattended, until, workDir } from '../ops/helpers.ts';
 import { runBatch, type EngineEvents, type RunSettings } from '../../src/engine/pipeline.ts';
@@ -24,7 +25,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 19;
+const BUSINESSES = 20;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -37,12 +38,12 @@ beforeAll(async () => {
       { currency: 'USD', balance: '20.00' },
       { currency: 'EUR', balance: i === 6 ? '5.00' : '10000.00' },
       { currency: 'GBP', balance: '10000.00' },
-      // (business 19: a second short wallet, funded from EUR too)
-      ...(i === 18 ? [{ currency: 'HKD', balance: '20.00' }] : []),
+      // (businesses 19 and 20: a second short wallet, funded from EUR too)
+      ...(i >= 18 ? [{ currency: 'HKD', balance: '20.00' }] : []),
     ],
     pairs: [
       { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true },
-      ...(i === 18 ? [{ baseCurrency: 'EUR', quoteCurrency: 'HKD', rate: '8.48', enabled: true }] : []),
+      ...(i >= 18 ? [{ baseCurrency: 'EUR', quoteCurrency: 'HKD', rate: '8.48', enabled: true }] : []),
     ],
   }));
   sb = await startSb({ seed, monthlyQuota: null });
@@ -434,6 +435,29 @@ describe('a swap answered not as sent', () => {
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was answered with swap \S+ of destinationAmount/);
     expect(payouts.map((p) => p.sourceCurrency)).toEqual(['GBP']);
+  });
+
+  it('no other swap is sent after it, not even one priced again after a stale rate', async () => {
+    const events: EngineEvents = new EventEmitter();
+    const halted = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+    let hkdSwaps = 0;
+    // (the HKD swap's first attempt is refused as priced at a stale rate once the run halted on the USD swap's answer)
+    const staleHkd =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
+        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        if (to === 'HKD' && hkdSwaps++ === 0) {
+          await halted;
+          return new Response(JSON.stringify({ statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE }), { status: 400 });
+        }
+        return (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
+      };
+    const { r } = await (await swapBatch(20, 0, 2)).run(staleHkd, { events });
+    expect(r.plan?.swaps.map((s) => s.currency).sort()).toEqual(['HKD', 'USD']);
+    expect(r.answerNotAsSent).toBe(true);
+    expect(hkdSwaps).toBe(1);
   });
 
   it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
