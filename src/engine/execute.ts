@@ -253,8 +253,8 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /** What a row waits for (its wallet's swap), outside the concurrency limit: a reason leaves it NOT_SENT (`notAsSent`: halts the run). */
-  before?: (row: PayoutRow) => Promise<{ error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
+  /** What a row waits for (its wallet's swap), outside the concurrency limit: a reason leaves it NOT_SENT (`notAsSent`: halts the run; another `currency`'s holds the row by that halt). */
+  before?: (row: PayoutRow) => Promise<{ currency: string; error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
 }
 
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
@@ -417,8 +417,10 @@ class RowLoop {
     const { before } = this.o;
     const go = async (item: T) => {
       const why = before && typeof item !== 'string' ? await before(item) : undefined;
-      // (a swap answered not as sent: no row starts after it, as after a payout's)
+      // (a swap answered not as sent: no row starts after it, as after a payout's; a row of another currency is held as those)
       if (why?.notAsSent && !this.answerNotAsSent) this.halting(new AnswerNotAsSent(why.error.message));
+      const held = why && why.currency !== (item as PayoutRow).sourceCurrency;
+      if (held) return this.done(item as PayoutRow, { code: 'NOT_SENT', message: `not sent: ${this.halted}` });
       return why ? this.done(item as PayoutRow, why.error) : this.limit(() => guarded(item));
     };
     if (before) return void (await Promise.all(list.map(go)));

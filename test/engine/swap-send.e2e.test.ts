@@ -25,7 +25,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 20;
+const BUSINESSES = 21;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -38,7 +38,7 @@ beforeAll(async () => {
       { currency: 'USD', balance: '20.00' },
       { currency: 'EUR', balance: i === 6 ? '5.00' : '10000.00' },
       { currency: 'GBP', balance: '10000.00' },
-      // (businesses 19 and 20: a second short wallet, funded from EUR too)
+      // (businesses 19 to 21: a second short wallet, funded from EUR too)
       ...(i >= 18 ? [{ currency: 'HKD', balance: '20.00' }] : []),
     ],
     pairs: [
@@ -321,7 +321,8 @@ describe('a swap answered not as sent', () => {
       });
       return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
     };
-    return { run, usdSwapReference: swapReference([`SW${n}U-0001`, `SW${n}U-0002`], 'USD') };
+    const results = async () => (await import('../../src/results/results.ts')).readResults(join(dir, 'payroll.results.csv'));
+    return { run, results, usdSwapReference: swapReference([`SW${n}U-0001`, `SW${n}U-0002`], 'USD') };
   }
 
   /** The answers of `route` (a swap, or each item of the swaps list) with ten times the credit. */
@@ -458,6 +459,31 @@ describe('a swap answered not as sent', () => {
     expect(r.plan?.swaps.map((s) => s.currency).sort()).toEqual(['HKD', 'USD']);
     expect(r.answerNotAsSent).toBe(true);
     expect(hkdSwaps).toBe(1);
+  });
+
+  it("holds the rows of another currency's swap made as sent NOT_SENT by the halt, not as that swap not as sent", async () => {
+    const usdTenfold =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
+        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        return (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
+      };
+    const b = await swapBatch(21, 0, 2);
+    const { r, payouts } = await b.run(usdTenfold);
+    expect(r.plan?.swaps.map((s) => s.currency).sort()).toEqual(['HKD', 'USD']);
+    expect(r.answerNotAsSent).toBe(true);
+    expect(payouts).toEqual([]);
+    const rows = (await b.results()).rows.map((x) => [x.cells.sourceCurrency, x.result.status, x.result.errorCode, x.result.errorMessage]);
+    const why = expect.stringMatching(/^the USD swap was answered with swap \S+ of destinationAmount/);
+    const held = expect.stringMatching(/^not sent: the USD swap was answered with swap \S+ of destinationAmount/);
+    expect(rows).toEqual([
+      ['USD', 'NOT_SENT', 'SWAP_NOT_AS_SENT', why],
+      ['USD', 'NOT_SENT', 'SWAP_NOT_AS_SENT', why],
+      ['HKD', 'NOT_SENT', 'NOT_SENT', held],
+      ['HKD', 'NOT_SENT', 'NOT_SENT', held],
+    ]);
   });
 
   it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
