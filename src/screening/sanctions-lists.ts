@@ -166,7 +166,7 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = 
   let last: string | undefined;
   input.on('data', (chunk) => {
     hash.update(chunk);
-    last = (chunk as Buffer).subarray(-8).toString('latin1').trimEnd().at(-1) ?? last;
+    last = (chunk as Buffer).toString('latin1').trimEnd().at(-1) ?? last;
   });
   input.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
@@ -180,7 +180,7 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = 
           'LIST_FORMAT',
           `${file}: line ${info.lines} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
         );
-      if (ofacWidth && record.length === 1 && record[0]!.trim() === '\x1a') continue;
+      if (ofacWidth && record.length === 1 && ['', '\x1a'].includes(record[0]!.trim())) continue;
       if (ofacWidth && !/^\d+$/.test(record[0]!.trim()))
         throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} does not start with an entry number: the file is damaged`);
       yield record;

@@ -73,6 +73,13 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     expect(e.message).toContain(`${name}: OFAC's end-of-file mark (0x1A after the last line) is missing`);
   });
 
+  it('reads an OFAC file whose end mark is followed by blank lines', async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(dir, f), join(d, f));
+    writeFileSync(join(d, 'sdn.csv'), readFileSync(join(d, 'sdn.csv'), 'utf8') + '\r\n'.repeat(5));
+    expect((await readList(d)).info.entries).toBe(32);
+  });
+
   it('refuses an OFAC line that does not start with an entry number: a damaged entry would be lost silently', async () => {
     const d = tmp();
     for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
