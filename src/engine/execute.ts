@@ -253,8 +253,16 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /** What a row waits for (its wallet's swap), outside the concurrency limit: a reason leaves it NOT_SENT (`notAsSent`: halts the run; another `currency`'s holds the row by that halt). */
-  before?: (row: PayoutRow) => Promise<{ currency: string; error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
+  /**
+   * The rows that wait for their wallet's swap, taken after the others: `funded`'s reason leaves a row NOT_SENT
+   * (`notAsSent`: halts the run; another `currency`'s holds the row by that halt).
+   */
+  before?: {
+    waits: (row: PayoutRow) => boolean;
+    funded: (row: PayoutRow) => Promise<{ currency: string; error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
+  };
+  /** A swap answered not as sent, told at once: no row starts after it, as after a payout's. */
+  halts?: Promise<string>;
 }
 
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
@@ -307,6 +315,8 @@ class RowLoop {
   /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
   async run(rows: RowList<PayoutRow>) {
     const { settings } = this.o;
+    let running = true;
+    void this.o.halts?.then((why) => running && this.halting(new AnswerNotAsSent(why)));
     await Promise.all([
       this.each(rows, (p) => this.row(p)),
       this.each(this.o.finish ?? [], (ref) => this.attachPending(this.state(ref), false)),
@@ -320,6 +330,7 @@ class RowLoop {
     }
     const listed = this.going() ? await completeCreated(this.send) : undefined;
     if (listed) this.halting(new AnswerNotAsSent(listed));
+    running = false;
     const { outcomes, created, halted, answerNotAsSent } = this;
     return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
@@ -415,20 +426,28 @@ class RowLoop {
       }
     };
     const { before } = this.o;
+    const waits = (item: T) => !!before && typeof item !== 'string' && before.waits(item);
     const go = async (item: T) => {
-      const why = before && typeof item !== 'string' ? await before(item) : undefined;
+      const why = waits(item) ? await before!.funded(item as PayoutRow) : undefined;
       // (a swap answered not as sent: no row starts after it, as after a payout's; a row of another currency is held as those)
       if (why?.notAsSent && !this.answerNotAsSent) this.halting(new AnswerNotAsSent(why.error.message));
       const held = why && why.currency !== (item as PayoutRow).sourceCurrency;
       if (held) return this.done(item as PayoutRow, { code: 'NOT_SENT', message: `not sent: ${this.halted}` });
       return why ? this.done(item as PayoutRow, why.error) : this.limit(() => guarded(item));
     };
-    if (before) return void (await Promise.all(list.map(go)));
-    let next = 0;
-    const worker = async () => {
-      while (next < list.length) await go(list.at(next++)!);
+    // (the rows waiting for a swap once the others are taken, when it is known)
+    const pass = async (take: boolean) => {
+      let next = 0;
+      const worker = async () => {
+        while (next < list.length) {
+          const item = list.at(next++)!;
+          if (waits(item) === take) await go(item);
+        }
+      };
+      await Promise.all(Array.from({ length: this.limit.concurrency }, worker));
     };
-    await Promise.all(Array.from({ length: this.limit.concurrency }, worker));
+    await pass(false);
+    if (before) await pass(true);
   }
 
   private going(): boolean {

@@ -292,7 +292,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const need = needOf(plan, payoutOf, folded, fees);
     // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
     let notAsSent: (f: SwapFunding) => void = () => undefined;
-    const early = new Promise<SwapFunding>((resolve) => (notAsSent = resolve));
+    const early = new Promise<Extract<SwapFunding, { funded: false }>>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
     const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
     const funding = plan.fundedBySwaps
       ? fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps)
@@ -301,10 +301,12 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     // (and the rows of a swap an earlier run left unsettled: the list must show it as sent first)
     const leftover = plan.fundedBySwaps ? [...folded.swaps.values()].filter(unsettled).map((s) => s.currency) : [];
     const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
-    const before = async (p: PayoutRow) => {
-      if (!waiting.has(p.sourceCurrency)) return undefined;
-      const f = await Promise.race([funding.then((m) => m.get(p.sourceCurrency)), early]);
-      return f && !f.funded ? f : undefined;
+    const before = {
+      waits: (p: PayoutRow) => waiting.has(p.sourceCurrency),
+      funded: async (p: PayoutRow) => {
+        const f = await Promise.race([funding.then((m) => m.get(p.sourceCurrency)), early]);
+        return f && !f.funded ? f : undefined;
+      },
     };
     const toSend = plan.toSend;
     const res = await executeRows(
@@ -318,7 +320,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         finish: finishing,
         resend: o.resend,
         fees,
-        ...(waiting.size ? { before } : {}),
+        ...(waiting.size ? { before, halts: early.then((f) => f.error.message) } : {}),
       },
     );
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PayoutClient } from '../../src/client/client.ts';
 import { inFlightFor } from '../../src/cli/options.ts';
-import { executeRows } from '../../src/engine/execute.ts';
+import { executeRows, type ExecuteOptions } from '../../src/engine/execute.ts';
 import { batchIdentity } from '../../src/engine/identity.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { SpillList } from '../../src/files/spill.ts';
@@ -48,7 +48,7 @@ function creatingClient(readSoFar: () => number) {
   return { client: client as unknown as PayoutClient, seen };
 }
 
-async function run(rows: number) {
+async function run(rows: number, more: Partial<ExecuteOptions> = {}) {
   const dir = await dirs.make();
   const file = join(dir, 'b.csv');
   await writeFile(file, generateCsv({ rows, prefix: `F${rows}` }));
@@ -74,6 +74,7 @@ async function run(rows: number) {
       session,
       mode: 'run',
       settings: { mergeDocuments: false, concurrency: 4 },
+      ...more,
     });
     return { res, seen, created: [...session.folded.rows.values()].filter((s) => s.phase === 'created').length };
   } finally {
@@ -94,6 +95,22 @@ describe('a run holds no object per row beyond its journal fold (issue 44)', () 
       // and each later one finds at most a worker's row beyond those already sent
       seen.forEach((read, i) => expect(read).toBeLessThanOrEqual(i + 1 + 4));
     }
+  });
+});
+
+describe("rows that wait for their wallet's swap (issue 44)", () => {
+  it('wait as many at a time as the limit takes, not each row at once', async () => {
+    let waiting = 0;
+    let most = 0;
+    const funded = async () => {
+      most = Math.max(most, ++waiting);
+      await Promise.resolve();
+      waiting--;
+      return undefined;
+    };
+    const { res } = await run(400, { before: { waits: () => true, funded } });
+    expect(res.created).toBe(400);
+    expect(most).toBeLessThanOrEqual(4);
   });
 });
 

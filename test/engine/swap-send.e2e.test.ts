@@ -349,10 +349,8 @@ describe('a swap answered not as sent', () => {
 
   it('no row of another currency starts after it, as after a payout answered not as sent', async () => {
     const events: EngineEvents = new EventEmitter();
-    const swapStopped = new Promise<void>((resolve) =>
-      events.on('event', (e) => e.type === 'row-done' && e.reference.startsWith('SW14U') && resolve()),
-    );
-    // (one GBP row at a time; the first is answered once the USD rows learned their swap's answer)
+    const swapStopped = new Promise<void>((resolve) => events.on('event', (e) => e.type === 'halted' && resolve()));
+    // (one GBP row at a time; the first is answered once the run halted on the swap's answer)
     let held = false;
     const holding =
       (f: typeof fetch): typeof fetch =>
