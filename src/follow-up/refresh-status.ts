@@ -246,24 +246,17 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
   return underResultsLock(file, async () => {
     const table = await spillResults(file);
     const reference = batchColumns(table).reference;
-    // (the matching takes an array: of what it reads of each row, not of the rows)
-    const matched = table.rows.map((r): ResultRow => ({
-      rowNumber: r.rowNumber,
-      cells: { reference: (reference && r.cells[reference]?.trim()) || '' },
-      result: { idempotencyKey: r.result.idempotencyKey, payoutId: r.result.payoutId },
-    }));
-    const states = ledgerStates(folds, matched, (r) => r.cells.reference || undefined);
+    const states = ledgerStates(folds, table.rows, (r) => (reference && r.cells[reference]?.trim()) || undefined);
     let n = 0;
-    matched.forEach((m, i) => {
-      const s = states.get(m);
-      const row = s && table.rows.at(i)!;
-      const latest = row && ledgerAhead(row.result, s);
-      if (!latest) return;
+    for (const [i, s] of states) {
+      const row = table.rows.at(i)!;
+      const latest = ledgerAhead(row.result, s);
+      if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
       row.result = screeningClearance ? { ...latest, screeningClearance } : latest;
       table.rows.set(i, row);
       n++;
-    });
+    }
     if (n) await writeResults(file, { ...table, resultAt: (i) => table.rows.at(i)!.result });
     if (n) o.logger?.info({ rows: n }, "rows brought up to the ledger's latest state");
     return table;
