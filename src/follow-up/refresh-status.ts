@@ -192,7 +192,8 @@ export async function refreshStatus(o: StatusOptions) {
   const byStatus: Record<string, number> = {};
   for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
   const groups = countGroups(statuses);
-  const { entries, problems: moneyProblems } = moneyEntries(after);
+  const moneyProblems: string[] = [];
+  const money = moneyTotals(moneyEntries(after, moneyProblems));
   const finished = groups.paid === after.rows.length;
   // a row with no payout needs a person, as do unreadable money cells
   const needsUs =
@@ -210,7 +211,7 @@ export async function refreshStatus(o: StatusOptions) {
     finished,
     outcomes: outcomeCounts(statuses),
     groups,
-    money: moneyTotals(entries),
+    money,
     moneyProblems,
     moved: apply.applied.filter(isRealMove),
     refundsFound: refunds.refundsFound,
@@ -298,10 +299,8 @@ function currencyOf(t: ResultsList, row: ResultRow): string {
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
-/** What the payouts debited and got back, earlier payouts included; an unreadable cell is a problem, never a 0. */
-function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string[] } {
-  const entries: MoneyEntry[] = [];
-  const problems: string[] = [];
+/** What the payouts debited and got back, a row at a time, earlier payouts included; an unreadable cell is a problem, never a 0. */
+function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry> {
   const amountColumn = batchColumns(t).sourceAmount;
   /** Payout id -> the row that named it first: a row copied in the file is counted once. */
   const seen = new Map<string, number>();
@@ -315,7 +314,7 @@ function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string
     if (r.payoutId) seen.set(r.payoutId, row.rowNumber);
     const earlier = parseEarlierPayouts(r.earlierPayouts);
     if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
-    entries.push(...earlier.payouts.map(moneyEntryOfEarlier));
+    yield* earlier.payouts.map(moneyEntryOfEarlier);
     if (!r.payoutId || !isCreatedStatus(r.status)) continue;
     // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
     const [column, text] =
@@ -327,13 +326,12 @@ function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string
       problems.push(`row ${row.rowNumber}: ${c} ${JSON.stringify(v ?? '')} is not an amount: its payout is not counted`);
       continue;
     }
-    entries.push({
+    yield {
       status: r.status!,
       currency: currencyOf(t, row),
       amount,
       fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
       refunded,
-    });
+    };
   }
-  return { entries, problems };
 }
