@@ -23,10 +23,10 @@ import { PayoutApiError } from '../client/errors.ts';
 import { formatApiAmount } from '../money.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
-import { readResults } from '../results/read.ts';
+import { spillResults } from '../results/read.ts';
 import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
 import { publishResults, writeResults } from '../results/write.ts';
-import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
@@ -77,7 +77,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.'), { sending: true }))?.path ?? given.resultsFile,
   };
   const resultsFile = resolve(o.resultsFile);
-  const table = await readResults(resultsFile);
+  const table = await spillResults(resultsFile);
   const { fields } = mapColumns(table.inputColumns, resultsFile);
   const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
@@ -196,7 +196,7 @@ const sameBytes = async (a: string, b: string): Promise<boolean> => {
 /** The account's journal holding most of the file's rows (payout id, key or reference); on a tie, the one that wrote it. */
 async function findJournalOfResults(
   ledger: Ledger,
-  table: ResultsTable,
+  table: ResultsList,
   refHeader: string | undefined,
   resultsFile: string,
   shownAs: string,
@@ -241,7 +241,7 @@ async function confirmFailedRows(
   conn: Connection,
   ledger: Ledger,
   { batchId, folded }: { batchId: string; folded: FoldedJournal },
-  rows: ResultsTable['rows'],
+  rows: Iterable<ResultRow>,
   notResent: NotResent[],
 ): Promise<FoldedJournal> {
   const byPayout = new Map<string, RowState>();
@@ -288,7 +288,7 @@ async function confirmFailedRows(
 
 /** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
 async function retryBatch(
-  table: ResultsTable,
+  table: ResultsList,
   fields: ColumnMapping['fields'],
   resultsFile: string,
   o: RetryOptions,
@@ -366,8 +366,8 @@ async function retryBatch(
     return row;
   };
 
-  // (spilled as made, not held: a retry holds its results table, not a second copy of the batch)
-  const rows = spillRows(listView(table.rows.length, (i) => retryRow(table.rows[i]!, i)));
+  // (spilled as made, not held: a retry holds neither its results table nor a second copy of the batch)
+  const rows = spillRows(listView(table.rows.length, (i) => retryRow(table.rows.at(i)!, i)));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
