@@ -23,10 +23,10 @@ import { PayoutApiError } from '../client/errors.ts';
 import { formatApiAmount } from '../money.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
-import { readResults } from '../results/read.ts';
+import { spillResults } from '../results/read.ts';
 import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
 import { publishResults, writeResults } from '../results/write.ts';
-import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
@@ -77,7 +77,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.'), { sending: true }))?.path ?? given.resultsFile,
   };
   const resultsFile = resolve(o.resultsFile);
-  const table = await readResults(resultsFile);
+  const table = await spillResults(resultsFile);
   const { fields } = mapColumns(table.inputColumns, resultsFile);
   const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
@@ -196,7 +196,7 @@ const sameBytes = async (a: string, b: string): Promise<boolean> => {
 /** The account's journal holding most of the file's rows (payout id, key or reference); on a tie, the one that wrote it. */
 async function findJournalOfResults(
   ledger: Ledger,
-  table: ResultsTable,
+  table: ResultsList,
   refHeader: string | undefined,
   resultsFile: string,
   shownAs: string,
@@ -241,7 +241,7 @@ async function confirmFailedRows(
   conn: Connection,
   ledger: Ledger,
   { batchId, folded }: { batchId: string; folded: FoldedJournal },
-  rows: ResultsTable['rows'],
+  rows: Iterable<ResultRow>,
   notResent: NotResent[],
 ): Promise<FoldedJournal> {
   const byPayout = new Map<string, RowState>();
@@ -288,7 +288,7 @@ async function confirmFailedRows(
 
 /** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
 async function retryBatch(
-  table: ResultsTable,
+  table: ResultsList,
   fields: ColumnMapping['fields'],
   resultsFile: string,
   o: RetryOptions,
@@ -324,9 +324,9 @@ async function retryBatch(
   };
 
   /** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
-  const retryRow = (r: ResultRow): EngineRow => {
+  const retryRow = (r: ResultRow, i: number): EngineRow => {
     let row = rowOfCells(r);
-    const s = journalled.get(r);
+    const s = journalled.get(i);
     if (o.resendFailed && s && resendable(s)) {
       if (row.payout) {
         out.resend.add(s.ref);
@@ -366,8 +366,8 @@ async function retryBatch(
     return row;
   };
 
-  // (spilled as made, not held: a retry holds its results table, not a second copy of the batch)
-  const rows = spillRows(listView(table.rows.length, (i) => retryRow(table.rows[i]!)));
+  // (spilled as made, not held: a retry holds neither its results table nor a second copy of the batch)
+  const rows = spillRows(listView(table.rows.length, (i) => retryRow(table.rows.at(i)!, i)));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
@@ -383,15 +383,16 @@ async function retryBatch(
 }
 
 /**
- * Each results row's latest state: by its key cell (spec §4.2), else its payoutId cell (now or
- * replaced), else its reference; never its line number. A state goes to one row at most, so a
- * repeated reference never takes another's payout; one that several journals name matches only by key or id.
+ * Each results row's latest state, by the row's place in `rows` (read twice, a row at a time): by its
+ * key cell (spec §4.2), else its payoutId cell (now or replaced), else its reference; never its line
+ * number. A state goes to one row at most, so a repeated reference never takes another's payout;
+ * one that several journals name matches only by key or id.
  */
 export function ledgerStates(
   folds: Iterable<FoldedJournal>,
-  rows: readonly ResultRow[],
+  rows: Iterable<ResultRow>,
   referenceOf: (r: ResultRow) => string | undefined,
-): Map<ResultRow, RowState> {
+): Map<number, RowState> {
   const byKey = new Map<string, RowState>();
   const byPayout = new Map<string, RowState>();
   const byRef = new Map<string, RowState | null>();
@@ -404,26 +405,29 @@ export function ledgerStates(
       for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
       byRef.set(s.ref, byRef.has(s.ref) ? null : s);
     }
-  const out = new Map<ResultRow, RowState>();
+  const out = new Map<number, RowState>();
   const claimed = new Set<RowState>();
-  const claim = (r: ResultRow, s: RowState | null | undefined) => {
+  const claim = (i: number, s: RowState | null | undefined) => {
     if (!s || claimed.has(s)) return;
     claimed.add(s);
-    out.set(r, s);
+    out.set(i, s);
   };
   const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
-  for (const r of rows) claim(r, strong(r));
+  let i = 0;
+  for (const r of rows) claim(i++, strong(r));
+  i = 0;
   for (const r of rows) {
     const ref = referenceOf(r);
-    if (!out.has(r) && ref) claim(r, byRef.get(ref));
+    if (!out.has(i) && ref) claim(i, byRef.get(ref));
+    i++;
   }
   return out;
 }
 
 /** An unsettled row no results row names cannot be told from a new payment: refused, nothing sent. */
-function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, RowState>, file: string): void {
+function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<number, RowState>, file: string): void {
   const named = new Set([...matched.values()].map((s) => s.ref));
   const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
   if (!lost.length) return;

@@ -77,9 +77,11 @@ async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
   const reference = batchColumns(table).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
-  for (const [row, s] of states)
+  for (const [i, s] of states) {
+    const row = table.rows[i]!;
     if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
       latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
+  }
   return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };
 }
 

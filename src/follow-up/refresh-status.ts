@@ -192,7 +192,8 @@ export async function refreshStatus(o: StatusOptions) {
   const byStatus: Record<string, number> = {};
   for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
   const groups = countGroups(statuses);
-  const { entries, problems: moneyProblems } = moneyEntries(after);
+  const moneyProblems: string[] = [];
+  const money = moneyTotals(moneyEntries(after, moneyProblems));
   const finished = groups.paid === after.rows.length;
   // a row with no payout needs a person, as do unreadable money cells
   const needsUs =
@@ -210,7 +211,7 @@ export async function refreshStatus(o: StatusOptions) {
     finished,
     outcomes: outcomeCounts(statuses),
     groups,
-    money: moneyTotals(entries),
+    money,
     moneyProblems,
     moved: apply.applied.filter(isRealMove),
     refundsFound: refunds.refundsFound,
@@ -246,24 +247,17 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
   return underResultsLock(file, async () => {
     const table = await spillResults(file);
     const reference = batchColumns(table).reference;
-    // (the matching takes an array: of what it reads of each row, not of the rows)
-    const matched = table.rows.map((r): ResultRow => ({
-      rowNumber: r.rowNumber,
-      cells: { reference: (reference && r.cells[reference]?.trim()) || '' },
-      result: { idempotencyKey: r.result.idempotencyKey, payoutId: r.result.payoutId },
-    }));
-    const states = ledgerStates(folds, matched, (r) => r.cells.reference || undefined);
+    const states = ledgerStates(folds, table.rows, (r) => (reference && r.cells[reference]?.trim()) || undefined);
     let n = 0;
-    matched.forEach((m, i) => {
-      const s = states.get(m);
-      const row = s && table.rows.at(i)!;
-      const latest = row && ledgerAhead(row.result, s);
-      if (!latest) return;
+    for (const [i, s] of states) {
+      const row = table.rows.at(i)!;
+      const latest = ledgerAhead(row.result, s);
+      if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
       row.result = screeningClearance ? { ...latest, screeningClearance } : latest;
       table.rows.set(i, row);
       n++;
-    });
+    }
     if (n) await writeResults(file, { ...table, resultAt: (i) => table.rows.at(i)!.result });
     if (n) o.logger?.info({ rows: n }, "rows brought up to the ledger's latest state");
     return table;
@@ -305,10 +299,8 @@ function currencyOf(t: ResultsList, row: ResultRow): string {
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
-/** What the payouts debited and got back, earlier payouts included; an unreadable cell is a problem, never a 0. */
-function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string[] } {
-  const entries: MoneyEntry[] = [];
-  const problems: string[] = [];
+/** What the payouts debited and got back, a row at a time, earlier payouts included; an unreadable cell is a problem, never a 0. */
+function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry> {
   const amountColumn = batchColumns(t).sourceAmount;
   /** Payout id -> the row that named it first: a row copied in the file is counted once. */
   const seen = new Map<string, number>();
@@ -322,7 +314,7 @@ function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string
     if (r.payoutId) seen.set(r.payoutId, row.rowNumber);
     const earlier = parseEarlierPayouts(r.earlierPayouts);
     if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
-    entries.push(...earlier.payouts.map(moneyEntryOfEarlier));
+    yield* earlier.payouts.map(moneyEntryOfEarlier);
     if (!r.payoutId || !isCreatedStatus(r.status)) continue;
     // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
     const [column, text] =
@@ -334,13 +326,12 @@ function moneyEntries(t: ResultsList): { entries: MoneyEntry[]; problems: string
       problems.push(`row ${row.rowNumber}: ${c} ${JSON.stringify(v ?? '')} is not an amount: its payout is not counted`);
       continue;
     }
-    entries.push({
+    yield {
       status: r.status!,
       currency: currencyOf(t, row),
       amount,
       fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
       refunded,
-    });
+    };
   }
-  return { entries, problems };
 }

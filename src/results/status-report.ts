@@ -7,8 +7,8 @@
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
-import { batchColumns, readResults } from './read.ts';
-import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import { batchColumns, spillResults } from './read.ts';
+import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
 export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
 
@@ -107,22 +107,22 @@ interface StatusReportOptions {
 
 /** Writes the status report of the results file `resultsFile` to `path` (atomically). Returns the version written. */
 export async function writeStatusReport(resultsFile: string, path: string, o: StatusReportOptions = {}): Promise<Pain002Version> {
-  return reportOf(await readResults(resultsFile), path, o);
+  return reportOf(await spillResults(resultsFile), path, o);
 }
 
 /** A watch's: for a batch read from a pain.001 only, its report beside its results (`x.results.csv` → `x.results.pain002.xml`). */
 export async function writeStatusReportBeside(resultsFile: string): Promise<string | undefined> {
-  const table = await readResults(resultsFile);
-  if (!PAIN001_VERSIONS.includes(table.rows[0]?.cells.MsgNmId as Pain001Version)) return undefined;
+  const table = await spillResults(resultsFile);
+  if (!PAIN001_VERSIONS.includes(table.rows.at(0)?.cells.MsgNmId as Pain001Version)) return undefined;
   const path = resultsFile.replace(/\.[^./\\]+$/, '') + '.pain002.xml';
   await reportOf(table, path, {});
   return path;
 }
 
-async function reportOf(table: ResultsTable, path: string, o: StatusReportOptions): Promise<Pain002Version> {
+async function reportOf(table: ResultsList, path: string, o: StatusReportOptions): Promise<Pain002Version> {
   const cols = { reference: 'reference', sourceAmount: 'sourceAmount', sourceCurrency: 'sourceCurrency', ...batchColumns(table) };
   const cell = (r: ResultRow, name: string | undefined) => (name ? r.cells[name]?.trim() : undefined) || undefined;
-  const first = table.rows[0];
+  const first = table.rows.at(0);
   const msgNmId = first && cell(first, 'MsgNmId');
   const version = o.version ?? PAIN002_FOR[msgNmId as Pain001Version] ?? 'pain.002.001.03';
   const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
@@ -133,13 +133,14 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
     const [amount, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
     return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase());
   };
-  const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
+  // (a group holds its rows' places, read again when written)
+  const groups = new Map<string, { rows: number[]; tally: Tally }>();
   const all: Tally = new Map();
-  for (const r of table.rows) {
+  table.rows.forEach((r, i) => {
     const id = cell(r, 'PmtInfId') ?? orgnlMsgId;
     const g = groups.get(id) ?? { rows: [], tally: new Map() as Tally };
     groups.set(id, g);
-    g.rows.push(r);
+    g.rows.push(i);
     const status = isoTxOf(r.result).status;
     const amount = amountOf(r);
     const decimals = amount?.['#'].split('.')[1]?.length ?? 0;
@@ -147,7 +148,7 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
       const { n, sum, places } = t.get(status) ?? { n: 0, sum: new Dec(0), places: 0 };
       t.set(status, { n: n + 1, sum: amount ? sum.plus(amount['#']) : sum, places: Math.max(places, decimals) });
     }
-  }
+  });
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
     xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString().slice(0, 19) } });
@@ -164,7 +165,8 @@ async function reportOf(table: ResultsTable, path: string, o: StatusReportOption
         OrgnlPmtInfId: isoText(id),
         ...totalsOf(g.tally, 'PmtInfSts'),
       });
-      for (const r of g.rows) {
+      for (const i of g.rows) {
+        const r = table.rows.at(i)!;
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);
         const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf') ?? '')?.[0]; // (the pain.001 gave an equivalent amount)

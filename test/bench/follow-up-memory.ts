@@ -1,5 +1,5 @@
-// Peak memory of `listen` and `status` as the results file grows: each applies a few status
-// changes to a results file of 10,000 or 100,000 rows and rewrites it.
+// Peak memory of `listen`, `status` and `retry` as the results file grows: each applies a few status
+// changes to a results file of 10,000 or 100,000 rows and rewrites it, or reads it whole.
 //   npx tsx test/bench/follow-up-memory.ts [--sizes 10000,100000]
 //
 // A real `run` of 20 rows against the sandbox (in this process, no rate limit, payouts left
@@ -7,7 +7,9 @@
 // with its own reference and payout id, all paid (final: `status` asks nothing about them). Then:
 // - `listen --results FILE`: the 20 payouts' deliveries (PROCESSING), signed, posted at once; it is
 //   stopped (SIGTERM) once its inbox records them applied;
-// - `status FILE`: the sandbox's staff pay the 20 payouts first, so status moves them.
+// - `status FILE`: the sandbox's staff pay the 20 payouts first, so status moves them;
+// - `status FILE --status-report`: nothing moves, the pain.002 of every row is written;
+// - `retry FILE --yes`: nothing to send (every row paid), its rows matched with the journal.
 // Each is the real CLI (node dist/bin.js) in a child process; its peak RSS is process.resourceUsage()
 // read at its exit through a --require hook. The file is checked after each: N rows, 20 moved.
 import { spawn } from 'node:child_process';
@@ -120,6 +122,14 @@ async function listen(cwd: string, file: string, payoutIds: string[]): Promise<{
   return { rssMb: usage().maxRSS / 1024, wallS: (performance.now() - t0) / 1000 };
 }
 
+/** The CLI's `args` to the end: its peak RSS in MB. */
+async function peak(cwd: string, args: string[]): Promise<{ rssMb: number; wallS: number }> {
+  rmSync(usageFile, { force: true });
+  const r = await spawnChild([join(ROOT, 'dist/bin.js'), ...args], env(cwd), cwd);
+  if (r.code !== 0) throw new Error(`${args[0]}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
+  return { rssMb: usage().maxRSS / 1024, wallS: r.ms / 1000 };
+}
+
 /** `status FILE` after the sandbox's staff paid the 20 payouts: its peak RSS in MB. */
 async function status(sb: LocalSandbox, cwd: string, file: string, payoutIds: string[]): Promise<{ rssMb: number; wallS: number }> {
   for (const id of payoutIds)
@@ -131,10 +141,7 @@ async function status(sb: LocalSandbox, cwd: string, file: string, payoutIds: st
       });
       if (r.status !== 200) throw new Error(`control: ${r.status} ${await r.text()}`);
     }
-  rmSync(usageFile, { force: true });
-  const r = await spawnChild([join(ROOT, 'dist/bin.js'), 'status', file, '--base-url', sb.url, '--rate', '1000'], env(cwd), cwd);
-  if (r.code !== 0) throw new Error(`status: exit ${r.code}\n${r.stderr.slice(-1500)}`);
-  return { rssMb: usage().maxRSS / 1024, wallS: r.ms / 1000 };
+  return peak(cwd, ['status', file, '--base-url', sb.url, '--rate', '1000']);
 }
 
 const rows: Cell[][] = [];
@@ -152,6 +159,16 @@ try {
     await checked(file, n, 'SUCCESSFUL');
     rows.push(['status (20 moved)', n, size, `${s.wallS.toFixed(1)} s`, `${s.rssMb.toFixed(0)} MB`]);
     console.log(rows.at(-1)!.join('\t'));
+    const report = join(cwd, 'status.pain002.xml');
+    const p = await peak(cwd, ['status', file, '--base-url', sb.url, '--rate', '1000', '--status-report', report]);
+    const txs = readFileSync(report, 'utf8').split('<TxInfAndSts>').length - 1;
+    if (txs !== n) throw new Error(`${report}: ${txs} transactions, expected ${n}`);
+    rows.push(['status --status-report', n, size, `${p.wallS.toFixed(1)} s`, `${p.rssMb.toFixed(0)} MB`]);
+    console.log(rows.at(-1)!.join('\t'));
+    const r = await peak(cwd, ['retry', file, '--yes', '--no-report', '--base-url', sb.url, '--rate', '1000']);
+    await checked(file, n, 'SUCCESSFUL');
+    rows.push(['retry (nothing to send)', n, size, `${r.wallS.toFixed(1)} s`, `${r.rssMb.toFixed(0)} MB`]);
+    console.log(rows.at(-1)!.join('\t'));
     rmSync(cwd, { recursive: true, force: true });
   }
 } finally {
@@ -161,7 +178,7 @@ try {
 saveFigures({
   name: 'follow-up-memory',
   caption:
-    'Peak RSS of the CLI applying 20 status changes to a CSV results file of N rows (20 real payouts, the rest paid copies), in a child process',
+    'Peak RSS of the CLI applying 20 status changes to (or reading) a CSV results file of N rows (20 real payouts, the rest paid copies), in a child process',
   columns: ['command', 'rows', 'results file', 'wall', 'peak RSS'],
   rows,
 });

@@ -31,7 +31,7 @@ const row = (reference: string | undefined, result: ResultRow['result'] = {}, ro
 /** The payout id (else the ref, else '-') each row is matched to. */
 const match = (folds: FoldedJournal[], rows: ResultRow[]) => {
   const m = ledgerStates(folds, rows, (r) => r.cells.reference);
-  return rows.map((r) => m.get(r)?.payout?.id ?? m.get(r)?.ref ?? '-');
+  return rows.map((_, i) => m.get(i)?.payout?.id ?? m.get(i)?.ref ?? '-');
 };
 
 describe('ledgerStates', () => {

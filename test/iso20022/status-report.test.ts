@@ -111,6 +111,19 @@ describe('pain.002 status report', () => {
     expect(texts(xml, 'DtldSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
   });
 
+  it("gathers each payment information's transactions in the file's order, wherever they stand", async () => {
+    const results = tmp.path('erp.results.csv');
+    const paid = { status: 'SUCCESSFUL', payoutId: 'p' };
+    const rows = [row(0, 'PMT-A', '1.00', paid), row(1, 'PMT-B', '2.00', paid), row(2, 'PMT-A', '3.00', paid)];
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows });
+    const out = tmp.path('erp.pain002.xml');
+    await writeStatusReport(results, out);
+    const xml = readFileSync(out, 'utf8');
+    expect(texts(xml, 'OrgnlPmtInfId')).toEqual(['PMT-A', 'PMT-B']);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['E2E-0', 'E2E-2', 'E2E-1']);
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual(['6.00', '4.00', '2.00']);
+  });
+
   it('reports a CSV batch as one payment information under its batch id, in the version asked for', async () => {
     const results = tmp.path('payroll.results.csv');
     const rows = [0, 1].map((i) => ({

@@ -5,6 +5,7 @@ import { applyStatus } from '../../src/follow-up/apply-status.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
+import type { ResultRow } from '../../src/results/types.ts';
 import { connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 describe('status catching up with the ledger', () => {
@@ -26,6 +27,30 @@ describe('status catching up with the ledger', () => {
       const rows = (await readResults(b.results)).rows.map((r) => r.result);
       expect(rows.map((r) => r.status)).toEqual(['PROCESSING', 'PENDING']);
       expect(rows[0]!.screeningClearance).toBe(clearance);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('moves the row that names the payout, wherever it stands, never a copy of it', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 3 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const [r0, r1, r2] = table.rows as [ResultRow, ResultRow, ResultRow];
+      // (a person sorted the rows, pasted a copy of the first and cleared the last's key and payout id)
+      const bare = (r: ResultRow) => ({ ...r, result: { status: r.result.status } });
+      const rows = [r2, bare(r0), r0, bare(r1)].map((r, i) => ({ ...r, rowNumber: i + 2 }));
+      await writeResults(b.results, { ...table, rows });
+      await setStatus(sb, b.ids[0]!, 'PROCESSING');
+      const at = new Date(Date.now() + 1000).toISOString();
+      await applyStatus([], [{ payoutId: b.ids[0]!, status: 'PROCESSING', at, source: 'webhook' }], { ledgers: [ledgerOf(conn)] });
+
+      await refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      const after = (await readResults(b.results)).rows.map((r) => r.result);
+      expect(after.map((r) => r.payoutId)).toEqual([b.ids[2], undefined, b.ids[0], b.ids[1]]);
+      expect(after.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PROCESSING', 'PENDING']);
     } finally {
       await sb.close();
     }
