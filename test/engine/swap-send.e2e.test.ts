@@ -325,6 +325,12 @@ describe('a swap answered not as sent', () => {
     return { run, results, usdSwapReference: swapReference([`SW${n}U-0001`, `SW${n}U-0002`], 'USD') };
   }
 
+  /** The currency a swap request credits (none for any other request). */
+  const swapTo = (url: string, init?: RequestInit) =>
+    url.endsWith('/swap')
+      ? (JSON.parse(new TextDecoder().decode(init!.body as Uint8Array)) as { currencyToBeSent?: string }).currencyToBeSent
+      : undefined;
+
   /** The answers of `route` (a swap, or each item of the swaps list) with ten times the credit. */
   const tenfold =
     (route: RegExp) =>
@@ -421,8 +427,7 @@ describe('a swap answered not as sent', () => {
         const url = String(input instanceof Request ? input.url : input);
         if (url.endsWith('/payouts/initiate') && initiates++ === 0) await answered;
         if (url.endsWith('/payouts/initiate') && initiates > 1) secondGbp();
-        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
-        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        const to = swapTo(url, init);
         if (to === 'HKD') await Promise.race([halted, gbpAgain]);
         const res = await (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
         if (to === 'USD') usdAnswered();
@@ -445,8 +450,7 @@ describe('a swap answered not as sent', () => {
       (f: typeof fetch): typeof fetch =>
       async (input, init) => {
         const url = String(input instanceof Request ? input.url : input);
-        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
-        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        const to = swapTo(url, init);
         if (to === 'HKD' && hkdSwaps++ === 0) {
           await halted;
           return new Response(JSON.stringify({ statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE }), { status: 400 });
@@ -464,8 +468,7 @@ describe('a swap answered not as sent', () => {
       (f: typeof fetch): typeof fetch =>
       async (input, init) => {
         const url = String(input instanceof Request ? input.url : input);
-        const body = url.endsWith('/swap') ? new TextDecoder().decode(init!.body as Uint8Array) : '{}';
-        const to = (JSON.parse(body) as { currencyToBeSent?: string }).currencyToBeSent;
+        const to = swapTo(url, init);
         return (to === 'USD' ? tenfold(/\/swap$/)(f) : f)(input, init);
       };
     const b = await swapBatch(21, 0, 2);
