@@ -116,8 +116,13 @@ class SwapSender {
 
   /** An unsettled swap no proposal names: the list says whether it was made, and as sent; nothing is sent. */
   async settleByList(s: SwapState): Promise<Stopped | undefined> {
-    const listed = await this.listed(false).catch(() => undefined);
-    const found = listed?.get(s.reference);
+    let listed;
+    try {
+      listed = await this.listed(false);
+    } catch (e) {
+      return unreachable(s, 'the swaps list', e); // (not compared: its currency's rows wait for the next run)
+    }
+    const found = listed.get(s.reference);
     if (found) this.created(s.currency, s.reference, found);
     return found && s.body !== undefined ? notAsSent(s, s.body, found, 'listed as') : undefined;
   }
@@ -275,7 +280,7 @@ const stop = (p: Pick<SwapProposal, 'currency'>, halt: boolean, code: string, me
   error: { code, message },
 });
 
-const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
+const unreachable = (p: Pick<SwapProposal, 'currency'>, what: string, e: unknown): Stopped =>
   stop(p, true, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
 
 const errorText = (e: unknown) => snapshotOfError(e).message;

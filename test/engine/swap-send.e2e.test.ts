@@ -504,6 +504,17 @@ describe('a swap answered not as sent', () => {
     const first = await b.run(lostThenDown);
     expect(first.r.kind).toBe('halted');
     expect(first.payouts).toHaveLength(0);
+    // (a run while the list still cannot be read: the swap cannot be compared, so no USD row goes)
+    const listDown =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        if (/\/swaps(\?|$)/.test(String(input instanceof Request ? input.url : input))) throw new TypeError('fetch failed');
+        return f(input, init);
+      };
+    const blind = await b.run(listDown);
+    expect(blind.r.kind).toBe('halted');
+    expect(blind.r.halted).toMatch(/the swaps list could not be read or sent for the USD swap/);
+    expect(blind.payouts).toHaveLength(0);
     // (the second: the swap's credit shows, so no swap is proposed; the list says ten times the credit)
     const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/));
     expect(r.plan?.swaps).toHaveLength(0);
