@@ -361,7 +361,7 @@ async function retryBatch(
             `(key ${s.key}) and its outcome is unknown: it may be paid. Nothing was sent. Fix the row so that it is settled with its journalled key first.`,
           'unsettled-row-invalid',
         );
-      row = { ...row, payout: first, problems: [] };
+      row = { ...row, payout: { ...first, rowNumber: row.rowNumber }, problems: [] };
     }
     return row;
   };
