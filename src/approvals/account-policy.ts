@@ -81,13 +81,16 @@ export function hostFolder(): string {
 /** The account's file (or folder) `<digest>.<what>` in the host folder: `policy.json`, `ledger.json` (its team ledger), `unapproved`. */
 const hostPath = (baseUrl: string, what: string): string => join(hostFolder(), `${sha256Hex(accountOf(baseUrl)).slice(0, 32)}.${what}`);
 
-/** False when missing; throws for a path another user could have written. */
+/** False when missing; throws for a path another user could have written, or this user may not look at. */
 function trusted(path: string, what: string): boolean {
   let st;
   try {
     st = lstatSync(path);
-  } catch {
-    return false;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    // (a policy may be there: read as none, the run would go without the approvals it asks)
+    throw new PolicyError(`cannot look at ${what} ${path} (${code ?? (e as Error).message}): nothing is sent until this user can read it`);
   }
   if (whyUntrusted(st, { rootMayOwn: true }))
     throw new PolicyError(
