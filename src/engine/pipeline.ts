@@ -249,12 +249,8 @@ export async function planStage(
       o.screening,
     ));
   // (a row about to go under a new key; one settling its outcome goes with its journalled key)
-  await refuseRecentDuplicates(
-    o.ledger,
-    batch,
-    (r) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected'),
-    o,
-  );
+  const fresh = (r: EngineRow) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected');
+  await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
