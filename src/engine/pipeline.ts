@@ -494,16 +494,11 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
         error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
       };
   if (left && s.phase === 'rejected') return fallback;
-  const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
   const o = outcomeFromState(s, fallback);
-  return cleared
-    ? {
-        ...o,
-        clearance: cleared
-          .map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`)
-          .join('; '),
-      }
-    : o;
+  const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
+  if (!cleared) return o;
+  const clearance = cleared.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`);
+  return { ...o, clearance: clearance.join('; ') };
 }
 
 /** A kept row of a retried results file, as an outcome for the summary: an amount that cannot be read is left out, never guessed. */
