@@ -170,7 +170,6 @@ interface Candidate {
   resending: boolean;
 }
 
-/** A row's verdict from its validation, its journal state and the preflight. */
 function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: PlanOptions): RowVerdict {
   const ref = referenceOf(r);
   const s = ref === undefined ? undefined : rowState(folded, ref);
@@ -219,7 +218,6 @@ export const NOT_DUE = 'NOT_DUE';
 /** The codes of a row left out because another batch of the account sent its reference. */
 export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
 
-/** A reference another batch of the account sent, as a row left out. */
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
   const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
   const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;

@@ -137,7 +137,6 @@ export function referenceOf(r: EngineRow): string | undefined {
   return r.payout?.reference ?? r.reference;
 }
 
-/** The references of a batch's valid rows. */
 export function validReferences(rows: RowList<EngineRow>): Set<string> {
   return new Set(rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
 }
