@@ -185,13 +185,10 @@ function resultsFromLedger(folded: FoldedJournal): ResultsTable {
   return { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency'], rows };
 }
 
-const sameBytes = async (a: string, b: string): Promise<boolean> => {
-  try {
-    return (await readFile(a)).equals(await readFile(b));
-  } catch {
-    return false;
-  }
-};
+const sameBytes = (a: string, b: string): Promise<boolean> =>
+  Promise.all([readFile(a), readFile(b)])
+    .then(([x, y]) => x.equals(y))
+    .catch(() => false);
 
 /** The account's journal holding most of the file's rows (payout id, key or reference); on a tie, the one that wrote it. */
 async function findJournalOfResults(
