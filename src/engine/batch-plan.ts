@@ -47,7 +47,6 @@ const leftOut = (code: string, message: string, payout?: PayoutSnapshot): LeftOu
   ...(payout ? { payout } : {}),
 });
 
-/** A corridor not enabled, and how many rows it holds back. */
 type BlockedCorridor = Pick<CorridorInfo, 'sourceCurrency' | 'destinationCurrency' | 'destinationCountryCode' | 'pairId'> & {
   rows: number;
 };
@@ -171,7 +170,6 @@ interface Candidate {
   resending: boolean;
 }
 
-/** A row's verdict from its validation, its journal state and the preflight. */
 function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: PlanOptions): RowVerdict {
   const ref = referenceOf(r);
   const s = ref === undefined ? undefined : rowState(folded, ref);
@@ -220,7 +218,6 @@ export const NOT_DUE = 'NOT_DUE';
 /** The codes of a row left out because another batch of the account sent its reference. */
 export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
 
-/** A reference another batch of the account sent, as a row left out. */
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
   const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
   const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
@@ -328,34 +325,24 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
 /** The wallets; one without a readable balance (spec §2) is left to the service's INSUFFICIENT_FUNDS. */
 function walletsOf(pf: PreflightResult) {
   const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
-  const balances = new Map<string, DecT>();
-  const balanceNotKnown = new Set<string>();
-  for (const w of wallets) {
-    if (w.balance === undefined) balanceNotKnown.add(w.currency);
-    else balances.set(w.currency, w.balance);
-  }
+  const balances = new Map(wallets.flatMap((w) => (w.balance === undefined ? [] : [[w.currency, w.balance] as const])));
+  const balanceNotKnown = new Set(wallets.filter((w) => w.balance === undefined).map((w) => w.currency));
   return { wallets, balances, balanceNotKnown };
 }
 
-/** A currency's sums over some rows; `estimated`: the part of `fees` that is the methods route's, over `feesEstimated` rows. */
-interface Totals {
-  rows: number;
-  amount: DecT;
-  fees: DecT;
-  estimated: DecT;
-  feesEstimated: number;
-  feesNotKnown: number;
-  /** Of `amount` and `fees`, the rows being settled: their debit may be in the balance already. */
-  settling: DecT;
-}
+const ZERO = new Dec(0);
+/**
+ * A currency's sums over no rows. `estimated`: the part of `fees` that is the methods route's, over `feesEstimated` rows;
+ * `settling`: of `amount` and `fees`, the rows being settled: their debit may be in the balance already.
+ */
+const NO_TOTALS = { rows: 0, amount: ZERO, fees: ZERO, estimated: ZERO, feesEstimated: 0, feesNotKnown: 0, settling: ZERO };
+type Totals = typeof NO_TOTALS;
 
 /** Each currency's totals over the rows given, in the order its first row comes. */
 function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
   const by = new Map<string, Totals>();
-  const zero = new Dec(0);
-  const sums = { amount: zero, fees: zero, estimated: zero, settling: zero };
   for (const c of candidates) {
-    const t = by.get(c.currency) ?? { rows: 0, feesEstimated: 0, feesNotKnown: 0, ...sums };
+    const t = by.get(c.currency) ?? NO_TOTALS;
     by.set(c.currency, {
       rows: t.rows + 1,
       amount: t.amount.plus(c.amount),

@@ -1,8 +1,7 @@
 // Probable duplicates across batches at send time (issue 39), one check for every send path
 // (pipeline.ts planStage): a row repeating account, amount and currencies of a payout created within
 // the window (24h default: a monthly payroll is no duplicate) under another reference is not sent.
-import type { JournalLine } from '../journal/lines.ts';
-import { isFailedAfterCreation } from '../journal/lines.ts';
+import { isFailedAfterCreation, type JournalLine } from '../journal/lines.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';

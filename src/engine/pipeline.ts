@@ -249,12 +249,8 @@ export async function planStage(
       o.screening,
     ));
   // (a row about to go under a new key; one settling its outcome goes with its journalled key)
-  await refuseRecentDuplicates(
-    o.ledger,
-    batch,
-    (r) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected'),
-    o,
-  );
+  const fresh = (r: EngineRow) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected');
+  await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
@@ -498,16 +494,11 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
         error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
       };
   if (left && s.phase === 'rejected') return fallback;
-  const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
   const o = outcomeFromState(s, fallback);
-  return cleared
-    ? {
-        ...o,
-        clearance: cleared
-          .map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`)
-          .join('; '),
-      }
-    : o;
+  const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
+  if (!cleared) return o;
+  const clearance = cleared.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`);
+  return { ...o, clearance: clearance.join('; ') };
 }
 
 /** A kept row of a retried results file, as an outcome for the summary: an amount that cannot be read is left out, never guessed. */

@@ -85,12 +85,9 @@ export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
 
 export async function readPlanFile(path: string): Promise<PlanFile> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
+  const text = await readFile(path, 'utf8').catch((e: unknown) => {
     throw new BatchUnusable('PLAN_FILE', `cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  });
   return parsePlanFile(text, path);
 }
 
@@ -146,15 +143,12 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string, base
   if (resolve(file) !== plan.file) {
     throw new BatchRefused(`the plan was made for ${plan.file}, not ${resolve(file)}: nothing was sent`, 'plan-other-file');
   }
-  let sha: string;
-  try {
-    sha = await fileSha256(file);
-  } catch (e) {
+  const sha = await fileSha256(file).catch((e: unknown) => {
     throw new BatchRefused(
       `the plan's batch file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): nothing was sent`,
       'plan-file-missing',
     );
-  }
+  });
   if (sha !== plan.fileSha256) {
     throw new BatchRefused(
       `${file} changed since the plan was made (${plan.createdAt}): nothing was sent. Make a new plan with \`payout-batch plan ${file} --out PLAN\`.`,

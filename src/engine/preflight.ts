@@ -91,9 +91,6 @@ function feeBand(m: PaymentMethodAnswer, amount: DecT): string {
   return `amount ${amount.toFixed()}`;
 }
 
-const feeConverted = (m: PaymentMethodAnswer, sourceCurrency: string): boolean =>
-  m.fee.kind !== 'unknown' && m.fee.currency !== undefined && m.fee.currency !== sourceCurrency;
-
 const present = (row: PayoutRow, name: string): boolean => {
   if (name === 'remitterAddress') return !!row.remitterAddress;
   const v = (row.beneficiary as Record<string, unknown>)[name];
@@ -181,14 +178,9 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
       c.error = 'PROHIBITED_DESTINATION';
       return;
     }
+    const { sourceCurrency, destinationCurrency, destinationCountryCode } = c;
     const load = async () => {
-      const r = await counted(() =>
-        client.listMethods({
-          sourceCurrency: c.sourceCurrency,
-          destinationCurrency: c.destinationCurrency,
-          destinationCountryCode: c.destinationCountryCode,
-        }),
-      );
+      const r = await counted(() => client.listMethods({ sourceCurrency, destinationCurrency, destinationCountryCode }));
       c.enabled = true;
       c.rate = r.rate === undefined ? undefined : String(r.rate);
       c.methods = r.methods;
@@ -313,10 +305,10 @@ function checkRows(
       continue;
     }
     estimatedFees.set(rowNumber, fee);
-    if (feeConverted(m, p.sourceCurrency)) {
+    if (m.fee.kind !== 'unknown' && m.fee.currency !== undefined && m.fee.currency !== p.sourceCurrency) {
       noteOnce(
         `rate ${p.method} ${p.sourceCurrency}`,
-        `fee of ${p.method} is priced in ${m.fee.kind !== 'unknown' ? m.fee.currency : '?'}: converted to ${p.sourceCurrency} at the corridor rate read as ${p.destinationCurrency} per ${p.sourceCurrency}, an estimate (the spec does not state the rate's direction)`,
+        `fee of ${p.method} is priced in ${m.fee.currency}: converted to ${p.sourceCurrency} at the corridor rate read as ${p.destinationCurrency} per ${p.sourceCurrency}, an estimate (the spec does not state the rate's direction)`,
       );
     }
   }

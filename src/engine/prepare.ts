@@ -109,15 +109,20 @@ export function spillRows(rows: Iterable<EngineRow>): SpillList<EngineRow> {
   return list;
 }
 
-/** A batch's row by its number, read from the batch when asked: the rows are not held (issue 44). */
-export function rowByNumber(rows: RowList<EngineRow>): (rowNumber: number) => EngineRow | undefined {
-  const places = new Map<number, number>();
-  rows.forEach((r, i) => places.set(r.rowNumber, i));
-  return (n) => {
-    const i = places.get(n);
+/** A batch's first row of each key, read from the batch when asked: the rows are not held (issue 44). */
+export function rowLookup<K>(rows: RowList<EngineRow>, keyOf: (r: EngineRow) => K | undefined): (key: K) => EngineRow | undefined {
+  const places = new Map<K, number>();
+  rows.forEach((r, i) => {
+    const k = keyOf(r);
+    if (k !== undefined && !places.has(k)) places.set(k, i);
+  });
+  return (k) => {
+    const i = places.get(k);
     return i === undefined ? undefined : rows.at(i);
   };
 }
+
+export const rowByNumber = (rows: RowList<EngineRow>) => rowLookup(rows, (r) => r.rowNumber);
 
 /** A row as its JSON reads back: cells without a prototype (a header may be named `toString`), the amount a decimal again. */
 function reviveRow(json: unknown): EngineRow {
@@ -132,7 +137,6 @@ export function referenceOf(r: EngineRow): string | undefined {
   return r.payout?.reference ?? r.reference;
 }
 
-/** The references of a batch's valid rows. */
 export function validReferences(rows: RowList<EngineRow>): Set<string> {
   return new Set(rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
 }

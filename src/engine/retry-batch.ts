@@ -29,8 +29,8 @@ import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
-import { listView, type RowList, type SpillList } from '../files/spill.ts';
+import { loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { listView, type SpillList } from '../files/spill.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -185,13 +185,10 @@ function resultsFromLedger(folded: FoldedJournal): ResultsTable {
   return { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency'], rows };
 }
 
-const sameBytes = async (a: string, b: string): Promise<boolean> => {
-  try {
-    return (await readFile(a)).equals(await readFile(b));
-  } catch {
-    return false;
-  }
-};
+const sameBytes = (a: string, b: string): Promise<boolean> =>
+  Promise.all([readFile(a), readFile(b)])
+    .then(([x, y]) => x.equals(y))
+    .catch(() => false);
 
 /** The account's journal holding most of the file's rows (payout id, key or reference); on a tie, the one that wrote it. */
 async function findJournalOfResults(
@@ -470,23 +467,16 @@ function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' 
 
 /** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */
 async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<(ref: string) => EngineRow | undefined> {
-  const places = new Map<string, number>();
-  let rows: RowList<EngineRow> = [];
   try {
-    if ((await fileSha256(header.file)) === header.fileSha256) {
-      rows = (await loadBatch(header.file)).rows;
-      rows.forEach((r, i) => {
-        const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
-        if (ref && !places.has(ref)) places.set(ref, i);
-      });
-    }
+    if ((await fileSha256(header.file)) === header.fileSha256)
+      return rowLookup(
+        (await loadBatch(header.file)).rows,
+        (r) => (r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined)) || undefined,
+      );
   } catch {
     // moved, changed or unreadable: every row is validated again from its cells
   }
-  return (ref) => {
-    const i = places.get(ref);
-    return i === undefined ? undefined : rows.at(i);
-  };
+  return () => undefined;
 }
 
 /** A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless. */

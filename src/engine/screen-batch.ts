@@ -95,13 +95,9 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
       );
     return out;
   }
-  let screener;
-  try {
-    screener = await loadScreener(o.lists);
-  } catch (e) {
-    if (e instanceof ScreeningError) throw new BatchUnusable('SANCTIONS_LIST', e.message);
-    throw e;
-  }
+  const screener = await loadScreener(o.lists).catch((e: unknown) => {
+    throw e instanceof ScreeningError ? new BatchUnusable('SANCTIONS_LIST', e.message) : e;
+  });
   const now = (o.now ?? new Date()).getTime();
   out.lists = screener.lists;
   for (const l of screener.lists)
