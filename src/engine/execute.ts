@@ -305,10 +305,7 @@ class RowLoop {
       client,
       journal: (e) => record(session, e),
       at: this.send.at,
-      failure: (e) => {
-        if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
-        return snapshotOfError(e);
-      },
+      failure: (e) => (notWorking(e) ? this.halt(e) : snapshotOfError(e)),
     });
   }
 
@@ -370,7 +367,7 @@ class RowLoop {
     try {
       urls = await this.documentUrls(p);
     } catch (e) {
-      if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
+      if (notWorking(e)) this.halt(e);
       const key = idempotencyKey(ref, attempt);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;

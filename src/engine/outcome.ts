@@ -187,23 +187,9 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   }
   if (s.payout!.existedBefore) return alreadyPaid(s, documents);
   const unattached = s.patchError?.message ?? (documentsToAttach(s).length ? 'the next run or retry attaches them' : undefined);
-  return {
-    earlier,
-    status: s.payout!.status,
-    payout: s.payout,
-    key,
-    requestId: s.requestId,
-    quote,
-    documents,
-    error:
-      unattached === undefined
-        ? undefined
-        : {
-            ...s.patchError,
-            code: 'DOCUMENTS_NOT_ATTACHED',
-            message: `the payout exists, extra documents not attached yet: ${unattached}`,
-          },
-  };
+  const message = `the payout exists, extra documents not attached yet: ${unattached}`;
+  const error = unattached === undefined ? undefined : { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message };
+  return { earlier, status: s.payout!.status, payout: s.payout, key, requestId: s.requestId, quote, documents, error };
 }
 
 /** The batch's swaps as the results show them, in currency order: the swap, else its status as a row's. */
@@ -220,19 +206,11 @@ export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
 /** A created row whose payout existed before this batch sent it: never counted as this batch's. */
 function alreadyPaid(s: RowState, documents: string[]): RowOutcome {
   const p = s.payout!;
-  return {
-    status: ENGINE_STATUSES.ALREADY_PAID,
-    payout: p,
-    key: s.key,
-    requestId: s.requestId,
-    documents,
-    error: {
-      code: ENGINE_STATUSES.ALREADY_PAID,
-      message:
-        `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
-        'not created by this run, never sent again. To pay this person again, give the row a new reference',
-    },
-  };
+  const code = ENGINE_STATUSES.ALREADY_PAID;
+  const message =
+    `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
+    'not created by this run, never sent again. To pay this person again, give the row a new reference';
+  return { status: code, payout: p, key: s.key, requestId: s.requestId, documents, error: { code, message } };
 }
 
 export interface RunSummary {

@@ -123,8 +123,7 @@ export class JournalWriter {
   /** Appends one event as one line. `sync`: fsync before returning (the money-moving steps). */
   append(event: JournalEvent, options: { sync?: boolean } = {}): void {
     if (this.fd === undefined) throw new Error(`journal ${this.path} is closed`);
-    const text = JSON.stringify(event);
-    writeSync(this.fd, text + '\n');
+    writeSync(this.fd, JSON.stringify(event) + '\n');
     if (options.sync) fsyncSync(this.fd);
   }
 
