@@ -10,7 +10,6 @@ const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 interface DocumentFinisherOptions {
   client: PayoutClient;
-  /** Appends a line to the batch's journal and its fold. */
   journal: (e: RowEvent) => void;
   at: () => string;
   /** A failed request as recorded on the row; throws when it stops the run (PayoutApiError.serviceTrouble). */

@@ -1,6 +1,5 @@
-// What became of each row, in the results file's words, and the summary of a run. `status` is the
-// payout's own status when it exists, else one of ours, which never collide with the service's
-// (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
+// What became of each row, in the results file's words, and a run's summary. `status` is the payout's own when it exists,
+// else one of ours, never the service's (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/lines.ts';
@@ -20,10 +19,7 @@ export const ENGINE_STATUSES = {
   UNKNOWN_OUTCOME: 'UNKNOWN_OUTCOME',
   /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never resent. */
   CONFLICT: 'CONFLICT',
-  /**
-   * Paid before at this account, not by this batch: another batch's payout in the ledger, or one
-   * created under this key before this batch sent it (spec §4.2 rule 1). Never sent again.
-   */
+  /** Paid at this account, not by this batch: another batch's payout, or one under this key before it was sent (§4.2 rule 1). */
   ALREADY_PAID: 'ALREADY_PAID',
   /** Its payee hit a sanctions list or the review band: never sent until cleared (`screen --clear`). */
   HELD_SCREENING: 'HELD_SCREENING',
@@ -50,16 +46,10 @@ export interface RowOutcome {
 }
 
 /**
- * What a treasurer does next about a row, by its status (the one grouping of statuses: the run
- * summary, `status`, the report):
- *   paid        SUCCESSFUL: done.
- *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again.
- *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
- *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
- *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
- *               HELD_SCREENING: its payee hit a sanctions list (cleared only by approvers);
- *               ALREADY_PAID: no payout of this batch, the reference was paid before at this account.
- *   unknown     UNKNOWN_OUTCOME, or a status that is none of ours: run or retry again (same key).
+ * What a treasurer does next about a row, by its status (the one grouping: the run summary, `status`, the report; GROUP_OF):
+ * paid: done; inProgress (also under review): created and debited, poll `status`; waiting: answer with `attach`;
+ * failed after creation: refunded, `retry --resend-failed` pays again; notSent: no payout of this batch, fix the row
+ * and `retry` (HELD_SCREENING: cleared only by approvers); unknown, or a status none of ours: run or retry (same key).
  */
 export const STATUS_GROUPS = ['paid', 'inProgress', 'waiting', 'failed', 'notSent', 'unknown'] as const;
 export type StatusGroup = (typeof STATUS_GROUPS)[number];
@@ -175,7 +165,6 @@ function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | u
   return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
 }
 
-/** The outcome a row's journal state shows. */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
   const { key, quote, documents, earlier } = s;
   if (s.phase !== 'created') {
