@@ -131,9 +131,8 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
   return body;
 }
 
-// ---- the created payout as the journal keeps it. An answer with an id and a status is created,
-// whatever else is missing (spec §4.2 promises few fields); the rest, the fee above all (rule 8),
-// is read after the rows from the payout list (completeCreated), or by the next run.
+// ---- the created payout as the journal keeps it. An answer with an id and a status is created, whatever else is missing
+// (spec §4.2 promises few fields); the rest, the fee above all (rule 8), is read after the rows (completeCreated) or next run.
 
 /** The request's own values, for what the answer does not repeat. */
 type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;

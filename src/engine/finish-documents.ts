@@ -1,6 +1,5 @@
-// A created row's extra documents (issue 15): the first goes on initiate, the others by PATCH (spec
-// §4.2, §4.5). A later run GETs the payout first and sends only the URLs it lacks: never more than 5
-// (§8), nothing to a payout in a final status (§3); a resent PATCH adds nothing twice (§4.5).
+// A created row's extra documents: the first goes on initiate, the others by PATCH (spec §4.2, §4.5). A later run GETs the
+// payout first and sends only the URLs it lacks: never more than 5 (§8), none in a final status (§3); a resent PATCH adds nothing twice.
 import type { PayoutClient } from '../client/client.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/lines.ts';

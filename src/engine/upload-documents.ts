@@ -1,6 +1,5 @@
-// A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch: keyed
-// by the sha256 of the bytes sent, its stable documentUrl journalled and reused by every row and run.
-// `--merge-documents` merges a row's files into one PDF first (§4.5), keyed by the merged bytes.
+// A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch, keyed by the sha256 of the bytes
+// sent: its documentUrl journalled, reused by every row and run. `--merge-documents` makes one PDF first (§4.5), keyed so too.
 import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';

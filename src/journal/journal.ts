@@ -1,6 +1,5 @@
-// The per-batch journal: one append-only JSON-lines file, never rewritten; an append can be fsynced
-// before it returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next
-// append starts on a fresh line.
+// The per-batch journal file (README.md): append-only JSON lines, never rewritten; an append can be fsynced before it
+// returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 

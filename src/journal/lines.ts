@@ -326,7 +326,6 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   return folded;
 }
 
-/** Each short currency's swap among `lines`. */
 export const foldSwaps = (lines: Iterable<JournalLine>): Map<string, SwapState> => foldJournal(lines).swaps;
 
 /** Reads and folds a journal file in one pass: no array of events, only the row states. */
