@@ -117,15 +117,10 @@ class SwapSender {
 
   /** An unsettled swap no proposal names: the list says whether it was made, and as sent; nothing is sent. */
   async settleByList(s: SwapState): Promise<Stopped | undefined> {
-    let listed;
-    try {
-      listed = await this.listed(false);
-    } catch (e) {
-      return unreachable(s, 'the swaps list', e); // (not compared: its currency's rows wait for the next run)
-    }
-    const found = listed.get(s.reference);
-    if (found) this.created(s.currency, s.reference, found);
-    return found && s.body !== undefined ? notAsSent(s, s.body, found, 'listed as') : undefined;
+    const found = await this.find(s, false);
+    if ('stopped' in found) return found.stopped; // (not compared: its currency's rows wait for the next run)
+    if (found.swap) this.created(s.currency, s.reference, found.swap);
+    return found.swap && s.body !== undefined ? notAsSent(s, s.body, found.swap, 'listed as') : undefined;
   }
 
   /** S5: a new attempt priced at the live rate, then sent. */
@@ -228,7 +223,7 @@ class SwapSender {
     return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 
-  private async find(p: SwapProposal, fresh: boolean): Promise<Found> {
+  private async find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
     try {
       return { swap: (await this.listed(fresh)).get(p.reference) };
     } catch (e) {
