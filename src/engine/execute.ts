@@ -1,7 +1,6 @@
-// The row loop, rows in parallel through the one client, a row's steps in order: settle an unknown
-// outcome (same key, same bytes) | documents → initiate (send.ts) → PATCH the other documents. No
-// quote: the initiate's answer carries the rate and fee (spec §4.2). A halt or a stop starts no new
-// row; the requests in flight are answered and journalled.
+// The row loop, rows in parallel through one client: settle an unknown outcome (same key, same bytes) | documents →
+// initiate (send.ts) → PATCH the other documents. No quote: the initiate's answer carries rate and fee (spec §4.2).
+// A halt or a stop starts no new row; the requests in flight are answered and journalled.
 import type { EventEmitter } from 'node:events';
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
@@ -25,7 +24,6 @@ import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
 import type { RowList } from '../files/spill.ts';
 
-/** One initiate of a row. */
 export interface RowAttempt extends Attempt {
   ref: string;
   row: number;
@@ -65,10 +63,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
   return sent.verdict.halt ? { halt: sent.failed } : {};
 }
 
-/**
- * The amounts and currencies of an answered payout (or swap) that are not the request's (spec §4.2:
- * the payout of the body sent). Its sourceAmount is the one sent, or that plus its fee ("amount debited", §2).
- */
+/** An answered payout's (or swap's) amounts and currencies not the request's (spec §4.2); sourceAmount may add the fee (§2). */
 export function otherThanSent(
   p: Pick<PayoutAnswer, 'sourceAmount' | 'sourceCurrency' | 'destinationAmount' | 'destinationCurrency' | 'transactionFees'>,
   sent: Pick<InitiateRequest, 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount; destinationAmount?: ApiAmount },
@@ -86,11 +81,9 @@ export function otherThanSent(
 }
 
 /**
- * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
- * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now. On
- * the service's clock when this host's is off it (`serviceSentAt`, onServiceClock), so that a clock
- * running ahead never makes this run's own payout look older; else on this host's clock, at the
- * createdAt's own precision (ISO 8601, digits not shown): 10:00:00Z is not before 10:00:00.500.
+ * Whether a fresh attempt's payout existed before its `initiating` line: created under this key by someone else (spec
+ * §4.2 rule 1, §2 createdAt; none: created now). On the service's clock when ours is off it (onServiceClock), so a clock
+ * running ahead never makes our own payout look older; else at the createdAt's precision: 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string, serviceSentAt?: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);
@@ -101,10 +94,8 @@ export function createdBefore(createdAt: string | undefined, sentAt: string, ser
 }
 
 /**
- * `sentAt` on the service's clock, no later than it was, when this host's clock is off the service's
- * by more than its answer's Date (whole seconds) allows: that Date less the time from `sentAt` to
- * `answeredAt` on ours. Undefined when ours agrees with it (finer, so a replay of a second ago is
- * still seen), or the answer is not dated.
+ * `sentAt` on the service's clock when ours is off it by more than its answer's Date (whole seconds) allows: that Date less
+ * `sentAt` to `answeredAt` on ours. Undefined when ours agrees (finer: a replay of a second ago is still seen), or undated.
  */
 export function onServiceClock(sentAt: string, answeredAt: string, date: number | undefined): string | undefined {
   const [sent, answered] = [Date.parse(sentAt), Date.parse(answeredAt)];
@@ -140,9 +131,8 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
   return body;
 }
 
-// ---- the created payout as the journal keeps it. An answer with an id and a status is created,
-// whatever else is missing (spec §4.2 promises few fields); the rest, the fee above all (rule 8),
-// is read after the rows from the payout list (completeCreated), or by the next run.
+// ---- the created payout as the journal keeps it. An answer with an id and a status is created, whatever else is missing
+// (spec §4.2 promises few fields); the rest, the fee above all (rule 8), is read after the rows (completeCreated) or next run.
 
 /** The request's own values, for what the answer does not repeat. */
 type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;
@@ -154,10 +144,9 @@ const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
- * The created payouts whose answer lacked what the results show (or a fresh attempt's createdAt):
- * read from the payout list (spec §4.4), one GET each for those the pages did not show, then
- * journalled whole (`completed`). Never throws: what cannot be read now is read by the next run.
- * Returns the first one read of another amount or currency than sent (the run halts as for an answer).
+ * Created payouts whose answer lacked what the results show (or a fresh attempt's createdAt), read from the payout list
+ * (spec §4.4) or one GET each, journalled whole (`completed`). Never throws: what cannot be read now, the next run reads.
+ * Returns the first one read not as sent (the run halts as for an answer).
  */
 export async function completeCreated({ client, session, at }: SendContext): Promise<string | undefined> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
@@ -253,10 +242,7 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /**
-   * The rows that wait for their wallet's swap, taken after the others: `funded`'s reason leaves a row NOT_SENT
-   * (`notAsSent`: halts the run; another `currency`'s holds the row by that halt).
-   */
+  /** Rows waiting for their wallet's swap, taken last: `funded`'s reason leaves a row NOT_SENT (`notAsSent`: halts the run). */
   before?: {
     waits: (row: PayoutRow) => boolean;
     funded: (row: PayoutRow) => Promise<{ currency: string; error: ErrorSnapshot; notAsSent?: boolean } | undefined>;
@@ -271,7 +257,6 @@ class Stopped extends Error {}
 /** A payout answered of another amount or currency than sent: not a transient stop, unlike the service's trouble. */
 class AnswerNotAsSent extends Error {}
 
-/** The reason a row not started before a stop (Ctrl-C) gives in the results. */
 export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
   code: 'NOT_SENT',
   message: 'not sent: the run was stopped on request (Ctrl-C) before this payout started; run the same command again to send it',
@@ -305,10 +290,7 @@ class RowLoop {
       client,
       journal: (e) => record(session, e),
       at: this.send.at,
-      failure: (e) => {
-        if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
-        return snapshotOfError(e);
-      },
+      failure: (e) => (notWorking(e) ? this.halt(e) : snapshotOfError(e)),
     });
   }
 
@@ -370,7 +352,7 @@ class RowLoop {
     try {
       urls = await this.documentUrls(p);
     } catch (e) {
-      if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
+      if (notWorking(e)) this.halt(e);
       const key = idempotencyKey(ref, attempt);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
@@ -409,10 +391,7 @@ class RowLoop {
     return this.state(a.ref);
   }
 
-  /**
-   * `step` for each row (or created row's reference) through the limit; after a halt or a stop none
-   * starts. Rows are taken from the list only as the limit frees: never a promise per row (issue 44).
-   */
+  /** `step` for each row (or created row's reference) through the limit, taken as it frees (never a promise per row). */
   private async each<T extends PayoutRow | string>(list: RowList<T>, step: (item: T) => Promise<void>): Promise<void> {
     const guarded = async (item: T) => {
       if (!this.going()) return;

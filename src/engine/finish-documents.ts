@@ -1,8 +1,6 @@
-// A created row's extra documents (issue 15): the first goes on initiate, the others by PATCH (spec
-// §4.2, §4.5). A later run GETs the payout first and sends only the URLs it lacks: never more than 5
-// (§8), nothing to a payout in a final status (§3); a resent PATCH adds nothing twice (§4.5).
+// A created row's extra documents: the first goes on initiate, the others by PATCH (spec §4.2, §4.5). A later run GETs the
+// payout first and sends only the URLs it lacks: never more than 5 (§8), none in a final status (§3); a resent PATCH adds nothing twice.
 import type { PayoutClient } from '../client/client.ts';
-import type { PayoutAnswer } from '../client/answers.ts';
 import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/lines.ts';
 import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 
@@ -10,7 +8,6 @@ const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 interface DocumentFinisherOptions {
   client: PayoutClient;
-  /** Appends a line to the batch's journal and its fold. */
   journal: (e: RowEvent) => void;
   at: () => string;
   /** A failed request as recorded on the row; throws when it stops the run (PayoutApiError.serviceTrouble). */
@@ -35,12 +32,8 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
     let missing = want;
     let held = p.documents;
     if (!fresh || !s.attach) {
-      let read: PayoutAnswer;
-      try {
-        read = await o.client.getPayout(p.id);
-      } catch (e) {
-        return failed(o.failure(e));
-      }
+      const read = await o.client.getPayout(p.id).catch((e: unknown) => failed(o.failure(e)));
+      if (!read) return; // (failed: journalled)
       if (read.status !== p.status) {
         o.journal({
           t: 'status',

@@ -1,6 +1,5 @@
-// What became of each row, in the results file's words, and the summary of a run. `status` is the
-// payout's own status when it exists, else one of ours, which never collide with the service's
-// (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
+// What became of each row, in the results file's words, and a run's summary. `status` is the payout's own when it exists,
+// else one of ours, never the service's (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/lines.ts';
@@ -20,10 +19,7 @@ export const ENGINE_STATUSES = {
   UNKNOWN_OUTCOME: 'UNKNOWN_OUTCOME',
   /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never resent. */
   CONFLICT: 'CONFLICT',
-  /**
-   * Paid before at this account, not by this batch: another batch's payout in the ledger, or one
-   * created under this key before this batch sent it (spec §4.2 rule 1). Never sent again.
-   */
+  /** Paid at this account, not by this batch: another batch's payout, or one under this key before it was sent (§4.2 rule 1). */
   ALREADY_PAID: 'ALREADY_PAID',
   /** Its payee hit a sanctions list or the review band: never sent until cleared (`screen --clear`). */
   HELD_SCREENING: 'HELD_SCREENING',
@@ -50,16 +46,10 @@ export interface RowOutcome {
 }
 
 /**
- * What a treasurer does next about a row, by its status (the one grouping of statuses: the run
- * summary, `status`, the report):
- *   paid        SUCCESSFUL: done.
- *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again.
- *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
- *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
- *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
- *               HELD_SCREENING: its payee hit a sanctions list (cleared only by approvers);
- *               ALREADY_PAID: no payout of this batch, the reference was paid before at this account.
- *   unknown     UNKNOWN_OUTCOME, or a status that is none of ours: run or retry again (same key).
+ * What a treasurer does next about a row, by its status (the one grouping: the run summary, `status`, the report; GROUP_OF):
+ * paid: done; inProgress (also under review): created and debited, poll `status`; waiting: answer with `attach`;
+ * failed after creation: refunded, `retry --resend-failed` pays again; notSent: no payout of this batch, fix the row
+ * and `retry` (HELD_SCREENING: cleared only by approvers); unknown, or a status none of ours: run or retry (same key).
  */
 export const STATUS_GROUPS = ['paid', 'inProgress', 'waiting', 'failed', 'notSent', 'unknown'] as const;
 export type StatusGroup = (typeof STATUS_GROUPS)[number];
@@ -175,7 +165,6 @@ function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | u
   return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
 }
 
-/** The outcome a row's journal state shows. */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
   const { key, quote, documents, earlier } = s;
   if (s.phase !== 'created') {
@@ -187,23 +176,9 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   }
   if (s.payout!.existedBefore) return alreadyPaid(s, documents);
   const unattached = s.patchError?.message ?? (documentsToAttach(s).length ? 'the next run or retry attaches them' : undefined);
-  return {
-    earlier,
-    status: s.payout!.status,
-    payout: s.payout,
-    key,
-    requestId: s.requestId,
-    quote,
-    documents,
-    error:
-      unattached === undefined
-        ? undefined
-        : {
-            ...s.patchError,
-            code: 'DOCUMENTS_NOT_ATTACHED',
-            message: `the payout exists, extra documents not attached yet: ${unattached}`,
-          },
-  };
+  const message = `the payout exists, extra documents not attached yet: ${unattached}`;
+  const error = unattached === undefined ? undefined : { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message };
+  return { earlier, status: s.payout!.status, payout: s.payout, key, requestId: s.requestId, quote, documents, error };
 }
 
 /** The batch's swaps as the results show them, in currency order: the swap, else its status as a row's. */
@@ -220,19 +195,11 @@ export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
 /** A created row whose payout existed before this batch sent it: never counted as this batch's. */
 function alreadyPaid(s: RowState, documents: string[]): RowOutcome {
   const p = s.payout!;
-  return {
-    status: ENGINE_STATUSES.ALREADY_PAID,
-    payout: p,
-    key: s.key,
-    requestId: s.requestId,
-    documents,
-    error: {
-      code: ENGINE_STATUSES.ALREADY_PAID,
-      message:
-        `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
-        'not created by this run, never sent again. To pay this person again, give the row a new reference',
-    },
-  };
+  const code = ENGINE_STATUSES.ALREADY_PAID;
+  const message =
+    `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
+    'not created by this run, never sent again. To pay this person again, give the row a new reference';
+  return { status: code, payout: p, key: s.key, requestId: s.requestId, documents, error: { code, message } };
 }
 
 export interface RunSummary {

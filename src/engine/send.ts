@@ -1,13 +1,11 @@
-// The send step: the one way money moves, for a payout's initiate (execute.ts) and a swap
-// (swap-send.ts) alike:
+// The send step, the one way money moves, for a payout's initiate (execute.ts) and a swap (swap-send.ts) alike:
 //
 //   key → `initiating` journalled → the request → classify the answer → the answer journalled
 //
-// I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request
-//     leaves (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
+// I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request leaves
+//     (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
 // I2  an unknown outcome is resent only with the journalled key and byte-identical body
-// I3  only the service's own refusal lets the payment go again (a row: under a new key only once
-//     the refused one is proven spent, spent.ts)
+// I3  only the service's own refusal lets the payment go again (a row: under a new key once the refused one is proven spent, spent.ts)
 // I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
@@ -49,9 +47,8 @@ export interface Movement<A> {
 export type Sent<A> = { answer: A } | { failed: unknown; verdict: Verdict } | { notSent: unknown; stopped: boolean };
 
 /**
- * Sends one attempt and journals what it means; never throws for the request's failure. A fresh
- * attempt's `initiating` line goes first: when it cannot be written (stopped on request, the
- * reservation gone, the lock failed), nothing is sent.
+ * Sends one attempt and journals what it means; never throws for the request's failure. A fresh attempt's `initiating`
+ * line goes first: when it cannot be written (stopped on request, the reservation gone, the lock failed), nothing is sent.
  */
 export async function sendStep<A>(ctx: SendContext, a: Attempt, m: Movement<A>): Promise<Sent<A>> {
   const sentAt = ctx.at();
@@ -92,8 +89,7 @@ export function classify(e: unknown, resend: boolean): Verdict {
   if (e.conflict) return { line: 'conflict', halt: false };
   // The service did not act and cannot be used now: the payment stays as journalled and is resent.
   if (e.serviceTrouble) return { halt: true };
-  // Refused here, never sent. On a resend that says nothing of the earlier attempt, which may
-  // have moved the money: it stays unknown, and no new attempt may follow it.
+  // Refused here, never sent; on a resend that says nothing of the earlier attempt (it may have moved money): unknown, no new attempt.
   if (e.notSent && resend) return { line: 'unknown', halt: false };
   return { line: 'rejected', halt: false };
 }

@@ -1,5 +1,4 @@
-// Opening a batch's state: find its journal, recognise a batch seen before (I4), fold what the
-// last runs did, and say what a resumed run found.
+// Opening a batch's state: find its journal, recognise a batch seen before (I4), fold what the last runs did, report it.
 import { basename } from 'node:path';
 import {
   JOURNAL_VERSION,
@@ -164,10 +163,9 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
 }
 
 /**
- * Journals a fresh attempt's `initiating` line (a row's or a swap's), fsynced, before its request
- * leaves. With a reservation, under the ledger's lock and only while it still holds the reference
- * (a swap: while it is still this run's), so two processes never both send it; throws otherwise,
- * and after `stop`: nothing is written.
+ * Journals a fresh attempt's `initiating` line (a row's or a swap's), fsynced, before its request leaves: with a reservation,
+ * under the ledger's lock while it still holds the reference (a swap: is still this run's), so two processes never both send
+ * it. Throws otherwise, and after `stop`: nothing is written.
  */
 export async function recordInitiating(
   session: BatchSession,
@@ -182,10 +180,7 @@ export async function recordInitiating(
   else write();
 }
 
-/**
- * Folds the `status` lines other processes (`listen`, `status`) appended since the journal was
- * read, forward only; every other line after the offset is this run's own. Returns how many.
- */
+/** Folds the `status` lines `listen`, `status` appended since the journal was read (the other lines are this run's); how many. */
 export async function catchUpStatuses(session: BatchSession): Promise<number> {
   let n = 0;
   const { next } = await session.ledger.read(

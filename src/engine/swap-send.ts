@@ -60,10 +60,11 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
 
 export const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
 
+/** What a request came to: a Stopped (no `kind`) ends its currency's funding. */
 type Sent =
   | { kind: 'created'; swap: SwapSnapshot }
   | { kind: 'stale-rate' | 'unknown'; attempt: number; key: string; body: string; resent: boolean }
-  | { kind: 'stopped'; stop: Stopped };
+  | Stopped;
 
 type Found = { swap?: SwapAnswer } | { stopped: Stopped };
 
@@ -92,8 +93,8 @@ class SwapSender {
         : await this.fresh(p, (s?.attempt ?? 0) + 1, false);
     let recomputed = false;
     for (;;) {
+      if (!('kind' in sent)) return sent;
       if (sent.kind === 'created') return this.credit(p, sent.swap);
-      if (sent.kind === 'stopped') return sent.stop;
       // S3, S4
       const again = await this.find(p, true);
       if ('stopped' in again) return again.stopped;
@@ -116,15 +117,10 @@ class SwapSender {
 
   /** An unsettled swap no proposal names: the list says whether it was made, and as sent; nothing is sent. */
   async settleByList(s: SwapState): Promise<Stopped | undefined> {
-    let listed;
-    try {
-      listed = await this.listed(false);
-    } catch (e) {
-      return unreachable(s, 'the swaps list', e); // (not compared: its currency's rows wait for the next run)
-    }
-    const found = listed.get(s.reference);
-    if (found) this.created(s.currency, s.reference, found);
-    return found && s.body !== undefined ? notAsSent(s, s.body, found, 'listed as') : undefined;
+    const found = await this.find(s, false);
+    if ('stopped' in found) return found.stopped; // (not compared: its currency's rows wait for the next run)
+    if (found.swap) this.created(s.currency, s.reference, found.swap);
+    return found.swap && s.body !== undefined ? notAsSent(s, s.body, found.swap, 'listed as') : undefined;
   }
 
   /** S5: a new attempt priced at the live rate, then sent. */
@@ -132,18 +128,15 @@ class SwapSender {
     // (the reason a string: another swap was not as sent; else Ctrl-C)
     const why = this.ctx.stop?.reason as unknown;
     if (this.ctx.stop?.aborted)
-      return {
-        kind: 'stopped',
-        stop: stop(p, true, 'STOPPED', typeof why === 'string' ? why : `stopped on request before the ${p.currency} swap`),
-      };
+      return stop(p, true, 'STOPPED', typeof why === 'string' ? why : `stopped on request before the ${p.currency} swap`);
     let pairs: CurrencyPairAnswer[];
     try {
       pairs = await this.livePairs(reread);
     } catch (e) {
-      return { kind: 'stopped', stop: unreachable(p, 'the pairs', e) };
+      return unreachable(p, 'the pairs', e);
     }
     const priced = priceAtLiveRate(p, pairs, this.ctx.rateTolerance);
-    if ('refused' in priced) return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', priced.refused) };
+    if ('refused' in priced) return stop(p, false, 'SWAP_REFUSED', priced.refused);
     const key = idempotencyKey(p.reference, attempt, 'swap');
     return this.request(p, { attempt, key, body: swapBody(p, priced.amountToBeSent), resend: false });
   }
@@ -163,19 +156,16 @@ class SwapSender {
         at: this.send.at(),
       }),
     });
-    if ('notSent' in sent)
-      return { kind: 'stopped', stop: stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`) };
-    if ('answer' in sent) {
-      const other = notAsSent(p, body, sent.answer.swap, 'answered with');
-      return other ? { kind: 'stopped', stop: other } : { kind: 'created', swap: this.state(p.currency)!.swap! };
-    }
+    if ('notSent' in sent) return stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`);
+    if ('answer' in sent)
+      return notAsSent(p, body, sent.answer.swap, 'answered with') ?? { kind: 'created', swap: this.state(p.currency)!.swap! };
     const e = sent.failed;
     this.failures.set(p.currency, snapshotOfError(e, resend).message);
     if (isStaleRate(e)) return { kind: 'stale-rate', attempt, key, body, resent: resend };
     if (sent.verdict.line === 'unknown') return { kind: 'unknown', attempt, key, body, resent: resend };
     // (the service cannot be used now: the swap stays as journalled, settled by the next run)
-    if (sent.verdict.halt) return { kind: 'stopped', stop: unreachable(p, 'the swap', e) };
-    return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
+    if (sent.verdict.halt) return unreachable(p, 'the swap', e);
+    return stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`);
   }
 
   /** A swap found in the list, journalled `created`; stopped when not what its journalled attempt sent (or none: approved). */
@@ -233,7 +223,7 @@ class SwapSender {
     return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 
-  private async find(p: SwapProposal, fresh: boolean): Promise<Found> {
+  private async find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
     try {
       return { swap: (await this.listed(fresh)).get(p.reference) };
     } catch (e) {

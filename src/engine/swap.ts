@@ -1,5 +1,4 @@
-// A swap that funds a short wallet before a batch pays from it (spec §4.7, §4.8, §4.9): what the plan
-// proposes and approvers sign, its reference, its snapshot; its send step is swap-send.ts.
+// A swap funding a short wallet before a batch pays from it (spec §4.7-§4.9): the plan's proposal, its reference and snapshot.
 import { z } from 'zod';
 import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/answers.ts';
 import type { SwapSnapshot, SwapState } from '../journal/lines.ts';
@@ -29,10 +28,7 @@ export const SwapProposalSchema = z.object({
 });
 export type SwapProposal = z.infer<typeof SwapProposalSchema>;
 
-/**
- * `PBS2-<24 hex>-<CUR>` of the payments' references, never the file's bytes (pinned in
- * test/engine/keys.test.ts): any copy on any host finds the same swap in the swaps list (spec §4.8).
- */
+/** `PBS2-<24 hex>-<CUR>` of the payments' references, never the file's bytes: any copy on any host finds the same swap (§4.8). */
 export function swapReference(references: readonly string[], currency: string): string {
   const set = [...new Set(references)].sort();
   return `PBS2-${sha256Hex(`${KEY_VERSIONS.swap}|${currency}|${set.join('\n')}`).slice(0, 24)}-${currency}`;
@@ -98,10 +94,7 @@ function pairFor(pairs: readonly SwapPair[], from: string, to: string): { pair: 
   return found && { pair: found, rate: fromApi(found.rate!), direct: found === direct };
 }
 
-/**
- * swapAmount: `target` priced at the rate, rounded up; amountToBeSent: its conversion, at least
- * `target` and exactly what the service computes (spec §4.7 "must match the current rate", §7).
- */
+/** swapAmount: `target` at the rate, rounded up; amountToBeSent: its conversion, at least `target`, as the service does (§4.7, §7). */
 export function priceSwap(target: Dec, from: string, to: string, rate: Dec, direct: boolean): { swapAmount: Dec; amountToBeSent: Dec } {
   const raw = direct ? target.dividedBy(rate) : target.times(rate);
   const swapAmount = raw.toDecimalPlaces(minorUnits(from) ?? 2, Dec.ROUND_UP);
@@ -129,10 +122,7 @@ export function swapMadeText(s: SwapState | undefined): string | undefined {
   return `the batch's ${s.currency} swap ${s.swap.id} (${s.swap.status}) was made by an earlier run and the wallet is short again: a batch makes one swap per currency`;
 }
 
-/**
- * For each short currency, a swap crediting the shortfall plus swapMargin from the --swap-from wallet,
- * else the one with the most left over once its own rows are paid (and any earlier swap); or why none.
- */
+/** Per short currency, a swap crediting shortfall + swapMargin from the --swap-from wallet, else the one most left over; or why none. */
 export function proposeSwaps(
   referenceOf: (currency: string) => string,
   needs: readonly SwapNeed[],

@@ -1,19 +1,13 @@
-// A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch: keyed
-// by the sha256 of the bytes sent, its stable documentUrl journalled and reused by every row and run.
-// `--merge-documents` merges a row's files into one PDF first (§4.5), keyed by the merged bytes.
+// A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch, keyed by the sha256 of the bytes
+// sent: its documentUrl journalled, reused by every row and run. `--merge-documents` makes one PDF first (§4.5), keyed so too.
 import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
-import type { DocumentContentType } from '../spec/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { record, type BatchSession } from './session.ts';
 import { sha256Hex } from './identity.ts';
 
-interface UploadFile {
-  bytes: Uint8Array;
-  contentType: DocumentContentType;
-  filename: string;
-}
+type UploadFile = Parameters<PayoutClient['uploadDocument']>[0];
 
 interface DocumentOptions {
   client: PayoutClient;
@@ -65,7 +59,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
 }
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
-export async function mergeToPdf(files: { bytes: Uint8Array; contentType: DocumentContentType }[]): Promise<Uint8Array> {
+export async function mergeToPdf(files: Pick<UploadFile, 'bytes' | 'contentType'>[]): Promise<Uint8Array> {
   // (lazy: pdf-lib is a third of every command's start-up; `default`: esbuild's CommonJS chunk)
   const { PDFDocument } = (await import('pdf-lib')).default;
   const out = await PDFDocument.create();

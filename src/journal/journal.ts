@@ -1,10 +1,8 @@
-// The per-batch journal: one append-only JSON-lines file, never rewritten; an append can be fsynced
-// before it returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next
-// append starts on a fresh line.
+// The per-batch journal file (README.md): append-only JSON lines, never rewritten; an append can be fsynced before it
+// returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-/** Any event: a type `t` and plain JSON fields. */
 export interface JournalEvent {
   t: string;
   [field: string]: unknown;
@@ -35,9 +33,8 @@ export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | '
 }
 
 /**
- * Hands each event from byte `from` to `onEvent`, holding only the current chunk. Lines are cut at the
- * newline byte, never inside a UTF-8 character; a leading BOM is skipped. `next`: just past the last
- * newline. `tail`: the bytes after it are read as a last line too (else left for the next call).
+ * Hands each event from byte `from` to `onEvent`, holding one chunk. Lines are cut at the newline byte, never inside a
+ * UTF-8 character; a leading BOM is skipped. `next`: past the last newline; `tail`: read what follows it too (else left).
  */
 function readEvents<E extends JournalEvent>(path: string, from: number, chunkBytes: number, tail: boolean, onEvent: (e: E) => void) {
   const scan = { events: 0, skipped: 0, tornTail: false, next: from };
@@ -87,10 +84,7 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
   return { events, skipped, tornTail };
 }
 
-/**
- * The events of the complete lines appended after byte `from` (by `listen`, `status` while a run
- * goes on), and where to read next; a line still without its newline is left for the next call.
- */
+/** The events of the complete lines appended after byte `from` (by `listen`, `status` during a run), and where to read next. */
 export function readAppended<E extends JournalEvent = JournalEvent>(
   path: string,
   from: number,
@@ -123,8 +117,7 @@ export class JournalWriter {
   /** Appends one event as one line. `sync`: fsync before returning (the money-moving steps). */
   append(event: JournalEvent, options: { sync?: boolean } = {}): void {
     if (this.fd === undefined) throw new Error(`journal ${this.path} is closed`);
-    const text = JSON.stringify(event);
-    writeSync(this.fd, text + '\n');
+    writeSync(this.fd, JSON.stringify(event) + '\n');
     if (options.sync) fsyncSync(this.fd);
   }
 

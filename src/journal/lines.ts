@@ -1,6 +1,5 @@
-// The journal's lines and their fold into each row's state, by reference. Monotonic where money is
-// concerned: once `created`, no line makes a row look unsent, except `resend` of a payout that
-// FAILED or was REJECTED and whose refund is journalled (attempt + 1, the old payout in `earlier`).
+// The journal's lines and their fold into each row's state, by reference. Monotonic where money is concerned: once
+// `created`, no line makes a row look unsent, except `resend` of a FAILED or REJECTED payout whose refund is journalled.
 import { z } from 'zod';
 import { scanJournal, type JournalScan } from './journal.ts';
 import { nextStatus } from '../spec/status-order.ts';
@@ -83,10 +82,7 @@ const step = { ...row, key: z.string() };
 const ofPayout = { ref: z.string(), payoutId: z.string() };
 const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
 
-/**
- * A swap's lines (engine/swap-send.ts), keyed by the short currency: a row's steps, and
- * `stale-rate` (the rate moved, nothing moved; a new attempt only once the swaps list shows none).
- */
+/** A swap's lines by short currency: a row's steps, and `stale-rate` (nothing moved; a new attempt once the list shows none). */
 const SwapLine = z.discriminatedUnion('phase', [
   z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
   z.object({ ...swapStep, phase: z.literal('created'), swap: SwapSnapshot, at }),
@@ -324,14 +320,12 @@ export function emptyFold(): FoldedJournal {
   return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false, swaps: new Map() };
 }
 
-/** Folds lines, in order, into every row's state. */
 export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   const folded = emptyFold();
   for (const e of lines) applyEvent(folded, e);
   return folded;
 }
 
-/** Each short currency's swap among `lines`. */
 export const foldSwaps = (lines: Iterable<JournalLine>): Map<string, SwapState> => foldJournal(lines).swaps;
 
 /** Reads and folds a journal file in one pass: no array of events, only the row states. */
