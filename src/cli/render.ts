@@ -331,17 +331,14 @@ export function etaText(eta: number | string): string {
   return '99h+';
 }
 
-const BAR_MAX = 40;
-const BAR_MIN = 10;
-
 /**
  * The progress line within `width`, the ETA always whole: the bar takes what the text leaves (at
  * most 40, none under 10). The last column stays free: a terminal that writes it may wrap.
  */
 export function barLine(v: BarValues, width: number): string {
   const text = `${v.value}/${v.total} rows | failed ${v.failed} | ${v.rps} req/s | ETA ${etaText(v.eta)}`;
-  const room = Math.min(BAR_MAX, width - 1 - text.length - 2);
-  if (room < BAR_MIN) return ` ${text}`.slice(0, Math.max(0, width - 1));
+  const room = Math.min(40, width - 1 - text.length - 2);
+  if (room < 10) return ` ${text}`.slice(0, Math.max(0, width - 1));
   const done = v.total > 0 ? Math.round((Math.min(v.value, v.total) / v.total) * room) : 0;
   return ` ${'\u2588'.repeat(done)}${'\u2591'.repeat(room - done)} ${text}`;
 }
