@@ -1,5 +1,4 @@
-// What run, retry, plan, demo, status and reconcile print: plan, summary, why a run ended,
-// progress (the bar's text is pure), requests used, and the engine's errors as a message and an exit code.
+// What run, retry, plan, demo, status and reconcile print (README.md), and the engine's errors as an exit code.
 import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
@@ -57,10 +56,7 @@ export interface Screen {
 }
 type Width = Pick<Screen, 'columns'>;
 
-/**
- * The plan as text: whole (a file, a pipe), fitted to a terminal's width (long lines wrapped), or
- * to a `screen` so the totals and the question after it are seen together (issue 31).
- */
+/** The plan whole (a file, a pipe), wrapped to a terminal's width, or fitted to a `screen` with the question after it (issue 31). */
 export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen | Width): string {
   const l: string[] = [];
   /** Lines that give way, last first, when the plan does not fit the screen. */
@@ -123,10 +119,7 @@ function currencyLines(p: BatchPlan): string[] {
   ];
 }
 
-/**
- * The totals by source currency for a terminal, the wallet after the batch only. Narrower than
- * `columns`, the rows give way, then the amount and fees: the total and the wallet after stay.
- */
+/** The totals for a terminal: narrower than `columns`, the rows give way, then amount and fees; the total and wallet after stay. */
 function currencyTable(p: BatchPlan, columns: number): string[] {
   if (!p.currencies.length) return [];
   const cells = p.currencies.map((c) => ({
@@ -379,10 +372,7 @@ export function stoppingText(inFlight: number | undefined): string {
   );
 }
 
-/**
- * A bar on a terminal unless quiet, and log lines, from the engine's `events` and the client's; the
- * preflight's step is one line rewritten in place.
- */
+/** A bar on a terminal unless quiet, and log lines, from the engine's and the client's events; the preflight step rewritten in place. */
 export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
   const onTerminal = !!io.stderr.isTTY && !quiet;
   const meter = requestMeter();

@@ -1,5 +1,4 @@
-// The one handler of `run` and `retry`: flags -> connection and progress -> the engine -> plan,
-// confirmation, summary and exit code. They differ only in the engine function they call.
+// The one handler of `run` and `retry` (README.md): they differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { abortOn, plural, printJson, UsageError, type CliCommand, type CliIO } from './command.ts';
@@ -74,10 +73,7 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
     }),
 });
 
-/**
- * The approval policy of the account these flags name, read before the connection opens; a string
- * saying why it cannot be trusted. None when the service is not resolved (connecting says why).
- */
+/** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
 export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
   io: CliIO,

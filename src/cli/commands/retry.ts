@@ -1,5 +1,4 @@
-// `payout-batch retry RESULTS`: sends again the rows with no payout yet (engine/retry-batch.ts),
-// the same handler as `run` (cli/send-batch.ts).
+// `payout-batch retry RESULTS`: the rows with no payout yet (engine/retry-batch.ts), sent as `run` sends (cli/send-batch.ts).
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str } from '../command.ts';
 import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../options.ts';
