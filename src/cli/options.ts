@@ -298,8 +298,8 @@ function duplicateOptions<T>(y: Argv<T>) {
     .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });
 }
 
-export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {
-  const text = args['duplicate-window'] ?? '24h';
+export function duplicateFlags(args: ArgsOf<typeof duplicateOptions>): DuplicateOptions {
+  const text = args['duplicate-window'];
   const duplicateWindowMs = durationMs(text);
   if (duplicateWindowMs === undefined)
     throw new UsageError(`--duplicate-window takes minutes, hours or days: 30m, 24h, 7d (got "${text}")`);
