@@ -15,7 +15,6 @@ export function minorUnits(currency: string): number | undefined {
   return MINOR_UNITS.get(currency.toUpperCase());
 }
 
-/** A JSON number, or a decimal string. */
 export type ApiAmount = number | string;
 
 export const isCurrencyCode = (code: string): boolean => /^[A-Z]{3}$/.test(code) && minorUnits(code) !== undefined;

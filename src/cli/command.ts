@@ -1,5 +1,4 @@
-// The shape of one CLI command (a yargs builder and a run function returning an exit code), its IO,
-// its errors, and the few text helpers every command's output uses.
+// The shape of one CLI command (a yargs builder, a run returning an exit code), its IO, errors and shared helpers.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';

@@ -1,5 +1,4 @@
-// Exit codes, one table for every command (README "Exit codes"). Stable: cron jobs act on them.
-// The core returns how a run ended (`RunKind`), mapped here.
+// Exit codes, one table for every command (README "Exit codes"), stable: cron jobs act on them. A run's `RunKind` is mapped here.
 import type { RunKind } from '../engine/pipeline.ts';
 
 export const ExitCode = {

@@ -1,6 +1,5 @@
-// `--env local`: the embedded sandbox, its state in <state>/local-sandbox.json (0600) between
-// commands, one command at a time (local-sandbox.lock; another waits up to a minute). The state is
-// written after every request that may change it, so a command killed at any instant leaves it.
+// `--env local`: the embedded sandbox, its state in <state>/local-sandbox.json (0600) between commands, one at a time
+// (local-sandbox.lock; another waits up to a minute), written after every request that may change it: a kill leaves it.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, LockBusy } from '../files/lock.ts';

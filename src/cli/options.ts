@@ -1,5 +1,4 @@
-// The flags several commands share and what turns them into a connection, a logger or a state
-// folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
+// The flags several commands share, and the connection, logger and state folder they give (README.md).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -203,10 +202,7 @@ function signalOptions<T>(y: Argv<T>) {
     .option('notify-url', str('POST a JSON alert (its `text` for a chat) here when the command fails or needs someone'));
 }
 
-/**
- * A command run between its signals (src/signals): the start ping, then the end ping, metrics and
- * alert from what it noted (io.note) and its exit code, also when it throws. A failed signal is only logged.
- */
+/** A command run between its signals (src/signals): the end ones say what it noted (io.note) and its exit code, also on a throw. */
 export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (args: SignalArgs, io: CliIO) => SignalTargets): CliCommand<A> {
   return {
     builder: (y) => signalOptions(c.builder(y)),
@@ -302,8 +298,8 @@ function duplicateOptions<T>(y: Argv<T>) {
     .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });
 }
 
-export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {
-  const text = args['duplicate-window'] ?? '24h';
+export function duplicateFlags(args: ArgsOf<typeof duplicateOptions>): DuplicateOptions {
+  const text = args['duplicate-window'];
   const duplicateWindowMs = durationMs(text);
   if (duplicateWindowMs === undefined)
     throw new UsageError(`--duplicate-window takes minutes, hours or days: 30m, 24h, 7d (got "${text}")`);

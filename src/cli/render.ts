@@ -1,5 +1,4 @@
-// What run, retry, plan, demo, status and reconcile print: plan, summary, why a run ended,
-// progress (the bar's text is pure), requests used, and the engine's errors as a message and an exit code.
+// What run, retry, plan, demo, status and reconcile print (README.md), and the engine's errors as an exit code.
 import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
@@ -57,10 +56,7 @@ export interface Screen {
 }
 type Width = Pick<Screen, 'columns'>;
 
-/**
- * The plan as text: whole (a file, a pipe), fitted to a terminal's width (long lines wrapped), or
- * to a `screen` so the totals and the question after it are seen together (issue 31).
- */
+/** The plan whole (a file, a pipe), wrapped to a terminal's width, or fitted to a `screen` with the question after it (issue 31). */
 export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen | Width): string {
   const l: string[] = [];
   /** Lines that give way, last first, when the plan does not fit the screen. */
@@ -123,10 +119,7 @@ function currencyLines(p: BatchPlan): string[] {
   ];
 }
 
-/**
- * The totals by source currency for a terminal, the wallet after the batch only. Narrower than
- * `columns`, the rows give way, then the amount and fees: the total and the wallet after stay.
- */
+/** The totals for a terminal: narrower than `columns`, the rows give way, then amount and fees; the total and wallet after stay. */
 function currencyTable(p: BatchPlan, columns: number): string[] {
   if (!p.currencies.length) return [];
   const cells = p.currencies.map((c) => ({
@@ -331,17 +324,14 @@ export function etaText(eta: number | string): string {
   return '99h+';
 }
 
-const BAR_MAX = 40;
-const BAR_MIN = 10;
-
 /**
  * The progress line within `width`, the ETA always whole: the bar takes what the text leaves (at
  * most 40, none under 10). The last column stays free: a terminal that writes it may wrap.
  */
 export function barLine(v: BarValues, width: number): string {
   const text = `${v.value}/${v.total} rows | failed ${v.failed} | ${v.rps} req/s | ETA ${etaText(v.eta)}`;
-  const room = Math.min(BAR_MAX, width - 1 - text.length - 2);
-  if (room < BAR_MIN) return ` ${text}`.slice(0, Math.max(0, width - 1));
+  const room = Math.min(40, width - 1 - text.length - 2);
+  if (room < 10) return ` ${text}`.slice(0, Math.max(0, width - 1));
   const done = v.total > 0 ? Math.round((Math.min(v.value, v.total) / v.total) * room) : 0;
   return ` ${'\u2588'.repeat(done)}${'\u2591'.repeat(room - done)} ${text}`;
 }
@@ -382,10 +372,7 @@ export function stoppingText(inFlight: number | undefined): string {
   );
 }
 
-/**
- * A bar on a terminal unless quiet, and log lines, from the engine's `events` and the client's; the
- * preflight's step is one line rewritten in place.
- */
+/** A bar on a terminal unless quiet, and log lines, from the engine's and the client's events; the preflight step rewritten in place. */
 export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
   const onTerminal = !!io.stderr.isTTY && !quiet;
   const meter = requestMeter();
@@ -456,27 +443,22 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 /** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
-  if (e instanceof FailedAfterSending) {
-    io.stderr.write(
-      `payout-batch: the run failed after sending began: ${e.message}\n` +
+  const said = (message: string, code: ExitCode) => {
+    io.stderr.write(`payout-batch: ${message}\n`);
+    return code;
+  };
+  if (e instanceof FailedAfterSending)
+    return said(
+      `the run failed after sending began: ${e.message}\n` +
         `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
-        'Resume is safe: fix the cause and run the same command again (nothing is paid twice).\n',
+        'Resume is safe: fix the cause and run the same command again (nothing is paid twice).',
+      ExitCode.SERVICE_UNAVAILABLE,
     );
-    return ExitCode.SERVICE_UNAVAILABLE;
-  }
-  if (e instanceof BatchRefused) {
-    io.stderr.write(`payout-batch: refused: ${e.message}\n`);
-    return ExitCode.REFUSED;
-  }
+  if (e instanceof BatchRefused) return said(`refused: ${e.message}`, ExitCode.REFUSED);
   // (the team ledger lost before sending began: nothing was sent, run it again)
-  if (e instanceof TeamLedgerError) {
-    io.stderr.write(`payout-batch: ${e.message}\n`);
-    return ExitCode.SERVICE_UNAVAILABLE;
-  }
-  if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable) {
-    io.stderr.write(`payout-batch: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}\n`);
-    return ExitCode.UNUSABLE_INPUT;
-  }
+  if (e instanceof TeamLedgerError) return said(e.message, ExitCode.SERVICE_UNAVAILABLE);
+  if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable)
+    return said(`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
   throw e;
 }
 

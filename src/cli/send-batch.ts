@@ -1,5 +1,4 @@
-// The one handler of `run` and `retry`: flags -> connection and progress -> the engine -> plan,
-// confirmation, summary and exit code. They differ only in the engine function they call.
+// The one handler of `run` and `retry` (README.md): they differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { abortOn, plural, printJson, UsageError, type CliCommand, type CliIO } from './command.ts';
@@ -74,10 +73,7 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
     }),
 });
 
-/**
- * The approval policy of the account these flags name, read before the connection opens; a string
- * saying why it cannot be trusted. None when the service is not resolved (connecting says why).
- */
+/** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
 export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
   io: CliIO,
@@ -117,7 +113,6 @@ export async function sendBatch<
     named?: string;
   },
 ): Promise<ExitCode> {
-  const { named, after } = o;
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
     if (!quiet) io.stdout.write(text);
@@ -139,8 +134,8 @@ export async function sendBatch<
     return code;
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
-  if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
-    return failed(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`));
+  if (o.named && !namesBatch(o.named) && !existsSync(resolve(io.cwd, o.named)))
+    return failed(new InputError('FILE_NOT_FOUND', o.named, `${o.named}: no such file.`));
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)
     return refused(
@@ -193,7 +188,7 @@ export async function sendBatch<
         // (a run that sent nothing wrote nothing: its summary would only list NOT_SENT rows)
         const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
         if (!sentNothing) out(summaryText(r));
-        if (after) out(after(r));
+        if (o.after) out(o.after(r));
         const report =
           args.report && r.resultsWritten
             ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps, batchId: r.batchId }))
@@ -204,7 +199,6 @@ export async function sendBatch<
         const exitCode = exitCodeOf(r);
         const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
         io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
-        const notes = prepared.notes;
         if (args.json)
           printJson(io, {
             exitCode,
@@ -221,7 +215,7 @@ export async function sendBatch<
             summary: r.summary,
             ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
             ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
-            ...(notes.length ? { notes } : {}),
+            ...(prepared.notes.length ? { notes: prepared.notes } : {}),
           });
         else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
         else out(exitReasonText(r, connectionHint(args)));

@@ -24,14 +24,13 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
   const { client, environment } = conn;
   logger.debug({ environment: environment.name, baseUrl: environment.baseUrl, apiKey: client.apiKey }, 'account: connected');
   const wallets = (await client.listWallets()).data;
-  let pairs: CurrencyPairAnswer[];
+  let pairs: CurrencyPairAnswer[] = [];
   let pairsNote: string | undefined;
   try {
     pairs = (await client.listPairs()).data;
   } catch (e) {
     // Spec §4.9: the pairs route answers 400 when no pair is enabled.
     if (!(e instanceof PayoutApiError) || e.status !== 400) throw e;
-    pairs = [];
     pairsNote = `no pair is enabled (${e.code ?? 'the service answered 400'})`;
   }
   await conn.usage?.flush().catch(() => undefined);

@@ -1,5 +1,4 @@
-// `payout-batch approver-key new --as NAME`: an approver's Ed25519 key pair; the private key (0600)
-// is never printed.
+// `payout-batch approver-key new --as NAME`: an approver's Ed25519 key pair; the private key (0600) is never printed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';

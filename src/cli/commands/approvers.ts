@@ -13,10 +13,9 @@ const builder = (y: Argv) =>
     .option('out', { type: 'string', demandOption: true, describe: 'The approvers list to create or extend (JSON)' });
 
 export default defineCommand(builder, async (args, io) => {
-  const out = resolve(io.cwd, args.out);
   try {
     const r = await addApprovers(
-      out,
+      resolve(io.cwd, args.out),
       args.files.map((f) => resolve(io.cwd, String(f))),
     );
     io.stdout.write(

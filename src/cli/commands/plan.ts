@@ -1,7 +1,7 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
 // with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, printJson, str, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
@@ -52,7 +52,6 @@ export async function showPlan(
   io: CliIO,
   controlTotals?: (r: PlanCommandResult) => { refused: string[]; notes: string[] },
 ): Promise<ExitCode> {
-  if (!args.file) throw new UsageError('name the batch file');
   const policy = await accountPolicyOf(args, io);
   const maker = makerSigner(args.as, args['approver-key'], io.cwd, typeof policy === 'object' ? policy.approvers : undefined);
   const stateDir = stateRootOf(args, io);

@@ -1,5 +1,4 @@
-// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions (follow-up/
-// reconciliation.ts); writes the reconciliation and its own HTML report beside it, never the run's.
+// `payout-batch reconcile RESULTS` (follow-up/reconciliation.ts): writes the reconciliation and its own HTML report, never the run's.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, str, type CliIO } from '../command.ts';

@@ -1,7 +1,6 @@
-// `payout-batch retry RESULTS`: sends again the rows with no payout yet (engine/retry-batch.ts),
-// the same handler as `run` (cli/send-batch.ts).
+// `payout-batch retry RESULTS`: the rows with no payout yet (engine/retry-batch.ts), sent as `run` sends (cli/send-batch.ts).
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
+import { defineCommand, flag, plural, str } from '../command.ts';
 import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../options.ts';
 import { accountPolicyOf, jsonOnThrow, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
@@ -15,7 +14,6 @@ const builder = (y: Argv) =>
     .option('resend-failed', flag('Send again, under a new attempt, rows whose payout FAILED or was REJECTED, once the refund shows'));
 
 const command = defineCommand(builder, async (args, io) => {
-  if (!args.results) throw new UsageError('name the results file to retry');
   outputFolderChecked('--out', args.out, io);
   const duplicates = duplicateFlags(args);
   // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3

@@ -1,5 +1,4 @@
-// `payout-batch run FILE`: preflight, approval, then every valid row, journalled so that the same
-// command resumes a run killed at any instant (cli/send-batch.ts).
+// `payout-batch run FILE` (cli/send-batch.ts): journalled, so the same command resumes a run killed at any instant.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';

@@ -1,6 +1,5 @@
-// `payout-batch screen FILE --sanctions-list PATH...`: every payee against the lists, offline
-// (engine/screen-batch.ts); --clear writes a clearance to sign, --clearances lists them. A
-// clearance counts as the account's policy counts it (as run does), when a service is named.
+// `payout-batch screen FILE --sanctions-list PATH...` (engine/screen-batch.ts), offline; --clear writes a clearance to sign,
+// --clearances lists them. A clearance counts as the account's policy counts it (as run does), when a service is named.
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';

@@ -1,6 +1,5 @@
-// `payout-batch validate FILE`: every row checked offline (no key, no network); the problems and a
-// summary, --report as a CSV sheet, --json for scripts. Exit 0: all valid; 1: some invalid; 2: the
-// file cannot be used, or Ctrl-C / SIGTERM stopped the check.
+// `payout-batch validate FILE`: every row checked offline (no key, no network). Exit 0: all valid; 1: some invalid;
+// 2: the file cannot be used, or Ctrl-C / SIGTERM stopped the check.
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
