@@ -145,7 +145,6 @@ export const DocumentsPatchAnswer = objectOf(
     documents: maybe(z.array(SupportingDocumentAnswer)),
   }),
 );
-export type DocumentsPatchAnswer = z.output<typeof DocumentsPatchAnswer>;
 
 /** Spec §4.6: the bytes are PUT to uploadUrl, so it is an http(s) URL. */
 export const UploadUrlAnswer = objectOf(

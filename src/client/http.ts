@@ -93,20 +93,9 @@ export type AttemptFailure =
   /** beforeSend: the service saw nothing. unresolved: ENOTFOUND is 'unknown', EAI_AGAIN 'busy'. */
   | { kind: 'network'; beforeSend: boolean; unresolved?: 'unknown' | 'busy' };
 
-export interface RetryPolicy {
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A longer Retry-After (a monthly quota, say) fails the call. */
-  maxRetryAfterMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 8,
-  baseDelayMs: 250,
-  maxDelayMs: 8_000,
-  maxRetryAfterMs: 60_000,
-};
+/** maxRetryAfterMs: a longer Retry-After (a monthly quota, say) fails the call. */
+export const DEFAULT_RETRY_POLICY = { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export type RetryPolicy = typeof DEFAULT_RETRY_POLICY;
 
 export interface RetryInput {
   failure: AttemptFailure;
