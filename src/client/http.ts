@@ -1,6 +1,5 @@
 // The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
 // read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
-// PayoutClient (client.ts) extends Transport with one method per route.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
@@ -149,15 +148,13 @@ export function decideRetry(input: RetryInput): RetryDecision {
 
 /** Retry-After (RFC 9110 §10.2.3), seconds or an HTTP date, as ms from `nowMs` (0 for the past). */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
-  if (value == null) return undefined;
-  const v = value.trim();
-  if (v === '') return undefined;
+  const v = value?.trim();
+  if (!v) return undefined;
   if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
   // HTTP's date forms all name a weekday or GMT
   if (!/[A-Za-z]/.test(v)) return undefined;
   const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** Raised before any byte could reach the service: no route or name, no connection, a certificate refused in the handshake. */
