@@ -398,15 +398,14 @@ const WebhookRecord = renamed(
 );
 export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
 
+const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
+
 /** Spec §4.13 PATCH, "not shown": the record, or only `{statusCode, message}` (then the path's subscription). */
 export const webhookUpdateAnswer = (webhookId: string) =>
   z.preprocess((v) => {
     const o = unwrapObject(v);
-    if (!isRecord(o)) return { id: webhookId };
-    return o.id === undefined && o.webhookId === undefined ? { ...o, id: webhookId } : o;
+    return isWebhookRecord(o) ? o : { ...(isRecord(o) ? o : {}), id: webhookId };
   }, WebhookRecord);
-
-const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
 /** "Only one active subscription per business" (spec §4.13): the record alone, or `data: null`, read as a list. */
 export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
   if (isWebhookRecord(v)) return { data: [v] };
