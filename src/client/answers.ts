@@ -3,7 +3,7 @@
 // null means absent. test/contract/ holds hand-written bodies from the spec that each must read.
 import { z } from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
-import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
+import { PayoutStatus } from '../spec/codes.ts';
 import { isRecord, jsonObject } from './definitive.ts';
 
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
@@ -60,10 +60,8 @@ const renamed = <T extends z.ZodType>(names: Record<string, readonly string[]>, 
 const listOf = <T extends z.ZodType>(item: T) => z.preprocess(unwrapList, z.looseObject({ data: z.array(item), meta: maybe(PageMeta) }));
 const objectOf = <T extends z.ZodType>(schema: T) => z.preprocess(unwrapObject, schema);
 
-const payoutStatus = z
-  .string()
-  .transform((s) => s.trim().toUpperCase())
-  .pipe(z.enum(PAYOUT_STATUSES as unknown as [PayoutStatus, ...PayoutStatus[]]));
+const capitals = z.string().transform((s) => s.trim().toUpperCase());
+const payoutStatus = capitals.pipe(PayoutStatus);
 
 const optionValue = z.union([text, z.number().transform(String)]);
 const OptionAnswer = z.union([optionValue, renamed({ value: ['label'] }, z.looseObject({ value: optionValue })).transform((o) => o.value)]);
@@ -145,7 +143,6 @@ export const DocumentsPatchAnswer = objectOf(
     documents: maybe(z.array(SupportingDocumentAnswer)),
   }),
 );
-export type DocumentsPatchAnswer = z.output<typeof DocumentsPatchAnswer>;
 
 /** Spec §4.6: the bytes are PUT to uploadUrl, so it is an http(s) URL. */
 export const UploadUrlAnswer = objectOf(
@@ -159,7 +156,7 @@ export const UploadUrlAnswer = objectOf(
 /** Spec §4.7, §4.8: a payout's fields but information requests, and its wallets; any status, in capitals. */
 export const SwapAnswer = objectOf(
   PayoutRecord.omit({ statusDetail: true, informationRequests: true }).extend({
-    status: z.string().transform((s) => s.trim().toUpperCase()),
+    status: capitals,
     businessId: maybe(text),
     sourceWalletId: maybe(ident),
     destinationWalletId: maybe(ident),
@@ -401,15 +398,14 @@ const WebhookRecord = renamed(
 );
 export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
 
+const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
+
 /** Spec §4.13 PATCH, "not shown": the record, or only `{statusCode, message}` (then the path's subscription). */
 export const webhookUpdateAnswer = (webhookId: string) =>
   z.preprocess((v) => {
     const o = unwrapObject(v);
-    if (!isRecord(o)) return { id: webhookId };
-    return o.id === undefined && o.webhookId === undefined ? { ...o, id: webhookId } : o;
+    return isWebhookRecord(o) ? o : { ...(isRecord(o) ? o : {}), id: webhookId };
   }, WebhookRecord);
-
-const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
 /** "Only one active subscription per business" (spec §4.13): the record alone, or `data: null`, read as a list. */
 export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
   if (isWebhookRecord(v)) return { data: [v] };
@@ -418,40 +414,34 @@ export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
   return v;
 }, listOf(WebhookRecord));
 
+/** Spec §6: a delivery of one of `types`, its fields in `data`. */
+const event = <const E extends readonly [string, ...string[]], D extends z.ZodRawShape>(types: E, data: D) =>
+  z.looseObject({ eventType: z.enum(types), deliveryId: maybe(ident), occurredAt: maybe(text), data: z.looseObject(data) });
+
 /** Spec §6 payout.status.changed. */
-export const PayoutStatusChangedEvent = z.looseObject({
-  eventType: z.enum(['payout.status.changed', 'payout.status.changed.v1']),
-  deliveryId: maybe(ident),
-  occurredAt: maybe(text),
-  data: z.looseObject({
-    payoutId: ident,
-    businessId: maybe(ident),
-    oldStatus: maybe(payoutStatus),
-    newStatus: payoutStatus,
-    newStatusDetail: maybe(text),
-    informationRequests: maybe(z.array(InformationRequestAnswer)),
-    changedAt: maybe(text),
-    reason: maybe(text),
-  }),
+export const PayoutStatusChangedEvent = event(['payout.status.changed', 'payout.status.changed.v1'], {
+  payoutId: ident,
+  businessId: maybe(ident),
+  oldStatus: maybe(payoutStatus),
+  newStatus: payoutStatus,
+  newStatusDetail: maybe(text),
+  informationRequests: maybe(z.array(InformationRequestAnswer)),
+  changedAt: maybe(text),
+  reason: maybe(text),
 });
 export type PayoutStatusChangedEvent = z.output<typeof PayoutStatusChangedEvent>;
 
 /** Spec §6 wallet.credited / wallet.debited. */
-export const WalletEvent = z.looseObject({
-  eventType: z.enum(['wallet.credited', 'wallet.debited']),
-  deliveryId: maybe(ident),
-  occurredAt: maybe(text),
-  data: z.looseObject({
-    businessId: maybe(ident),
-    amount,
-    currency: maybe(text),
-    transactionId: maybe(ident),
-    createdAt: maybe(text),
-    transactionType: maybe(z.string().transform((s) => s.toLowerCase())),
-    reference: maybe(text),
-    narration: maybe(text),
-    balance: maybe(amount),
-  }),
+export const WalletEvent = event(['wallet.credited', 'wallet.debited'], {
+  businessId: maybe(ident),
+  amount,
+  currency: maybe(text),
+  transactionId: maybe(ident),
+  createdAt: maybe(text),
+  transactionType: maybe(z.string().transform((s) => s.toLowerCase())),
+  reference: maybe(text),
+  narration: maybe(text),
+  balance: maybe(amount),
 });
 export type WalletEvent = z.output<typeof WalletEvent>;
 

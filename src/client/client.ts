@@ -17,8 +17,6 @@ export type CreatedResult<K extends string, T> = Omit<CallResult<T>, 'data'> & {
 
 export type ListPageQuery = { page?: number; limit?: number };
 
-export type UploadedDocument = { documentUrl: string; requestId: string };
-
 type Effect = Pick<CallSpec<unknown>, 'mutating' | 'resendSafe'>;
 const READ_ONLY: Effect = { mutating: false, resendSafe: true };
 /** By nature or by its Idempotency-Key. */
@@ -119,7 +117,7 @@ export class PayoutClient extends Transport {
   }
 
   /** Spec §4.5: duplicates are filtered by the service, so it is safe to resend. */
-  patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<answers.DocumentsPatchAnswer> {
+  patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions) {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
     const request: [z.ZodType, unknown] = [requests.DocumentsPatchRequest, { documents }];
     return this.send('patchDocuments', 'PATCH', path, request, answers.DocumentsPatchAnswer, IDEMPOTENT, opts);
@@ -131,10 +129,7 @@ export class PayoutClient extends Transport {
   }
 
   /** Spec §4.6: the URL expires after 15 minutes, so it is asked for just before the PUT (no API key). */
-  async uploadDocument(
-    file: { bytes: Uint8Array; filename: string; contentType: DocumentContentType },
-    opts?: RequestOptions,
-  ): Promise<UploadedDocument> {
+  async uploadDocument(file: { bytes: Uint8Array; filename: string; contentType: DocumentContentType }, opts?: RequestOptions) {
     if (file.bytes.byteLength > MAX_DOCUMENT_BYTES) {
       const message = `uploadDocument: not sent, ${file.filename} is ${file.bytes.byteLength} bytes; the spec allows 10 MB per file`;
       throw notSent({ route: 'uploadDocument', method: 'PUT', path: '(upload URL)', requestId: opts?.requestId }, message);

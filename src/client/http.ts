@@ -1,6 +1,5 @@
 // The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
 // read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
-// PayoutClient (client.ts) extends Transport with one method per route.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
@@ -93,20 +92,9 @@ export type AttemptFailure =
   /** beforeSend: the service saw nothing. unresolved: ENOTFOUND is 'unknown', EAI_AGAIN 'busy'. */
   | { kind: 'network'; beforeSend: boolean; unresolved?: 'unknown' | 'busy' };
 
-export interface RetryPolicy {
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A longer Retry-After (a monthly quota, say) fails the call. */
-  maxRetryAfterMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 8,
-  baseDelayMs: 250,
-  maxDelayMs: 8_000,
-  maxRetryAfterMs: 60_000,
-};
+/** maxRetryAfterMs: a longer Retry-After (a monthly quota, say) fails the call. */
+export const DEFAULT_RETRY_POLICY = { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export type RetryPolicy = typeof DEFAULT_RETRY_POLICY;
 
 export interface RetryInput {
   failure: AttemptFailure;
@@ -160,15 +148,13 @@ export function decideRetry(input: RetryInput): RetryDecision {
 
 /** Retry-After (RFC 9110 §10.2.3), seconds or an HTTP date, as ms from `nowMs` (0 for the past). */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
-  if (value == null) return undefined;
-  const v = value.trim();
-  if (v === '') return undefined;
+  const v = value?.trim();
+  if (!v) return undefined;
   if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
   // HTTP's date forms all name a weekday or GMT
   if (!/[A-Za-z]/.test(v)) return undefined;
   const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** Raised before any byte could reach the service: no route or name, no connection, a certificate refused in the handshake. */

@@ -154,17 +154,14 @@ export class SharedPace implements PaceShare {
       held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
       return held ? body() : busy();
     } catch (e) {
-      this.fail(e);
+      if (!this.failed) {
+        this.failed = e instanceof Error ? e : new Error(String(e));
+        this.onError?.(this.failed);
+      }
       return alone;
     } finally {
       held?.release();
     }
-  }
-
-  private fail(e: unknown): void {
-    if (this.failed) return;
-    this.failed = e instanceof Error ? e : new Error(String(e));
-    this.onError?.(this.failed);
   }
 }
 
@@ -268,10 +265,8 @@ export class SlidingWindowLimiter {
   }
 
   private drain(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
     // the answer of the take on its way drains again: a start is granted once per answer
     if (this.taking) return;
     const now = this.clock.now();

@@ -31,14 +31,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export const monthOf = (d: Date): string => d.toISOString().slice(0, 7);
 
-export interface UsageReport {
-  fingerprint: string;
-  month: string;
-  /** Including ones not yet flushed. */
-  used: number;
-  quota: number;
-  remaining: number;
-}
+export type UsageReport = Awaited<ReturnType<UsageCounter['usage']>>;
 
 /** This host's usage file (UsageFileStore), or the team ledger. */
 export interface UsageStore {
@@ -129,7 +122,8 @@ export class UsageCounter {
     m.set(month, (m.get(month) ?? 0) + n);
   }
 
-  async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
+  /** `used` includes the counts not yet flushed. */
+  async usage(fingerprint: string, quota: number = MONTHLY_QUOTA) {
     const month = monthOf(this.now());
     // read in turn with the flushes: a request being written is neither missed nor counted twice
     const read = this.flushing.then(

@@ -18,12 +18,7 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-export interface VerifiedDelivery {
-  event: WebhookEvent;
-  /** X-Service-Delivery-Id, else the body's deliveryId. */
-  deliveryId: string;
-  signed: boolean;
-}
+export type VerifiedDelivery = ReturnType<typeof verifyWebhook>;
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
@@ -47,7 +42,7 @@ export interface VerifyOptions {
   headerNames?: ServiceHeaderNames;
 }
 
-export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
+export function verifyWebhook(options: VerifyOptions) {
   const names = options.headerNames ?? DEFAULT_SERVICE_HEADERS;
   const signature = header(options.headers, names.signature);
   if (options.secret) {

@@ -1,7 +1,7 @@
 // Atomic replacement: a temporary file in the same folder, fsynced, renamed over the target, the
 // folder fsynced. A crash leaves at worst a stray ".<name>.<pid>.<random>.tmp", never read as results.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -17,16 +17,10 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const target = resolve(path);
   const tmp = tempPathFor(target);
-  let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    fh = await open(tmp, 'wx', o.mode);
-    for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) await fh.writeFile(chunk);
-    await fh.sync();
-    await fh.close();
-    fh = undefined;
+    await writeFile(tmp, chunks, { flag: 'wx', mode: o.mode, flush: true });
     await rename(tmp, target);
   } catch (e) {
-    await fh?.close().catch(() => {});
     await rm(tmp, { force: true }).catch(() => {});
     throw e;
   }

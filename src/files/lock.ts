@@ -17,7 +17,6 @@ export interface LockOwner {
 }
 
 export interface HeldLock {
-  path: string;
   owner: LockOwner;
   /** Marks the lock as still in use (its mtime). */
   touch(): void;
@@ -154,7 +153,6 @@ function ownerRecord(purpose: string | undefined): LockOwner {
 function heldLock(path: string, owner: LockOwner): HeldLock {
   let released = false;
   return {
-    path,
     owner,
     touch() {
       if (released) return;
