@@ -20,10 +20,7 @@ const SSF = XLSX.SSF as {
   format(format: string | number, value: unknown): string;
 };
 
-/**
- * A serial number shown with a date format, as an ISO date (2025-01-31, or 2025-01-31T09:30:00
- * with a time); undefined when the format is no date's. Shared with the results reader.
- */
+/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
 export function excelDateText(serial: number, format: string | undefined): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial);

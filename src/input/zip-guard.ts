@@ -7,7 +7,6 @@ import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYT
 
 const ADVICE = 'save the sheet as CSV or split it';
 
-/** Refuses an Excel file too big to read whole. */
 export function checkWorkbookFileSize(file: string, bytes: number): void {
   if (bytes > MAX_EXCEL_FILE_BYTES) {
     throw new InputError(

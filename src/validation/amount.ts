@@ -17,7 +17,6 @@ const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.
 const GROUP_CHARS = new Set([' ', "'", ',', '.']);
 const invalid = (message: string) => ({ ok: false, code: 'INVALID_AMOUNT', message, expected: EXPECTED }) as const;
 
-/** Digits grouped by thousands: a first group of 1-3 digits, then groups of exactly 3. */
 function validGrouping(intPart: string, sep: string): boolean {
   const groups = intPart.split(sep);
   return /^\d{1,3}$/.test(groups[0]!) && groups.slice(1).every((g) => /^\d{3}$/.test(g));

@@ -21,8 +21,6 @@ const withMinDigits = (minDigits: number, check: FieldCheck): FieldCheck => Obje
 export const ok = (value: string): FieldResult => ({ ok: true, value });
 export const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
 
-// ------------------------------------------------------------------ codes
-
 const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
 
 export const currencyCode: FieldCheck = (raw) => {
@@ -42,8 +40,6 @@ export const countryCode: FieldCheck = (raw) => {
     'a 3-letter ISO 3166-1 alpha-3 code such as NGA, USA, GBR, DEU',
   );
 };
-
-// ------------------------------------------------------------------ IBAN and BIC
 
 const IBAN_SPECS = getCountrySpecifications();
 
@@ -82,8 +78,6 @@ export const bic: FieldCheck = (raw) => {
   }
   return bad('INVALID_BIC', `"${v}" does not have the SWIFT/BIC format`, expected);
 };
-
-// ------------------------------------------------------------------ national bank details
 
 const digitsOnly = (raw: string) => raw.replace(/[\s-]+/g, '');
 
@@ -181,8 +175,6 @@ export const accountType: FieldCheck = (raw) => {
   return bad('INVALID_ACCOUNT_TYPE', `"${raw}" is not an account type of the service`, 'checking or savings');
 };
 
-// ------------------------------------------------------------------ contact and wallet ids
-
 const emailSchema = z.email();
 export const email: FieldCheck = (raw) => {
   const v = raw.trim();
@@ -236,8 +228,6 @@ export const wechatUserId: FieldCheck = (raw) => {
     'a WeChat ID such as wxid_abc123',
   );
 };
-
-// ------------------------------------------------------------------ free text
 
 /** Control characters (C0 and C1: a terminal acts on both) and line breaks; a tab is allowed. */
 // eslint-disable-next-line no-control-regex

@@ -92,7 +92,6 @@ function readerOf(row: RawRow, ctx: RowContext) {
   return { row, ctx, problems, cell, number, date, add };
 }
 
-/** A row's problems, and when it has no error the typed PayoutRow. */
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const r = readerOf(row, ctx);
   // a pain.001 transaction the reader could not map (an ambiguous method): that error, not the empty value it left
