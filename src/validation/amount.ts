@@ -16,6 +16,7 @@ export type AmountResult =
 const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.56" and "1.234,56" are accepted)';
 const GROUP_CHARS = new Set([' ', "'", ',', '.']);
 const invalid = (message: string) => ({ ok: false, code: 'INVALID_AMOUNT', message, expected: EXPECTED }) as const;
+const ambiguous = (message: string, expected: string) => ({ ok: false, code: 'AMBIGUOUS_AMOUNT', message, expected }) as const;
 
 function validGrouping(intPart: string, sep: string): boolean {
   const groups = intPart.split(sep);
@@ -49,12 +50,10 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
     const [intPart, frac] = s.split(',') as [string, string];
     const bare = intPart.replace(/[ ']/g, '');
     if (!spacey && frac.length === 3 && /^[1-9]\d{0,2}$/.test(bare)) {
-      return {
-        ok: false,
-        code: 'AMBIGUOUS_AMOUNT',
-        message: `"${raw.trim()}" reads as ${bare}${frac} (comma groups thousands) or ${bare}.${frac} (comma is the decimal mark)`,
-        expected: `${bare}${frac} or ${bare}.${frac}, written without the comma`,
-      };
+      return ambiguous(
+        `"${raw.trim()}" reads as ${bare}${frac} (comma groups thousands) or ${bare}.${frac} (comma is the decimal mark)`,
+        `${bare}${frac} or ${bare}.${frac}, written without the comma`,
+      );
     }
     decimal = ',';
   }
@@ -95,12 +94,10 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
     // thousand times the decimal reading ("100.555" EUR -> 100555.00) would pay 1,000 times the intent.
     if (value.decimalPlaces() > places) return tooManyDecimals('AMBIGUOUS_AMOUNT', `"${raw.trim()}"`, 3, value, currency, places);
     const thousands = read.text.replace('.', '');
-    return {
-      ok: false,
-      code: 'AMBIGUOUS_AMOUNT',
-      message: `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)`,
-      expected: `${new Dec(thousands).toFixed(places)} or ${value.toFixed(places)}, written without a thousands separator`,
-    };
+    return ambiguous(
+      `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)`,
+      `${new Dec(thousands).toFixed(places)} or ${value.toFixed(places)}, written without a thousands separator`,
+    );
   }
   if (value.isZero()) return invalid('the amount is zero; a payout amount must be more than zero');
   if (value.precision(true) > 15) {
