@@ -77,10 +77,7 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
   return dotMayGroup ? { ok: true, text, dotMayGroup } : { ok: true, text };
 }
 
-/**
- * An amount for a currency (undefined when itself invalid: no precision check): positive, within
- * its minor units, at most 15 significant digits (so the JSON number sent is exactly this decimal).
- */
+/** Positive, within the currency's minor units (if known), at most 15 significant digits: the JSON number sent is exactly this. */
 export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
   if (!read.ok) return read;
