@@ -58,14 +58,9 @@ const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'a
 const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
-function methodOf(t: {
-  lcl: string;
-  svc: string;
-  lclCd: string;
-  ccy: string;
-  country: string;
-  has: (f: CanonicalField) => boolean;
-}): { method: PayoutMethod } | { problem: string; expected: string } {
+function methodOf(
+  t: Record<'lcl' | 'svc' | 'lclCd' | 'ccy' | 'country', string> & { has: (f: CanonicalField) => boolean },
+): { method: PayoutMethod } | { problem: string; expected: string } {
   const { lcl, svc, ccy, country, has } = t;
   if ((PAYOUT_METHODS as readonly string[]).includes(lcl)) return { method: lcl as PayoutMethod };
   if (svc === 'SEPA') return { method: 'SEPA' };

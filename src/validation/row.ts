@@ -321,13 +321,12 @@ function beneficiaryOf(
   trapped: Set<string>,
 ): Beneficiary | undefined {
   const fields = methodFields(method);
-  const used = new Set<string>(fields);
   const required = new Set<string>(requiredFields(method));
   // the method's non-empty fields (an empty cell is a missing value)
   const input: Record<string, string> = {};
   for (const f of BENEFICIARY_COLUMNS) {
     const cell = r.cell(f);
-    if (used.has(f)) {
+    if (fields.includes(f)) {
       const v = overrides[f] ?? cell;
       if (v !== '') input[f] = v;
     } else if (cell !== '') {
