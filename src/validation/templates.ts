@@ -10,6 +10,5 @@ export const templateFileName = (method: PayoutMethod | undefined, format: 'csv'
     ? 'payout-template-pain001.xml' // one pain.001.001.09 with one example transaction, whatever the method
     : `payout-template-${method ? method.toLowerCase().replace(/_/g, '-') : 'all-methods'}.${format}`;
 
-/** A committed template's bytes. */
 export const readTemplate = (method: PayoutMethod | undefined, format: 'csv' | 'xlsx' | 'pain.001'): Buffer =>
   readFileSync(join(packageRoot(), 'templates', templateFileName(method, format)));
