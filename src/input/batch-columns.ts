@@ -1,5 +1,4 @@
-// The columns of a batch file and how a file's headers match them: ignoring case and anything not
-// a letter or digit ("Source Amount" is sourceAmount), then the aliases of common exports.
+// The columns of a batch file, their aliases and how a file's headers match them (README.md "Headers").
 import type { Beneficiary } from '../spec/schemas.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
 
@@ -29,7 +28,6 @@ export const ACCOUNT_ID_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber
 /** Columns every file must have (narration: the initiate body requires it); a method's other columns are row errors when needed. */
 const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
 
-/** Header text as compared: lower case, letters and digits only. */
 export const normalizeHeader = (h: string): string =>
   h
     .normalize('NFKD')
@@ -83,7 +81,6 @@ for (const field of CANONICAL_FIELDS)
   for (const n of COLUMN_ALIASES[field]?.split(', ').map(normalizeHeader) ?? [])
     if (!HEADERS.has(n)) HEADERS.set(n, { field, by: 'alias' });
 
-/** The canonical field a header names, and whether by its own name or by an alias. */
 export const matchHeader = (header: string) => HEADERS.get(normalizeHeader(header));
 
 /** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
@@ -99,9 +96,7 @@ export function uniqueColumns(rawHeaders: readonly string[]): string[] {
 
 export interface ColumnMapping {
   columns: string[];
-  /** header → canonical field, for the headers that map to one. */
   mapping: Record<string, CanonicalField>;
-  /** canonical field → header. */
   fields: Partial<Record<CanonicalField, string>>;
   /** Notes about the header (a header ignored because another one names the same field). */
   notes: string[];
@@ -159,9 +154,8 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     }
     mapping[chosen] = field;
     fields[field] = chosen;
-    for (const other of list) {
+    for (const other of list)
       if (other.header !== chosen) notes.push(`column "${other.header}" is kept as an extra column: "${chosen}" already gives ${field}`);
-    }
   }
   if (conflicts.length) throw refuse('DUPLICATE_COLUMNS', `ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`);
   const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);

@@ -15,7 +15,6 @@ const READ_CHUNK = 64 * 1024;
 
 export const csvReader: BatchReader = {
   formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
-  /** Streams the CSV. Row numbers count records, not lines, as a spreadsheet shows them. */
   async open({ file, head, encoding }) {
     const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
     const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
@@ -61,7 +60,6 @@ export const csvReader: BatchReader = {
   },
 };
 
-/** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
 export function csvLayout(head: Buffer, encoding?: TextEncoding) {
   const found = detectEncoding(head);
   const detected = encoding ? { encoding, bomBytes: found.encoding === encoding ? found.bomBytes : 0, detectedBy: '--encoding' } : found;
@@ -74,7 +72,6 @@ export function csvLayout(head: Buffer, encoding?: TextEncoding) {
   return { detected, delimiter: sep ?? detectDelimiter(sampleText), sepLineFirst: sep !== undefined };
 }
 
-/** The InputErrors a CSV read ends with, naming the file and its delimiter. */
 function csvRefusals(file: string, delimiter: Delimiter) {
   const malformed = (row: number, message: string) => new InputError('MALFORMED_CSV', file, `${file}: ${message}`, row);
   const tooLong = (row: number) => malformed(row, `row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`);

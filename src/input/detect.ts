@@ -44,10 +44,7 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
   return undefined;
 }
 
-/**
- * The encoding from the first bytes: a BOM, else UTF-16 by its NUL pattern, else UTF-8 when valid,
- * else Windows-1252 (Excel's "CSV" in western locales). A later invalid byte is a U+FFFD in a cell.
- */
+/** A BOM, else UTF-16 by its NUL pattern, else UTF-8 if valid, else Windows-1252 (Excel's western "CSV"); a later bad byte is U+FFFD. */
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number; detectedBy: string } {
   const bom = bomEncoding(head);
   if (bom) return { ...bom, detectedBy: 'byte order mark' };

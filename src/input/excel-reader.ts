@@ -1,5 +1,4 @@
-// The Excel formats (.xlsx, and BIFF .xls): a workbook by its magic bytes, whatever its name; a file
-// named .xlsx or .xls that is text is refused. SheetJS (excel.ts) is loaded only when one comes.
+// The Excel formats (.xlsx, and BIFF .xls); SheetJS (excel.ts) is loaded only when one comes.
 import { readFile } from 'node:fs/promises';
 import { InputError } from './input-errors.ts';
 import { sniffKind } from './detect.ts';

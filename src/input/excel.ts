@@ -5,7 +5,7 @@ import { createInflateRaw } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
 import { InputError, type Refuse } from './input-errors.ts';
-import { checkWorkbook, unreadable, zipParts, type Part } from './zip-guard.ts';
+import { checkWorkbook, unreadable, zipParts } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
 /** Rows read between two turns of the event loop (blank ones included): Ctrl-C is heard only on a turn. */
@@ -20,10 +20,7 @@ const SSF = XLSX.SSF as {
   format(format: string | number, value: unknown): string;
 };
 
-/**
- * A serial number shown with a date format, as an ISO date (2025-01-31, or 2025-01-31T09:30:00
- * with a time); undefined when the format is no date's. Shared with the results reader.
- */
+/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
 export function excelDateText(serial: number, format: string | undefined): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial);
@@ -96,16 +93,8 @@ async function* wholeRows(ws: XLSX.WorkSheet): Rows {
   }
 }
 
-/** What streaming an .xlsx sheet needs of its workbook: its part, shared strings, number format ids by style and their formats. */
-interface XlsxBook {
-  part: Part;
-  strings: string[];
-  formats: (string | number)[];
-  table: Record<number, string>;
-}
-
-/** The sheet's zip part, the shared strings and the styles; undefined for a workbook not of XML parts (.xlsb). */
-function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): XlsxBook | undefined {
+/** What streaming an .xlsx sheet needs: its zip part, shared strings, number format ids by style and formats; undefined for .xlsb. */
+function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string) {
   const w = wb as XLSX.WorkBook & {
     Directory?: { workbooks?: string[] };
     files?: Record<string, { content?: Uint8Array }>;
@@ -131,6 +120,8 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): 
     table: w.SSF ?? {},
   };
 }
+
+type XlsxBook = NonNullable<ReturnType<typeof xlsxBook>>;
 
 /** OOXML's escapes in cell text (`_x000D_`), and CR LF as LF, as SheetJS reads them. */
 const unescapeText = (s: string) =>
@@ -165,7 +156,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
     cell.v = parseFloat(v);
   }
   const fmt = style === undefined ? 0 : (book.formats[parseInt(style, 10)] ?? 0);
-  cell.z = book.table[fmt as number] ?? (isLocaleDateFormat(Number(fmt)) ? 'm/d/yy' : undefined);
+  cell.z = book.table[fmt] ?? (isLocaleDateFormat(fmt) ? 'm/d/yy' : undefined);
   if (cell.t === 'e') return cell;
   try {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);

@@ -13,13 +13,9 @@ export type InputErrorCode =
   | 'ENCODING'
   | 'MALFORMED_CSV'
   | 'SHEET_NOT_FOUND'
-  /** Over a size limit of src/input/size-limits.ts (a workbook too big, or one that unpacks to too much). */
   | 'TOO_LARGE'
-  /** pain.001: not well-formed XML, or not the message's structure. */
   | 'MALFORMED_XML'
-  /** pain.001: a DOCTYPE (a DTD, an entity declaration, an external entity): refused, never resolved. */
   | 'XML_DTD'
-  /** pain.001: GrpHdr or PmtInf NbOfTxs / CtrlSum do not match the transactions: the file is refused whole. */
   | 'CONTROL_TOTALS'
   /** Ctrl-C or SIGTERM while the file was read: the rest was not read, and nothing was sent. */
   | 'STOPPED';
@@ -29,7 +25,6 @@ export class InputError extends Error {
     readonly code: InputErrorCode,
     readonly file: string,
     message: string,
-    /** The spreadsheet row the problem was found on, when there is one. */
     readonly row?: number,
   ) {
     super(message);

@@ -1,11 +1,10 @@
 // Formula neutralising ("CSV injection"), a bijection so write → read is lossless: a text starting
 // with a trigger (= + - @ tab CR), or with "'" and a trigger or another "'", gets a leading "'";
-// unneutralise drops it. First each hidden character (text.ts) is written as its escape "\u001B"
-// (issue 43, item 16), the backslashes of a run before "uHHHH" or a hidden character doubled.
+// unneutralise drops it. First each hidden character (text.ts) is written as its escape "\u001B",
+// the backslashes of a run before "uHHHH" or a hidden character doubled.
 
 import { escapeCharacter, HIDDEN_IN_CELLS } from '../text.ts';
 
-/** Starts with a trigger = + - @ tab CR, or with "'" and then a trigger or another "'". */
 const NEEDS_QUOTE = /^'?[=+\-@\t\r]|^''/;
 /** What neutralise wrote: "'" and then a trigger or another "'". */
 const NEUTRALISED = /^'[=+\-@\t\r']/;

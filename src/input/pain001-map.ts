@@ -1,5 +1,5 @@
 // One pain.001 credit transfer (CdtTrfTxInf, with its payment information block) as a payout row:
-// the element → column table of README.md "pain.001", and the one method table (METHOD_TABLE).
+// the element → column table of README.md "pain.001", and the one method table (methodOf).
 import countries from 'i18n-iso-countries/index.js';
 import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
@@ -58,14 +58,9 @@ const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'a
 const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
-function methodOf(t: {
-  lcl: string;
-  svc: string;
-  lclCd: string;
-  ccy: string;
-  country: string;
-  has: (f: CanonicalField) => boolean;
-}): { method: PayoutMethod } | { problem: string; expected: string } {
+function methodOf(
+  t: Record<'lcl' | 'svc' | 'lclCd' | 'ccy' | 'country', string> & { has: (f: CanonicalField) => boolean },
+): { method: PayoutMethod } | { problem: string; expected: string } {
   const { lcl, svc, ccy, country, has } = t;
   if ((PAYOUT_METHODS as readonly string[]).includes(lcl)) return { method: lcl as PayoutMethod };
   if (svc === 'SEPA') return { method: 'SEPA' };
@@ -143,7 +138,6 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
     creditCcy ? 'CdtrAcct/Ccy' : (elements.destinationCurrency ?? '').slice(txPath.length + 1),
   );
 
-  // The creditor, its account and its agent.
   set('accountName', first(tx, 'Cdtr/Nm'), 'Cdtr/Nm');
   set('iban', first(tx, 'CdtrAcct/Id/IBAN'), 'CdtrAcct/Id/IBAN');
   const scheme = OTHER_SCHEMES[first(tx, 'CdtrAcct/Id/Othr/SchmeNm/Prtry').toUpperCase()] ?? 'accountNumber';
@@ -178,7 +172,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // An intra-company or cash management transfer is to the payer's own account: a withdrawal, which needs no document.
   set('withdrawal', ['INTC', 'CASH'].includes(first(tx, 'Purp/Cd')) ? 'true' : 'false', 'Purp/Cd');
 
-  // The method (METHOD_TABLE), from the transaction's payment type, else its block's.
+  // The method (methodOf), from the transaction's payment type, else its block's.
   const svcAt = tx.has('PmtTpInf/SvcLvl/Cd') ? txPath : blockPath;
   const found = methodOf({
     lcl: txOr('PmtTpInf/LclInstrm/Prtry').toUpperCase(),

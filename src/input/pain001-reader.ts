@@ -68,13 +68,8 @@ function documentFiles(dir: string, batchDir: string, file: string): Map<string,
 }
 
 /** A control total: the count and sum declared, against those counted. */
-interface Totals {
-  path: string;
-  nbOfTxs: string;
-  ctrlSum: string;
-  count: number;
-  sum: Dec;
-}
+const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) });
+type Totals = ReturnType<typeof totals>;
 
 /** The message header first ({ id, version }), then one RawRow per transaction. */
 async function* streamTransactions(
@@ -91,7 +86,6 @@ async function* streamTransactions(
   let pmtIndex = 0;
   let txIndex = 0;
   let rowNumber = 0;
-  const totals = (path: string): Totals => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) });
   const group = totals(`${ROOT}/GrpHdr`);
   let block: Elements = new Map();
   let blockTotals = totals(group.path);
@@ -213,6 +207,5 @@ async function* streamTransactions(
 
 /** A decimal of the file, or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
 function safeDec(text: string): Dec | undefined {
-  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
-  return new Dec(text);
+  return /^\d+(\.\d+)?$/.test(text) ? new Dec(text) : undefined;
 }

@@ -1,5 +1,4 @@
-// Reading a batch file (README.md): each reader in turn says whether the first bytes are its
-// format, never the name alone; a new format is one file and one entry in READERS.
+// Reading a batch file (README.md): each reader in turn says whether the first bytes are its format.
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError, type Refuse } from './input-errors.ts';

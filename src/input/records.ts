@@ -5,7 +5,6 @@ import { InputError } from './input-errors.ts';
 import { unneutralise } from './neutralise.ts';
 import { splitColumns } from './result-columns.ts';
 
-/** One record as a reader produced it. */
 export interface SourceRecord {
   rowNumber: number;
   values: string[];
@@ -15,7 +14,6 @@ export interface SourceRecord {
   dates?: (string | undefined)[];
 }
 
-/** One payout row of the file. */
 export interface RawRow {
   /** As the spreadsheet shows it (src/input/README.md "Row numbers"). */
   rowNumber: number;
@@ -141,7 +139,7 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
   columns.forEach((c, i) => {
-    row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: columns.ts)
+    row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: batch-columns.ts)
     if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];
     if (r.dates?.[i] !== undefined) (row.dates ??= {})[c] = r.dates[i];
   });

@@ -57,12 +57,8 @@ function resultColumnOf(header: string): { column: ResultColumn; depth: number }
 
 /** The header of a result column beside `batchColumns`: `status`, or `result.status` when the batch has one, and so on. */
 export function resultHeaderOf(column: ResultColumn, batchColumns: readonly string[]): string {
-  let deepest = -1;
-  for (const h of batchColumns) {
-    const named = resultColumnOf(h);
-    if (named?.column === column) deepest = Math.max(deepest, named.depth);
-  }
-  return RESULT_PREFIX.repeat(deepest + 1) + column;
+  const depths = batchColumns.map(resultColumnOf).flatMap((named) => (named?.column === column ? [named.depth] : []));
+  return RESULT_PREFIX.repeat(Math.max(-1, ...depths) + 1) + column;
 }
 
 /**

@@ -7,7 +7,6 @@ import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYT
 
 const ADVICE = 'save the sheet as CSV or split it';
 
-/** Refuses an Excel file too big to read whole. */
 export function checkWorkbookFileSize(file: string, bytes: number): void {
   if (bytes > MAX_EXCEL_FILE_BYTES) {
     throw new InputError(
@@ -123,9 +122,8 @@ export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
   for (const part of parts) {
     declared += part.declared;
     if (declared > MAX_UNPACKED_BYTES) throw tooBig(file);
-    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed)) {
+    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed))
       throw bomb(file, part.name, part.declared, part.packed);
-    }
   }
   let actual = 0;
   for (const part of parts) {

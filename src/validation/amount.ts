@@ -16,8 +16,8 @@ export type AmountResult =
 const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.56" and "1.234,56" are accepted)';
 const GROUP_CHARS = new Set([' ', "'", ',', '.']);
 const invalid = (message: string) => ({ ok: false, code: 'INVALID_AMOUNT', message, expected: EXPECTED }) as const;
+const ambiguous = (message: string, expected: string) => ({ ok: false, code: 'AMBIGUOUS_AMOUNT', message, expected }) as const;
 
-/** Digits grouped by thousands: a first group of 1-3 digits, then groups of exactly 3. */
 function validGrouping(intPart: string, sep: string): boolean {
   const groups = intPart.split(sep);
   return /^\d{1,3}$/.test(groups[0]!) && groups.slice(1).every((g) => /^\d{3}$/.test(g));
@@ -27,17 +27,13 @@ function validGrouping(intPart: string, sep: string): boolean {
 export function readAmountText(raw: string): { ok: true; text: string; dotMayGroup?: true } | Extract<AmountResult, { ok: false }> {
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return invalid('the amount is empty');
-  if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
+  if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')')))
     return invalid('the amount is negative; a payout amount must be more than zero');
-  }
   if (s.startsWith('+')) s = s.slice(1).trim();
-  if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) {
-    return invalid('the amount is in scientific notation');
-  }
+  if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) return invalid('the amount is in scientific notation');
   if (/^[.,]\d/.test(s)) s = '0' + s;
-  if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s)) {
+  if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s))
     return invalid("not a number: only digits and the separators , . space and ' are allowed (no currency symbol)");
-  }
   const dots = s.split('.').length - 1;
   const commas = s.split(',').length - 1;
   const spacey = /[ ']/.test(s);
@@ -50,28 +46,21 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
     const [intPart, frac] = s.split(',') as [string, string];
     const bare = intPart.replace(/[ ']/g, '');
     if (!spacey && frac.length === 3 && /^[1-9]\d{0,2}$/.test(bare)) {
-      return {
-        ok: false,
-        code: 'AMBIGUOUS_AMOUNT',
-        message: `"${raw.trim()}" reads as ${bare}${frac} (comma groups thousands) or ${bare}.${frac} (comma is the decimal mark)`,
-        expected: `${bare}${frac} or ${bare}.${frac}, written without the comma`,
-      };
+      return ambiguous(
+        `"${raw.trim()}" reads as ${bare}${frac} (comma groups thousands) or ${bare}.${frac} (comma is the decimal mark)`,
+        `${bare}${frac} or ${bare}.${frac}, written without the comma`,
+      );
     }
     decimal = ',';
   }
   // with a single kind of separator repeated ("1.234.567", "1,234,567") it groups thousands
   const [intRaw, fracRaw = ''] = decimal ? (s.split(decimal) as [string, string?]) : [s];
-  if (decimal && s.split(decimal).length > 2) {
-    return invalid(`"${decimal}" appears twice as the decimal mark`);
-  }
-  if (!/^\d*$/.test(fracRaw)) {
-    return invalid('separators after the decimal mark');
-  }
+  if (decimal && s.split(decimal).length > 2) return invalid(`"${decimal}" appears twice as the decimal mark`);
+  if (!/^\d*$/.test(fracRaw)) return invalid('separators after the decimal mark');
   const groupSeps = [...new Set([...intRaw].filter((c) => GROUP_CHARS.has(c)))];
   if (groupSeps.length > 1) return invalid(`digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`);
-  if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!)) {
+  if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!))
     return invalid(`"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`);
-  }
   const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
   const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
   // "1.500": a lone dot before 3 digits may group thousands (parseAmount decides with the currency)
@@ -79,10 +68,7 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
   return dotMayGroup ? { ok: true, text, dotMayGroup } : { ok: true, text };
 }
 
-/**
- * An amount for a currency (undefined when itself invalid: no precision check): positive, within
- * its minor units, at most 15 significant digits (so the JSON number sent is exactly this decimal).
- */
+/** Positive, within the currency's minor units (if known), at most 15 significant digits: the JSON number sent is exactly this. */
 export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
   if (!read.ok) return read;
@@ -96,12 +82,10 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
     // thousand times the decimal reading ("100.555" EUR -> 100555.00) would pay 1,000 times the intent.
     if (value.decimalPlaces() > places) return tooManyDecimals('AMBIGUOUS_AMOUNT', `"${raw.trim()}"`, 3, value, currency, places);
     const thousands = read.text.replace('.', '');
-    return {
-      ok: false,
-      code: 'AMBIGUOUS_AMOUNT',
-      message: `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)`,
-      expected: `${new Dec(thousands).toFixed(places)} or ${value.toFixed(places)}, written without a thousands separator`,
-    };
+    return ambiguous(
+      `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)`,
+      `${new Dec(thousands).toFixed(places)} or ${value.toFixed(places)}, written without a thousands separator`,
+    );
   }
   if (value.isZero()) return invalid('the amount is zero; a payout amount must be more than zero');
   if (value.precision(true) > 15) {

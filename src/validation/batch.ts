@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/read-batch.ts';
 import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
-import type { PayoutMethod } from '../spec/codes.ts';
 import type { DocumentCheck } from './document-files.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
@@ -19,9 +18,7 @@ export interface ValidateOptions extends ReadOptions {
   createdBefore?: (reference: string) => boolean;
 }
 
-export interface ValidatedRow {
-  rowNumber: number;
-  cells: Record<string, string>;
+export interface ValidatedRow extends Pick<RawRow, 'rowNumber' | 'cells'> {
   problems: Problem[];
   valid: boolean;
   payout?: PayoutRow;
@@ -47,15 +44,11 @@ const emptySummary = (file: string, format: BatchSource['format']) => ({
 });
 export type BatchSummary = ReturnType<typeof emptySummary>;
 
-export interface Corridor {
-  sourceCurrency: string;
-  destinationCurrency: string;
-  destinationCountryCode: string;
-  method: PayoutMethod;
+export type Corridor = Pick<PayoutRow, 'sourceCurrency' | 'destinationCurrency' | 'destinationCountryCode' | 'method'> & {
   rows: number;
   /** In the source currency. */
   amount: string;
-}
+};
 
 export interface BatchValidation {
   source: Omit<BatchSource, 'rows' | 'warnings' | 'close'>;

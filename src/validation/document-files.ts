@@ -21,7 +21,6 @@ const MAGIC_NUMBERS: [DocumentContentType, number[]][] = [
   ['image/jpeg', [0xff, 0xd8, 0xff]],
   ['image/png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
 ];
-/** The content type of a file from its first bytes, or undefined when it is none of ours. */
 export function sniffDocumentType(head: Uint8Array): DocumentContentType | undefined {
   return MAGIC_NUMBERS.find(([, magic]) => magic.every((b, i) => head[i] === b))?.[0];
 }

@@ -21,8 +21,6 @@ const withMinDigits = (minDigits: number, check: FieldCheck): FieldCheck => Obje
 export const ok = (value: string): FieldResult => ({ ok: true, value });
 export const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
 
-// ------------------------------------------------------------------ codes
-
 const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
 
 export const currencyCode: FieldCheck = (raw) => {
@@ -43,8 +41,6 @@ export const countryCode: FieldCheck = (raw) => {
   );
 };
 
-// ------------------------------------------------------------------ IBAN and BIC
-
 const IBAN_SPECS = getCountrySpecifications();
 
 export const iban: FieldCheck = (raw) => {
@@ -58,15 +54,12 @@ export const iban: FieldCheck = (raw) => {
   const spec = IBAN_SPECS[cc];
   const e = r.errorCodes[0];
   if (e === ValidationErrorsIBAN.NoIBANCountry || !spec?.chars) return invalid(`"${cc}" is not a country that uses IBANs`, expected);
-  if (e === ValidationErrorsIBAN.WrongBBANLength) {
+  if (e === ValidationErrorsIBAN.WrongBBANLength)
     return invalid(`an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`, `${spec.chars} characters for ${cc}`);
-  }
-  if (e === ValidationErrorsIBAN.WrongBBANFormat) {
+  if (e === ValidationErrorsIBAN.WrongBBANFormat)
     return invalid(`the account part does not have the format of a ${cc} IBAN`, `a ${cc} IBAN of ${spec.chars} characters`);
-  }
-  if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum) {
+  if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum)
     return invalid(`the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`);
-  }
   return invalid('the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped');
 };
 
@@ -77,13 +70,10 @@ export const bic: FieldCheck = (raw) => {
     return bad('INVALID_BIC', `a SWIFT/BIC code has 8 or 11 characters; this one has ${v.length}`, expected);
   const r = validateBIC(v);
   if (r.valid) return ok(v);
-  if (r.errorCodes.includes(ValidationErrorsBIC.NoBICCountry)) {
+  if (r.errorCodes.includes(ValidationErrorsBIC.NoBICCountry))
     return bad('INVALID_BIC', `"${v.slice(4, 6)}" (characters 5-6) is not a country code`, expected);
-  }
   return bad('INVALID_BIC', `"${v}" does not have the SWIFT/BIC format`, expected);
 };
-
-// ------------------------------------------------------------------ national bank details
 
 const digitsOnly = (raw: string) => raw.replace(/[\s-]+/g, '');
 
@@ -181,8 +171,6 @@ export const accountType: FieldCheck = (raw) => {
   return bad('INVALID_ACCOUNT_TYPE', `"${raw}" is not an account type of the service`, 'checking or savings');
 };
 
-// ------------------------------------------------------------------ contact and wallet ids
-
 const emailSchema = z.email();
 export const email: FieldCheck = (raw) => {
   const v = raw.trim();
@@ -236,8 +224,6 @@ export const wechatUserId: FieldCheck = (raw) => {
     'a WeChat ID such as wxid_abc123',
   );
 };
-
-// ------------------------------------------------------------------ free text
 
 /** Control characters (C0 and C1: a terminal acts on both) and line breaks; a tab is allowed. */
 // eslint-disable-next-line no-control-regex

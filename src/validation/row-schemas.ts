@@ -46,7 +46,6 @@ export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<Be
   HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
 };
 
-/** A field's validator for a method: the method's national format, else the default. */
 export const fieldCheck = (field: BeneficiaryColumn, method: PayoutMethod | undefined): F.FieldCheck =>
   (method && METHOD_FIELD_CHECKS[method]?.[field]) || FIELD_CHECKS[field];
 

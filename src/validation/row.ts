@@ -92,7 +92,6 @@ function readerOf(row: RawRow, ctx: RowContext) {
   return { row, ctx, problems, cell, number, date, add };
 }
 
-/** A row's problems, and when it has no error the typed PayoutRow. */
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const r = readerOf(row, ctx);
   // a pain.001 transaction the reader could not map (an ambiguous method): that error, not the empty value it left
@@ -322,13 +321,12 @@ function beneficiaryOf(
   trapped: Set<string>,
 ): Beneficiary | undefined {
   const fields = methodFields(method);
-  const used = new Set<string>(fields);
   const required = new Set<string>(requiredFields(method));
   // the method's non-empty fields (an empty cell is a missing value)
   const input: Record<string, string> = {};
   for (const f of BENEFICIARY_COLUMNS) {
     const cell = r.cell(f);
-    if (used.has(f)) {
+    if (fields.includes(f)) {
       const v = overrides[f] ?? cell;
       if (v !== '') input[f] = v;
     } else if (cell !== '') {
