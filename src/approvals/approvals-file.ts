@@ -32,7 +32,6 @@ function publicOf(k: KeyObject): { publicKey: string; fingerprint: string } {
   return { publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
 }
 
-/** The first 16 hex of the raw key's sha256. */
 export function fingerprintOf(raw: Buffer): string {
   return sha256Hex(raw).slice(0, 16);
 }

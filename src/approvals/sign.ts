@@ -1,7 +1,5 @@
-// Signing a plan, a policy change or a clearance (Ed25519, node:crypto), and the four-eyes rule: it
-// counts when enough distinct listed approvers, none of them its maker (by name, or by a key the maker
-// signed it with), signed its exact content; approvalGate, the check `run` and `watch` make before anything is
-// sent: the engine runs the plan's bytes as checked, not the file again, which could have changed since.
+// Signing (Ed25519, node:crypto) and the four-eyes rule (README.md beside this file). approvalGate hands on the plan it checked:
+// the engine runs those bytes, not the file again, which could have changed since.
 import { sign, verify } from 'node:crypto';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { plural } from '../text.ts';

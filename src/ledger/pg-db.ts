@@ -1,7 +1,5 @@
-// A process's connection to the team ledger: a pool, and a session holding this process's advisory
-// lock while it lives, so that others know when it is gone (`holderAlive`). Once the database is
-// lost mid-command the handle is `lost` for good, never reconnected: the locks went with the session,
-// so what it reserved may be another's already. The URL's password never leaves this module.
+// A process's connection to the team ledger (README.md beside this file). Once `lost`, never reconnected: the locks went with
+// the session, so what it reserved may be another's already. The URL's password never leaves this module.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';

@@ -1,7 +1,5 @@
-// The team ledger: every account's in one PostgreSQL database (README.md beside this file). An
-// `initiating` line, with every line before it, is committed in the transaction that checks, under
-// the account's advisory lock, that this process still holds the batch and the reference. Then its
-// rows as SQL (the watch claims' too), and the key's pace and month for every host.
+// The team ledger (README.md beside this file): an `initiating` line, with every line before it, is committed in the transaction
+// that checks, under the account's advisory lock, that this process still holds the batch and the reference.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';

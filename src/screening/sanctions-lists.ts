@@ -146,10 +146,8 @@ type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: s
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
 /**
- * Streams a CSV's records (objects keyed by the lower-cased header; an OFAC file's: arrays of at most
- * `ofacWidth` cells), hashing its bytes. OFAC does not double a quote inside a field ("a.k.a. "X"; ..."):
- * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused. One without
- * its end `mark` (OFAC's 0x1A after the last line) was cut short and is refused.
+ * A CSV's records keyed by the lower-cased header, hashing its bytes; OFAC's: arrays of at most `ofacWidth` cells, a field
+ * with a quote it does not double ("a.k.a. "X"; ...") read whole (one cut at a comma refused), and the end `mark` 0x1A required.
  */
 async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth) {
   const parser = parse({
