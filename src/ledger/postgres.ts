@@ -262,12 +262,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
 // primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.
 /** The lines after the id `after`, in order; `writtenAtMs` by this host's clock (the server's may differ). */
-export async function linesOf(
-  q: Queryable,
-  account: string,
-  batch: string,
-  after: number,
-): Promise<{ id: number; line: string; writtenAtMs: number }[]> {
+export async function linesOf(q: Queryable, account: string, batch: string, after: number) {
   const r = await q.query<{ id: string; line: string; age: number }>(
     `SELECT id, line, (extract(epoch FROM clock_timestamp() - written_at) * 1000)::float8 AS age FROM payout_batch.journal_lines
       WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
@@ -310,12 +305,7 @@ export async function runOf(q: Queryable, account: string, batchId: string): Pro
 }
 
 /** The live reservations of other batches among `refs`, with their batch's run. */
-export async function heldElsewhere(
-  q: Queryable,
-  account: string,
-  batchId: string,
-  refs: string[],
-): Promise<{ reference: string; run: BatchRun | undefined }[]> {
+export async function heldElsewhere(q: Queryable, account: string, batchId: string, refs: string[]) {
   if (!refs.length) return [];
   const r = await q.query<{ reference: string; batch_id: string }>(
     'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
