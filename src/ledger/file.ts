@@ -206,10 +206,8 @@ export class FileLedger implements Ledger {
       } catch {
         // none yet today
       }
-      const r = countUnapproved(
-        text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : [])),
-        take,
-      );
+      const recorded = text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : []));
+      const r = countUnapproved(recorded, take);
       if (r.add.length) appendFileSync(path, r.add.map((p) => JSON.stringify(p) + '\n').join(''), { mode: 0o600 });
       return r;
     };

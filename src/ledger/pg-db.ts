@@ -102,14 +102,10 @@ export class TeamDb {
     try {
       await db.checkSchema(o.init);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
-      if (!o.init)
-        await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', [
-          db.holder,
-          db.lockId,
-          hostname(),
-          process.pid,
-          o.command ?? '',
-        ]);
+      if (!o.init) {
+        const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];
+        await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', row);
+      }
     } catch (e) {
       await db.close();
       if (e instanceof TeamLedgerError) throw e;

@@ -194,12 +194,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
       release: () =>
         (released ??= this.inOrder(async () => {
           await this.writeNow();
+          const mine = [account, o.batchId, db.holder];
           for (const table of ['reservations', 'batch_runs'])
-            await db.query(`DELETE FROM payout_batch.${table} WHERE account = $1 AND batch_id = $2 AND holder = $3`, [
-              account,
-              o.batchId,
-              db.holder,
-            ]);
+            await db.query(`DELETE FROM payout_batch.${table} WHERE account = $1 AND batch_id = $2 AND holder = $3`, mine);
         }).then(() => {
           if (this.failed) throw this.failed;
         })),
@@ -513,17 +510,14 @@ export class TeamUsage implements UsageStore {
   }
 
   async requests(fingerprint: string, month: string): Promise<number> {
-    const r = await this.db.query<{ requests: string }>('SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2', [
-      fingerprint,
-      month,
-    ]);
+    const sql = 'SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2';
+    const r = await this.db.query<{ requests: string }>(sql, [fingerprint, month]);
     return Number(r.rows[0]?.requests ?? 0);
   }
 
   async environmentOf(fingerprint: string): Promise<string | undefined> {
-    const r = await this.db.query<{ environment: string }>('SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1', [
-      fingerprint,
-    ]);
+    const sql = 'SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1';
+    const r = await this.db.query<{ environment: string }>(sql, [fingerprint]);
     return r.rows[0]?.environment;
   }
 }
