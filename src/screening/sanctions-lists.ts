@@ -48,10 +48,9 @@ export interface Thresholds {
   hit: number;
   review: number;
 }
-export type ScreeningErrorCode = 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS';
 export class ScreeningError extends Error {
   constructor(
-    readonly code: ScreeningErrorCode,
+    readonly code: 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS',
     message: string,
   ) {
     super(message);
