@@ -35,13 +35,12 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
     return { ok: false, reason: `its public key is unusable (${(e as KeyError).message})` };
   }
   const sig = Buffer.from(a.signature, 'base64');
-  let good = false;
   try {
-    good = sig.length === 64 && verify(null, signedBytes(payload, a), key, sig);
+    if (sig.length === 64 && verify(null, signedBytes(payload, a), key, sig)) return { ok: true };
   } catch {
-    good = false;
+    // (a malformed signature matches nothing)
   }
-  return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
+  return { ok: false, reason: 'signature does not match this plan' };
 }
 
 /** `plan --as NAME --approver-key KEY`: never counted, it ties the plan to its maker's key, which then counts for nobody. */

@@ -119,13 +119,10 @@ export class TeamDb {
   private async checkSchema(init = false): Promise<void> {
     const v = await schemaVersionOf(this.session);
     if (v === SCHEMA_VERSION || (init && (v ?? 0) < SCHEMA_VERSION)) return;
-    const [is, fix] =
-      v !== null && v > SCHEMA_VERSION
-        ? [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch']
-        : [
-            v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`,
-            'run `payout-batch ledger init --ledger ...`',
-          ];
+    let is = v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`;
+    let fix = 'run `payout-batch ledger init --ledger ...`';
+    if (v !== null && v > SCHEMA_VERSION)
+      [is, fix] = [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch'];
     throw new TeamLedgerError('LEDGER_SCHEMA', `the ledger ${this.where} is ${is}: ${fix}`);
   }
 

@@ -176,9 +176,7 @@ const ident = (s: string) => s.replace(/[\s-]/g, '').toUpperCase();
 const bank = (bic: string) => ident(bic).slice(0, 8);
 const triples = (token: string) => {
   const padded = `^^${token}$$`;
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
-  return out;
+  return new Set(Array.from({ length: padded.length - 2 }, (_, i) => padded.slice(i, i + 3)));
 };
 const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
   const at = map.get(key);
