@@ -215,13 +215,7 @@ export class FileLedger implements Ledger {
   }
 
   /** The watch's rename into processing/ is a file ledger's only claim. */
-  async claim(): Promise<ClaimAnswer> {
-    return { held: true };
-  }
-
-  async claimAbandoned(): Promise<boolean | undefined> {
-    return undefined;
-  }
-
-  async endClaim(): Promise<void> {}
+  claim = async (): Promise<ClaimAnswer> => ({ held: true });
+  claimAbandoned = async (): Promise<boolean | undefined> => undefined;
+  endClaim = async (): Promise<void> => {};
 }
