@@ -105,8 +105,7 @@ function readJson(path: string, what: string, lines = false): unknown {
 
 export function readApprovals(path: string): Approval[] {
   if (!existsSync(path)) return [];
-  const data = readJson(path, 'approvals file');
-  const r = z.array(ApprovalSchema).safeParse(data);
+  const r = z.array(ApprovalSchema).safeParse(readJson(path, 'approvals file'));
   if (!r.success) {
     const i = r.error.issues[0]!;
     throw new ApprovalsFileError(`${path} is not an approvals file: [${i.path.join('.')}] ${i.message}`);
