@@ -83,8 +83,7 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
   const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
-  const head = await readHead(file);
-  const format = formatOf(head);
+  const format = formatOf(await readHead(file));
   if (!format)
     throw new ScreeningError(
       'LIST_FORMAT',
