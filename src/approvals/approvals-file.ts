@@ -32,7 +32,6 @@ function publicOf(k: KeyObject): { publicKey: string; fingerprint: string } {
   return { publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
 }
 
-/** The first 16 hex of the raw key's sha256. */
 export function fingerprintOf(raw: Buffer): string {
   return sha256Hex(raw).slice(0, 16);
 }
@@ -106,8 +105,7 @@ function readJson(path: string, what: string, lines = false): unknown {
 
 export function readApprovals(path: string): Approval[] {
   if (!existsSync(path)) return [];
-  const data = readJson(path, 'approvals file');
-  const r = z.array(ApprovalSchema).safeParse(data);
+  const r = z.array(ApprovalSchema).safeParse(readJson(path, 'approvals file'));
   if (!r.success) {
     const i = r.error.issues[0]!;
     throw new ApprovalsFileError(`${path} is not an approvals file: [${i.path.join('.')}] ${i.message}`);

@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import type { z } from 'zod';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/plan-file.ts';
+import { bodyDigest, parsePlanFile, payeeOf } from '../engine/plan-file.ts';
 import { canonicalJson, plural } from '../text.ts';
 import { swapText } from '../engine/swap.ts';
 
@@ -43,22 +43,14 @@ export function loadPlan(path: string) {
   }
 }
 
-const PAYLOAD_PURPOSE = 'payout-batch plan approval' as const;
-
 export type PlanPayload = ReturnType<typeof planPayload>;
 
-const signedRow = (r: PlanFile['rows'][number]) => ({
-  ...payeeOf(r),
-  bodySha256: bodyDigest(r.body),
-  documents: r.documents.map((d) => d.sha256),
-});
-
 export function planPayload(p: LoadedPlan) {
-  const rows = p.plan.rows.map(signedRow);
+  const rows = p.plan.rows.map((r) => ({ ...payeeOf(r), bodySha256: bodyDigest(r.body), documents: r.documents.map((d) => d.sha256) }));
   const sums = new Map<string, Dec>();
   for (const r of rows) sums.set(r.currency, (sums.get(r.currency) ?? new Dec(0)).plus(new Dec(r.amount)));
   return {
-    purpose: PAYLOAD_PURPOSE,
+    purpose: 'payout-batch plan approval' as const,
     v: 2 as const,
     kind: p.plan.kind,
     planSha256: sha256Hex(p.bytes),

@@ -92,12 +92,8 @@ export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) 
     throw new PolicyError(
       `${loaded.path} changes version ${proposal.baseVersion} of the policy, and ${current ? `version ${current.version}` : 'none'} is in force: propose again`,
     );
-  const { counted, problems } = countSigners(
-    proposalPayload(loaded),
-    readApprovals(approvalsPathFor(loaded.path)),
-    current.approvers,
-    null,
-  );
+  const approvals = readApprovals(approvalsPathFor(loaded.path));
+  const { counted, problems } = countSigners(proposalPayload(loaded), approvals, current.approvers, null);
   const tally = `${counted.length} of the ${current.requireApprovals} approvals the policy in force needs${counted.length ? ` (${counted.join(', ')})` : ''}`;
   if (counted.length < current.requireApprovals)
     throw new PolicyError(`${tally}${problems.length ? `: ${problems.join('; ')}` : ''}: the policy is unchanged`);

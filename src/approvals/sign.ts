@@ -1,7 +1,5 @@
-// Signing a plan, a policy change or a clearance (Ed25519, node:crypto), and the four-eyes rule: it
-// counts when enough distinct listed approvers, none of them its maker (by name, or by a key the maker
-// signed it with), signed its exact content; approvalGate, the check `run` and `watch` make before anything is
-// sent: the engine runs the plan's bytes as checked, not the file again, which could have changed since.
+// Signing (Ed25519, node:crypto) and the four-eyes rule (README.md beside this file). approvalGate hands on the plan it checked:
+// the engine runs those bytes, not the file again, which could have changed since.
 import { sign, verify } from 'node:crypto';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { plural } from '../text.ts';
@@ -37,13 +35,12 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
     return { ok: false, reason: `its public key is unusable (${(e as KeyError).message})` };
   }
   const sig = Buffer.from(a.signature, 'base64');
-  let good = false;
   try {
-    good = sig.length === 64 && verify(null, signedBytes(payload, a), key, sig);
+    if (sig.length === 64 && verify(null, signedBytes(payload, a), key, sig)) return { ok: true };
   } catch {
-    good = false;
+    // (a malformed signature matches nothing)
   }
-  return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
+  return { ok: false, reason: 'signature does not match this plan' };
 }
 
 /** `plan --as NAME --approver-key KEY`: never counted, it ties the plan to its maker's key, which then counts for nobody. */

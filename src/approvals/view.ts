@@ -1,4 +1,3 @@
-// Who approved a plan, when, with which key, and whether each approval holds.
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { approvalProblem, makerKeys, rawKey } from './sign.ts';
 import { approvalsPathFor, fingerprintOf, readApprovals, type Approver } from './approvals-file.ts';

@@ -1,5 +1,4 @@
-// What a service account has sent, batch by batch, whoever sent it: one interface, two
-// implementations (file.ts, postgres.ts); open.ts chooses (README.md beside this file).
+// The Ledger interface and the refusals its two implementations share (README.md beside this file).
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
@@ -40,7 +39,6 @@ export interface JournalAppender {
 }
 
 export interface LinesRead extends JournalScan {
-  /** Where the next read starts. */
   next: number;
   /** 0 for a batch never written. */
   lastWriteMs: number;
@@ -59,11 +57,7 @@ export interface ReserveOptions {
 }
 
 export interface Reservation {
-  /**
-   * Runs `write` (the `initiating` line) under the account's lock while this reservation holds
-   * `ref` (null: the batch's own line, its swap's), every line recorded before this returns; else
-   * throws ReservationLost, nothing written.
-   */
+  /** Runs `write` under the account's lock while this holds `ref` (null: the batch's own line), durable on return; else ReservationLost. */
   guard: (ref: string | null, write: () => void) => Promise<void>;
   /** Throws when a line of this run could not be recorded. */
   release: () => Promise<void>;
@@ -105,10 +99,7 @@ export interface Ledger {
   open(batchId: string): JournalAppender;
   /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /**
-   * Sent without approval on the UTC `day`, per currency, each reference once. With `take`, under
-   * the account's lock: its payouts recorded unless a currency's total would pass `take.above`.
-   */
+  /** Sent without approval on the UTC `day`; `take`: its payouts recorded under the lock unless they pass `take.above`. */
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount>;
   /** One claim per content on a ledger shared by hosts; a file ledger holds none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;
@@ -209,10 +200,7 @@ export interface SentElsewhere {
   payout?: PayoutSnapshot;
 }
 
-/**
- * The references among `refs` another batch of the account sent, created or of unknown outcome: a
- * reference is paid once per account, whatever its --batch-id. A `rejected` one may be sent again.
- */
+/** The references among `refs` another batch of the account sent, created or of unknown outcome (a `rejected` one may go again). */
 export async function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<string>): Promise<Map<string, SentElsewhere>> {
   const out = new Map<string, SentElsewhere>();
   if (!refs.size) return out;

@@ -206,10 +206,8 @@ export class FileLedger implements Ledger {
       } catch {
         // none yet today
       }
-      const r = countUnapproved(
-        text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : [])),
-        take,
-      );
+      const recorded = text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : []));
+      const r = countUnapproved(recorded, take);
       if (r.add.length) appendFileSync(path, r.add.map((p) => JSON.stringify(p) + '\n').join(''), { mode: 0o600 });
       return r;
     };
@@ -217,13 +215,7 @@ export class FileLedger implements Ledger {
   }
 
   /** The watch's rename into processing/ is a file ledger's only claim. */
-  async claim(): Promise<ClaimAnswer> {
-    return { held: true };
-  }
-
-  async claimAbandoned(): Promise<boolean | undefined> {
-    return undefined;
-  }
-
-  async endClaim(): Promise<void> {}
+  claim = async (): Promise<ClaimAnswer> => ({ held: true });
+  claimAbandoned = async (): Promise<boolean | undefined> => undefined;
+  endClaim = async (): Promise<void> => {};
 }

@@ -1,7 +1,5 @@
-// A process's connection to the team ledger: a pool, and a session holding this process's advisory
-// lock while it lives, so that others know when it is gone (`holderAlive`). Once the database is
-// lost mid-command the handle is `lost` for good, never reconnected: the locks went with the session,
-// so what it reserved may be another's already. The URL's password never leaves this module.
+// A process's connection to the team ledger (README.md beside this file). Once `lost`, never reconnected: the locks went with
+// the session, so what it reserved may be another's already. The URL's password never leaves this module.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
@@ -104,14 +102,10 @@ export class TeamDb {
     try {
       await db.checkSchema(o.init);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
-      if (!o.init)
-        await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', [
-          db.holder,
-          db.lockId,
-          hostname(),
-          process.pid,
-          o.command ?? '',
-        ]);
+      if (!o.init) {
+        const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];
+        await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', row);
+      }
     } catch (e) {
       await db.close();
       if (e instanceof TeamLedgerError) throw e;
@@ -125,13 +119,10 @@ export class TeamDb {
   private async checkSchema(init = false): Promise<void> {
     const v = await schemaVersionOf(this.session);
     if (v === SCHEMA_VERSION || (init && (v ?? 0) < SCHEMA_VERSION)) return;
-    const [is, fix] =
-      v !== null && v > SCHEMA_VERSION
-        ? [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch']
-        : [
-            v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`,
-            'run `payout-batch ledger init --ledger ...`',
-          ];
+    let is = v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`;
+    let fix = 'run `payout-batch ledger init --ledger ...`';
+    if (v !== null && v > SCHEMA_VERSION)
+      [is, fix] = [`at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}`, 'upgrade payout-batch'];
     throw new TeamLedgerError('LEDGER_SCHEMA', `the ledger ${this.where} is ${is}: ${fix}`);
   }
 

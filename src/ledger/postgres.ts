@@ -1,7 +1,5 @@
-// The team ledger: every account's in one PostgreSQL database (README.md beside this file). An
-// `initiating` line, with every line before it, is committed in the transaction that checks, under
-// the account's advisory lock, that this process still holds the batch and the reference. Then its
-// rows as SQL (the watch claims' too), and the key's pace and month for every host.
+// The team ledger (README.md beside this file): an `initiating` line, with every line before it, is committed in the transaction
+// that checks, under the account's advisory lock, that this process still holds the batch and the reference.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';
@@ -196,12 +194,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
       release: () =>
         (released ??= this.inOrder(async () => {
           await this.writeNow();
+          const mine = [account, o.batchId, db.holder];
           for (const table of ['reservations', 'batch_runs'])
-            await db.query(`DELETE FROM payout_batch.${table} WHERE account = $1 AND batch_id = $2 AND holder = $3`, [
-              account,
-              o.batchId,
-              db.holder,
-            ]);
+            await db.query(`DELETE FROM payout_batch.${table} WHERE account = $1 AND batch_id = $2 AND holder = $3`, mine);
         }).then(() => {
           if (this.failed) throw this.failed;
         })),
@@ -264,12 +259,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
 // primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.
 /** The lines after the id `after`, in order; `writtenAtMs` by this host's clock (the server's may differ). */
-export async function linesOf(
-  q: Queryable,
-  account: string,
-  batch: string,
-  after: number,
-): Promise<{ id: number; line: string; writtenAtMs: number }[]> {
+export async function linesOf(q: Queryable, account: string, batch: string, after: number) {
   const r = await q.query<{ id: string; line: string; age: number }>(
     `SELECT id, line, (extract(epoch FROM clock_timestamp() - written_at) * 1000)::float8 AS age FROM payout_batch.journal_lines
       WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
@@ -312,12 +302,7 @@ export async function runOf(q: Queryable, account: string, batchId: string): Pro
 }
 
 /** The live reservations of other batches among `refs`, with their batch's run. */
-export async function heldElsewhere(
-  q: Queryable,
-  account: string,
-  batchId: string,
-  refs: string[],
-): Promise<{ reference: string; run: BatchRun | undefined }[]> {
+export async function heldElsewhere(q: Queryable, account: string, batchId: string, refs: string[]) {
   if (!refs.length) return [];
   const r = await q.query<{ reference: string; batch_id: string }>(
     'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
@@ -525,17 +510,14 @@ export class TeamUsage implements UsageStore {
   }
 
   async requests(fingerprint: string, month: string): Promise<number> {
-    const r = await this.db.query<{ requests: string }>('SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2', [
-      fingerprint,
-      month,
-    ]);
+    const sql = 'SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2';
+    const r = await this.db.query<{ requests: string }>(sql, [fingerprint, month]);
     return Number(r.rows[0]?.requests ?? 0);
   }
 
   async environmentOf(fingerprint: string): Promise<string | undefined> {
-    const r = await this.db.query<{ environment: string }>('SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1', [
-      fingerprint,
-    ]);
+    const sql = 'SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1';
+    const r = await this.db.query<{ environment: string }>(sql, [fingerprint]);
     return r.rows[0]?.environment;
   }
 }

@@ -119,11 +119,7 @@ function edits(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/**
- * The score of two token sets, 0..1: tokens aligned greedily, best pair first; the mean of each
- * side's share of letters found. A whole name of two strong words inside the other reaches review;
- * a single shared token never matches, unless it is the whole listed name of 5+ letters (review).
- */
+/** The score of two token sets, 0..1 (README "Names"): tokens aligned greedily, best pair first. */
 export function nameScore(payeeTokens: string[], listedTokens: string[], review: number): number {
   if (!payeeTokens.length || !listedTokens.length) return 0;
   const listed = joined(payeeTokens, listedTokens);
@@ -180,9 +176,7 @@ const ident = (s: string) => s.replace(/[\s-]/g, '').toUpperCase();
 const bank = (bic: string) => ident(bic).slice(0, 8);
 const triples = (token: string) => {
   const padded = `^^${token}$$`;
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
-  return out;
+  return new Set(Array.from({ length: padded.length - 2 }, (_, i) => padded.slice(i, i + 3)));
 };
 const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
   const at = map.get(key);
@@ -333,11 +327,7 @@ function postings(keys: { length: number }, each: (add: (key: number, value: num
   return { at, of };
 }
 
-/**
- * The vocabulary words alike a payee token: of the same sound, or within the allowed edits through
- * shared deletions (a two-letter token also finds its initial). Memoised; ordered by the first of
- * the token's letter triples they hold, then as listed, so hits keep a stable order.
- */
+/** The words alike a payee token (README "Speed"), memoised; by the first of its letter triples they hold, then as listed (stable). */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
   if (found) return found;
@@ -401,10 +391,7 @@ const scratchOf = (index: Index) =>
 /** A word on more names than this is common: its names are visited only where the words found may be most of them. */
 const COMMON = 64;
 
-/**
- * The listed names a payee's name may match: alike words for every payee word, or enough alike
- * letters to reach review. A payee's initial counts as found but finds no name by itself.
- */
+/** The listed names a payee's name may reach review with; a payee's initial counts as found but finds no name by itself. */
 function candidates(index: Index, payee: string[], review: number): number[] {
   const { namesOf, wordsOf } = index;
   const initials = payee.reduce((mask, t, i) => (t.length === 1 ? mask | (1 << i) : mask), 0);

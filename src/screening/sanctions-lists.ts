@@ -48,10 +48,9 @@ export interface Thresholds {
   hit: number;
   review: number;
 }
-export type ScreeningErrorCode = 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS';
 export class ScreeningError extends Error {
   constructor(
-    readonly code: ScreeningErrorCode,
+    readonly code: 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS',
     message: string,
   ) {
     super(message);
@@ -84,8 +83,7 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
   const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
-  const head = await readHead(file);
-  const format = formatOf(head);
+  const format = formatOf(await readHead(file));
   if (!format)
     throw new ScreeningError(
       'LIST_FORMAT',
@@ -146,10 +144,8 @@ type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: s
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
 /**
- * Streams a CSV's records (objects keyed by the lower-cased header; an OFAC file's: arrays of at most
- * `ofacWidth` cells), hashing its bytes. OFAC does not double a quote inside a field ("a.k.a. "X"; ..."):
- * such a field is read whole, untrimmed (ofacCell trims), and one a quote cut at a comma is refused. One without
- * its end `mark` (OFAC's 0x1A after the last line) was cut short and is refused.
+ * A CSV's records keyed by the lower-cased header, hashing its bytes; OFAC's: arrays of at most `ofacWidth` cells, a field
+ * with a quote it does not double ("a.k.a. "X"; ...") read whole (one cut at a comma refused), and the end `mark` 0x1A required.
  */
 async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth) {
   const parser = parse({
