@@ -60,7 +60,7 @@ export const proposalPayload = (p: LoadedProposal) => ({
 export function proposalText(p: PolicyProposal): string {
   const to = p.policy ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)}` : 'to none (remove it)';
   return (
-    `change the approval policy of ${p.account} ${p.store === 'team' ? ' (in the team ledger)' : ''}, ` +
+    `change the approval policy of ${p.account}${p.store === 'team' ? ' (in the team ledger)' : ''}, ` +
     `version ${p.baseVersion}: ${p.from},\n  ${to}\n  proposed by ${p.proposedBy} at ${p.proposedAt}`
   );
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { FileLedger } from '../../src/ledger/file.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
+import { proposalText } from '../../src/approvals/policy-change.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
   v: 1,
@@ -76,4 +77,20 @@ it('parseDuration reads days, hours and minutes, and refuses anything else', () 
   expect(parseDuration('12h')).toBe(12 * 3_600_000);
   expect(parseDuration('90m')).toBe(90 * 60_000);
   for (const bad of ['0d', '7', '1w', '-1d']) expect(() => parseDuration(bad)).toThrow(/write a duration/);
+});
+
+describe('proposalText', () => {
+  const proposal = (store: 'host' | 'team') =>
+    ({
+      account: 'http://127.0.0.1:4010',
+      store,
+      baseVersion: 1,
+      from: 'two approvals',
+      proposedBy: 'a@h',
+      proposedAt: 't',
+    }) as Parameters<typeof proposalText>[0];
+  it('names the account and where its policy is kept, without stray spaces', () => {
+    expect(proposalText(proposal('host'))).toMatch(/^change the approval policy of http:\/\/127\.0\.0\.1:4010, version 1: two approvals,/);
+    expect(proposalText(proposal('team'))).toMatch(/of http:\/\/127\.0\.0\.1:4010 \(in the team ledger\), version 1/);
+  });
 });
