@@ -157,7 +157,7 @@ export const hkBankCode = withMinDigits(3, (raw) => {
 export const anyBankCode: FieldCheck = (raw) => {
   const v = raw.trim().toUpperCase();
   if (/^[A-Z0-9-]{1,20}$/.test(v)) return ok(v);
-  return bad('INVALID_BANK_CODE', 'a bank code has letters and digits only', '1 to 20 letters or digits');
+  return bad('INVALID_BANK_CODE', 'a bank code has letters, digits and hyphens only', '1 to 20 letters, digits or hyphens');
 };
 
 /** NUBAN check digit (CBN standard, 3-digit bank codes): weights 3,7,3 over bank code and 9 digits. */

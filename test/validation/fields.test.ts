@@ -90,6 +90,14 @@ describe('field validators', () => {
     expect(F.nubanCheckDigitOk('058', '0123456789')).toBe(false);
   });
 
+  it('any other bank code: letters, digits and hyphens, as the message says', () => {
+    expect(okv(F.anyBankCode('12-34'))).toBe('12-34');
+    const r = F.anyBankCode('12 34');
+    expect(r.ok || `${r.message} (${r.expected})`).toBe(
+      'a bank code has letters, digits and hyphens only (1 to 20 letters, digits or hyphens)',
+    );
+  });
+
   it('account type, email, E.164 phone', () => {
     expect(okv(F.accountType('Checking'))).toBe('checking');
     expect(okv(F.accountType('current'))).toBe('!INVALID_ACCOUNT_TYPE');
