@@ -1,6 +1,6 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -8,6 +8,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
+import { readHead } from '../results/read.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -118,18 +119,9 @@ export async function writeReportOf(
   const unreadable = (e: NodeJS.ErrnoException) =>
     new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
-  const head = await open(input)
-    .then(async (fh) => {
-      try {
-        const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
-        return buffer.subarray(0, bytesRead).toString('utf8');
-      } finally {
-        await fh.close();
-      }
-    })
-    .catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+  const head = await readHead(input).catch((e: NodeJS.ErrnoException) => {
+    throw unreadable(e);
+  });
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
     const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
       throw unreadable(e);

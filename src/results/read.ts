@@ -87,6 +87,17 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
   }
 }
 
+/** The first 4 KiB of a file, as text. */
+export async function readHead(path: string): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
 export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] {
   try {
