@@ -30,17 +30,13 @@ export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
   rows: AsyncIterable<ResultRow>;
 }
 
-export async function readResults(file: string, options: ReadOptions = {}): Promise<ResultsTable> {
-  const { rows, ...table } = await streamResults(file, options);
-  const all: ResultRow[] = [];
-  for await (const r of rows) all.push(r);
-  return { ...table, rows: all };
-}
+export const readResults = (file: string, options: ReadOptions = {}): Promise<ResultsTable> => readInto(file, options, [] as ResultRow[]);
 
 /** A results file's rows kept in a file (spill.ts) as they are read, not in memory: read again a row at a time. */
-export async function spillResults(file: string): Promise<ResultsList & { rows: SpillList<ResultRow> }> {
-  const { rows, ...table } = await streamResults(file);
-  const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+export const spillResults = (file: string) => readInto(file, {}, new SpillList<ResultRow>((r) => r as ResultRow));
+
+async function readInto<L extends { push(row: ResultRow): unknown }>(file: string, options: ReadOptions, kept: L) {
+  const { rows, ...table } = await streamResults(file, options);
   for await (const r of rows) kept.push(r);
   return { ...table, rows: kept };
 }
