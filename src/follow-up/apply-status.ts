@@ -14,6 +14,7 @@ import type { InformationRequestAnswer as InformationRequest } from '../client/a
 import { withLock } from '../files/lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
+import type { Refund } from '../engine/refund.ts';
 import type { RowEvent } from '../journal/lines.ts';
 import type { JournalEvent } from '../journal/journal.ts';
 
@@ -242,11 +243,7 @@ async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions)
   }
 }
 
-export interface RefundSeen {
-  payoutId: string;
-  amount: string;
-  transactionId?: string;
-}
+export type RefundSeen = Refund & { payoutId: string };
 
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
