@@ -14,7 +14,7 @@ export const csvWriter: ResultsWriter = {
   format: 'csv',
   extensions: ['.csv', '.tsv', '.txt'],
   forBatches: { formats: ['csv'], extensions: [] },
-  chunks: (table) => csvChunks(table),
+  chunks: csvChunks,
 };
 
 /** A cell starting or ending with a space is quoted, so that a spreadsheet keeps the space. */
