@@ -136,9 +136,8 @@ type Lines = [string, LineBody<RowEvent>][];
 type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
 /**
- * `update.row` is given each row in turn, then `update.done` says what changed: when rows did, the
- * payouts' lines go to the journal first, then the file is written. The rows wait in a file (spill.ts),
- * not in memory: a results file of any size is rewritten a row at a time (XLSX aside: SheetJS holds it whole).
+ * `update.row` is given each row in turn, then `update.done` says what changed: when rows did, the payouts' lines go to the journal
+ * first, then the file is written a row at a time, its rows waiting in a file (spill.ts), not in memory (XLSX: SheetJS holds it whole).
  */
 async function updateResultsFile<T>(
   file: string,

@@ -387,10 +387,7 @@ function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSumma
   });
 }
 
-/**
- * The view of a results file, its rows read once as they come (issue 44: a report of any size holds
- * only the rows it lists, the counts and the sums).
- */
+/** The results view, its rows read once as they come (issue 44: a report of any size holds only the rows it lists, counts and sums). */
 export async function resultsViewOf(
   table: Omit<ResultsTable, 'rows'> & { rows: Iterable<Row> | AsyncIterable<Row> },
   file: string,

@@ -143,10 +143,7 @@ export async function writeReportOf(
   return { kind: 'batch', path };
 }
 
-/**
- * The report of an output file: its path with the extension replaced by .html
- * (payroll.results.csv → payroll.results.html, plan.json → plan.html); never the output itself.
- */
+/** An output's report: its path with .html for its extension (payroll.results.csv → payroll.results.html), never the output itself. */
 export function reportPathFor(output: string): string {
   const ext = extname(output);
   const stem = ext ? output.slice(0, -ext.length) : output;
@@ -160,10 +157,8 @@ export function planReportPathFor(batchFile: string): string {
 }
 
 /**
- * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read
- * back as it computed it: nothing is summed again here. None when there is no such file; a file
- * that cannot be read (an amount that is not one, a field missing) is a problem to show, never a
- * tie-out with a 0 in it.
+ * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read back as it computed it: nothing
+ * is summed again here. None without that file; one that cannot be read (an amount that is not one) is a problem to show, never a 0.
  */
 export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
   const path = reconciliationPathFor(resultsFile, 'json');

@@ -12,7 +12,6 @@ import type { ResultsSource, ResultsTable } from './types.ts';
 export async function writeResults(path: string, source: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
     try {
-      // (streamed: the CSV writer makes its text a chunk of rows at a time)
       await writeFileAtomic(path, RESULTS_WRITERS.find((w) => w.format === source.format)!.chunks(sourceOf(source)));
     } catch (e) {
       const why = `cannot write the results file: ${whyNotWritten(e)}. The previous version, if any, is unchanged.`;

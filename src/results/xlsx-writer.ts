@@ -55,7 +55,7 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
     const cells = table.rows.at(i)!.cells;
     const values = table.resultAt(i);
     data.push([
-      // the batch's amount column (sourceAmount, or an alias such as "Amount"): a number as the result amounts are, else text as the batch had it
+      // the batch's amount column (sourceAmount or an alias, e.g. "Amount"): a number as result amounts are, else text as the batch had it
       ...input.map((c, k) => (amount[k] && numberCell(cells[c] ?? '', true)) || textCell(cells[c] ?? '')),
       ...result.map((c) => (NUMERIC.has(c) && numberCell(values[c] ?? '', MONEY.has(c))) || textCell(values[c] ?? '')),
     ]);
