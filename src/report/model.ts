@@ -111,11 +111,8 @@ function mergeInvalid(offline: OfflineBatch | undefined, planInvalid: Iterable<[
   let omitted = offline?.invalidOmitted ?? 0;
   for (const [row, p] of planInvalid) {
     if (rows.has(row)) continue;
-    if (rows.size >= MAX_LISTED) {
-      omitted++;
-      continue;
-    }
-    rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
+    if (rows.size < MAX_LISTED) rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
+    else omitted++;
   }
   return { invalid: [...rows.values()].sort((a, b) => a.row - b.row), invalidOmitted: omitted };
 }
