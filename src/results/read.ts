@@ -311,9 +311,7 @@ function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
     const cell = (k: number) => (at[k]! < 0 ? '' : unneutralise(values[at[k]!] ?? ''));
     if (!cell(0)) return [];
     const s: SwapLine = { currency: cell(0), reference: cell(1), status: cell(3) };
-    SWAP_COLUMNS.forEach((c, k) => {
-      if (cell(k)) s[c] = cell(k);
-    });
+    for (const [k, c] of SWAP_COLUMNS.entries()) if (cell(k)) s[c] = cell(k);
     return [s];
   });
 }

@@ -38,11 +38,8 @@ function textCell(text: string): XLSX.CellObject | undefined {
 /** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
 function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
   const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
-  for (const line of data.slice(1, 201)) {
-    line.forEach((cell, k) => {
-      if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
-    });
-  }
+  for (const line of data.slice(1, 201))
+    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
   return widths;
 }
 
