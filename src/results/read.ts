@@ -17,7 +17,7 @@ import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsList, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
