@@ -14,6 +14,7 @@ import type { InformationRequestAnswer as InformationRequest } from '../client/a
 import { withLock } from '../files/lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
+import type { Refund } from '../engine/refund.ts';
 import type { RowEvent } from '../journal/lines.ts';
 import type { JournalEvent } from '../journal/journal.ts';
 
@@ -135,9 +136,8 @@ type Lines = [string, LineBody<RowEvent>][];
 type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
 /**
- * `update.row` is given each row in turn, then `update.done` says what changed: when rows did, the
- * payouts' lines go to the journal first, then the file is written. The rows wait in a file (spill.ts),
- * not in memory: a results file of any size is rewritten a row at a time (XLSX aside: SheetJS holds it whole).
+ * `update.row` is given each row in turn, then `update.done` says what changed: when rows did, the payouts' lines go to the journal
+ * first, then the file is written a row at a time, its rows waiting in a file (spill.ts), not in memory (XLSX: SheetJS holds it whole).
  */
 async function updateResultsFile<T>(
   file: string,
@@ -242,11 +242,7 @@ async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions)
   }
 }
 
-export interface RefundSeen {
-  payoutId: string;
-  amount: string;
-  transactionId?: string;
-}
+export type RefundSeen = Refund & { payoutId: string };
 
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;

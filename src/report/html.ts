@@ -227,7 +227,6 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more(v.invalidOmitted, 'invalid row', ': payout-batch validate FILE --report problems.csv lists them all')}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
-/** Rows per page of a long list. */
 const ROWS_PER_PAGE = 500;
 
 /** A long list in pages chosen without a script (a radio button and a CSS rule per page); printed, every page shows. */

@@ -111,11 +111,8 @@ function mergeInvalid(offline: OfflineBatch | undefined, planInvalid: Iterable<[
   let omitted = offline?.invalidOmitted ?? 0;
   for (const [row, p] of planInvalid) {
     if (rows.has(row)) continue;
-    if (rows.size >= MAX_LISTED) {
-      omitted++;
-      continue;
-    }
-    rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
+    if (rows.size < MAX_LISTED) rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
+    else omitted++;
   }
   return { invalid: [...rows.values()].sort((a, b) => a.row - b.row), invalidOmitted: omitted };
 }
@@ -387,10 +384,7 @@ function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSumma
   });
 }
 
-/**
- * The view of a results file, its rows read once as they come (issue 44: a report of any size holds
- * only the rows it lists, the counts and the sums).
- */
+/** The results view, its rows read once as they come (issue 44: a report of any size holds only the rows it lists, counts and sums). */
 export async function resultsViewOf(
   table: Omit<ResultsTable, 'rows'> & { rows: Iterable<Row> | AsyncIterable<Row> },
   file: string,

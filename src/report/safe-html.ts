@@ -47,5 +47,4 @@ export function safe(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
   return new SafeHtml(out, MADE_HERE);
 }
 
-// (Named `safe`, not `html`: code formatters rewrite templates tagged `html` as HTML, whitespace
-// and all.)
+// (Named `safe`, not `html`: code formatters rewrite templates tagged `html` as HTML, whitespace and all.)

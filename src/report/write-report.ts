@@ -1,6 +1,6 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -8,6 +8,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
+import { readHead } from '../results/read.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -118,18 +119,9 @@ export async function writeReportOf(
   const unreadable = (e: NodeJS.ErrnoException) =>
     new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
-  const head = await open(input)
-    .then(async (fh) => {
-      try {
-        const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
-        return buffer.subarray(0, bytesRead).toString('utf8');
-      } finally {
-        await fh.close();
-      }
-    })
-    .catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+  const head = await readHead(input).catch((e: NodeJS.ErrnoException) => {
+    throw unreadable(e);
+  });
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
     const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
       throw unreadable(e);
@@ -151,10 +143,7 @@ export async function writeReportOf(
   return { kind: 'batch', path };
 }
 
-/**
- * The report of an output file: its path with the extension replaced by .html
- * (payroll.results.csv → payroll.results.html, plan.json → plan.html); never the output itself.
- */
+/** An output's report: its path with .html for its extension (payroll.results.csv → payroll.results.html), never the output itself. */
 export function reportPathFor(output: string): string {
   const ext = extname(output);
   const stem = ext ? output.slice(0, -ext.length) : output;
@@ -168,10 +157,8 @@ export function planReportPathFor(batchFile: string): string {
 }
 
 /**
- * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read
- * back as it computed it: nothing is summed again here. None when there is no such file; a file
- * that cannot be read (an amount that is not one, a field missing) is a problem to show, never a
- * tie-out with a 0 in it.
+ * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read back as it computed it: nothing
+ * is summed again here. None without that file; one that cannot be read (an amount that is not one) is a problem to show, never a 0.
  */
 export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
   const path = reconciliationPathFor(resultsFile, 'json');

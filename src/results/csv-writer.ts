@@ -14,15 +14,13 @@ export const csvWriter: ResultsWriter = {
   format: 'csv',
   extensions: ['.csv', '.tsv', '.txt'],
   forBatches: { formats: ['csv'], extensions: [] },
-  chunks: (table) => csvChunks(table),
+  chunks: csvChunks,
 };
 
-/** A cell starting or ending with a space is quoted, so that a spreadsheet keeps the space. */
 const EDGE_SPACE = /^ | $/;
 /** Rows per chunk written: the file is never held whole, and a chunk's rows die young (issue 44: at 1,000, 100,000 rows peaked 200 MB higher). */
 const CHUNK_ROWS = 100;
 
-/** The CSV text in chunks of CHUNK_ROWS rows, BOM and a CRLF after every line included. */
 export function* csvChunks(table: ResultsSource): Generator<string> {
   const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
   const text = (lines: string[][], bom = false) =>
@@ -53,5 +51,4 @@ export function* csvChunks(table: ResultsSource): Generator<string> {
   if (lines.length) yield text(lines);
 }
 
-/** The whole CSV text of a table. */
 export const csvText = (table: ResultsTable): string => [...csvChunks(sourceOf(table))].join('');

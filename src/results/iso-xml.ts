@@ -1,12 +1,12 @@
 // Writing an ISO 20022 message (pain.002, camt.053) atomically, a chunk at a time (xmlbuilder2's
 // callback builder): a report of 100,000 transactions never holds its whole text.
 import { randomBytes } from 'node:crypto';
-import { open } from 'node:fs/promises';
 import type { createCB } from 'xmlbuilder2';
 import type { XMLBuilderCB } from 'xmlbuilder2/lib/interfaces.js';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec } from '../money.ts';
 import { isoNamespace, type IsoMessage } from '../spec/iso20022.ts';
+import { readHead } from './read.ts';
 import { ResultsError } from './results-errors.ts';
 
 /** `build` writes the Document's content and yields after each part it is fine to flush after (a transaction). */
@@ -32,7 +32,7 @@ function* chunks(builder: typeof createCB, message: IsoMessage, root: string, bu
 export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
   // only a message of its kind is replaced, never the batch or its results named by mistake (`run erp.xml --status-report erp.xml`)
   const kind = message.slice(0, 8);
-  const head = await headOf(path).catch(() => '');
+  const head = await readHead(path).catch(() => '');
   if (head && !head.includes(`:xsd:${kind}.`))
     throw new ResultsError(
       'WRITE_FAILED',
@@ -45,17 +45,6 @@ export async function writeIsoXml(path: string, message: IsoMessage, root: strin
     await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
     throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the ${message} file: ${(e as Error).message}`, { cause: e });
-  }
-}
-
-/** The first 4 KiB of a file, as text. */
-async function headOf(path: string): Promise<string> {
-  const fh = await open(path, 'r');
-  try {
-    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
-    return buffer.toString('utf8', 0, bytesRead);
-  } finally {
-    await fh.close();
   }
 }
 

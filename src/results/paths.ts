@@ -15,8 +15,6 @@ export type { ResultsFormat } from './types.ts';
 /** The results formats, one writer each in its own file: a new format is that file and one entry here. The first is the default. */
 export const RESULTS_WRITERS: readonly ResultsWriter[] = [csvWriter, xlsxWriter];
 
-export const writerOf = (format: ResultsFormat): ResultsWriter => RESULTS_WRITERS.find((w) => w.format === format)!;
-
 export function resultsPathFor(
   batchFile: string,
   override?: string,

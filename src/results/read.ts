@@ -17,7 +17,7 @@ import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsList, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
@@ -26,21 +26,15 @@ import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
 /** A results file whose rows are read as they are iterated, once (a CSV parsed a record at a time): what a report of any size reads. */
-export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
-  rows: AsyncIterable<ResultRow>;
-}
+export type ResultsStream = Omit<ResultsTable, 'rows'> & { rows: AsyncIterable<ResultRow> };
 
-export async function readResults(file: string, options: ReadOptions = {}): Promise<ResultsTable> {
-  const { rows, ...table } = await streamResults(file, options);
-  const all: ResultRow[] = [];
-  for await (const r of rows) all.push(r);
-  return { ...table, rows: all };
-}
+export const readResults = (file: string, options: ReadOptions = {}): Promise<ResultsTable> => readInto(file, options, [] as ResultRow[]);
 
 /** A results file's rows kept in a file (spill.ts) as they are read, not in memory: read again a row at a time. */
-export async function spillResults(file: string): Promise<ResultsList & { rows: SpillList<ResultRow> }> {
-  const { rows, ...table } = await streamResults(file);
-  const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+export const spillResults = (file: string) => readInto(file, {}, new SpillList<ResultRow>((r) => r as ResultRow));
+
+async function readInto<L extends { push(row: ResultRow): unknown }>(file: string, options: ReadOptions, kept: L) {
+  const { rows, ...table } = await streamResults(file, options);
   for await (const r of rows) kept.push(r);
   return { ...table, rows: kept };
 }
@@ -84,6 +78,17 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
   } catch (e) {
     await fh.close();
     throw e;
+  }
+}
+
+/** The first 4 KiB of a file, as text. */
+export async function readHead(path: string): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead);
+  } finally {
+    await fh.close();
   }
 }
 
@@ -304,9 +309,7 @@ function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
     const cell = (k: number) => (at[k]! < 0 ? '' : unneutralise(values[at[k]!] ?? ''));
     if (!cell(0)) return [];
     const s: SwapLine = { currency: cell(0), reference: cell(1), status: cell(3) };
-    SWAP_COLUMNS.forEach((c, k) => {
-      if (cell(k)) s[c] = cell(k);
-    });
+    for (const [k, c] of SWAP_COLUMNS.entries()) if (cell(k)) s[c] = cell(k);
     return [s];
   });
 }

@@ -1,5 +1,4 @@
-// Results files: written after and during a run (the batch's columns, then the result columns),
-// read back for retry and status. See src/results/README.md "Results file".
+// Results files, written by a run and read back by retry and status: src/results/README.md "Results file".
 export { RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 export type { ResultValues, ResultRow, ResultsList, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor } from './paths.ts';

@@ -1,9 +1,6 @@
 // The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
-// the batch (issue 41): the group's status, each payment information's, each transaction's with its
-// ISO reason, by the one table below. The transactions are the results rows; a pain.001's carried
-// columns (MsgId, MsgNmId, PmtInfId, InstrId, EndToEndId, CcyOfTrf, Amt, AmtCcy) name the originals.
-// A batch that was not a pain.001 (CSV, Excel) is reported as one payment information: OrgnlMsgId the
-// batch id (its first 35 characters), OrgnlMsgNmId `payout-batch`. The table and each element: README.md.
+// the batch (issue 41): one transaction per results row, its ISO status and reason by the one table
+// below. What each element holds, for a pain.001's batch and for a CSV or Excel one: REFERENCE.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
@@ -161,10 +158,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
       },
     });
     for (const [id, g] of groups) {
-      xml.ele('OrgnlPmtInfAndSts').ele({
-        OrgnlPmtInfId: isoText(id),
-        ...totalsOf(g.tally, 'PmtInfSts'),
-      });
+      xml.ele('OrgnlPmtInfAndSts').ele({ OrgnlPmtInfId: isoText(id), ...totalsOf(g.tally, 'PmtInfSts') });
       for (const i of g.rows) {
         const r = table.rows.at(i)!;
         const tx = isoTxOf(r.result);

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { serialised } from '../files/queue.ts';
 import { sourceOf } from './layout.ts';
-import { resultsLockPath, writerOf } from './paths.ts';
+import { RESULTS_WRITERS, resultsLockPath } from './paths.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultsSource, ResultsTable } from './types.ts';
 
@@ -12,8 +12,7 @@ import type { ResultsSource, ResultsTable } from './types.ts';
 export async function writeResults(path: string, source: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
     try {
-      // (streamed: the CSV writer makes its text a chunk of rows at a time)
-      await writeFileAtomic(path, writerOf(source.format).chunks(sourceOf(source)));
+      await writeFileAtomic(path, RESULTS_WRITERS.find((w) => w.format === source.format)!.chunks(sourceOf(source)));
     } catch (e) {
       const why = `cannot write the results file: ${whyNotWritten(e)}. The previous version, if any, is unchanged.`;
       throw new ResultsError('WRITE_FAILED', path, `${path}: ${why}`, { cause: e });

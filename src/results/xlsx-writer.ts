@@ -3,7 +3,7 @@
 // The batch's swaps go on a second sheet, "Swaps".
 import * as XLSX from 'xlsx';
 import { matchHeader } from '../input/batch-columns.ts';
-import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from '../input/result-columns.ts';
+import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS } from '../input/result-columns.ts';
 import { inRowOrder, resultsHeader, resultsOf } from './layout.ts';
 import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from './numbers.ts';
@@ -35,37 +35,26 @@ function textCell(text: string): XLSX.CellObject | undefined {
   return { t: 's', v: escapeOoxmlText(v) };
 }
 
-function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject | undefined {
-  if (text === undefined || text === '') return undefined;
-  return (NUMERIC.has(c) && numberCell(text, MONEY.has(c))) || textCell(text);
-}
-
-/** Is this batch header its amount column (sourceAmount, or an alias such as "Amount")? */
-const isAmountHeader = (header: string): boolean => matchHeader(header)?.field === 'sourceAmount';
-
 /** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
 function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
   const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
-  for (const line of data.slice(1, 201)) {
-    line.forEach((cell, k) => {
-      if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
-    });
-  }
+  for (const line of data.slice(1, 201))
+    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
   return widths;
 }
 
 /** The whole workbook (SheetJS writes it whole). */
 function xlsxBytes(table: ResultsSource): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
-  const amount = input.map(isAmountHeader);
+  const amount = input.map((h) => matchHeader(h)?.field === 'sourceAmount');
   const data: (XLSX.CellObject | undefined)[][] = [header.map((h) => textCell(h))];
   for (const i of inRowOrder(table.rows)) {
     const cells = table.rows.at(i)!.cells;
     const values = table.resultAt(i);
     data.push([
-      // the batch's amount column: a number as the result amounts are, else text as the batch had it
+      // the batch's amount column (sourceAmount or an alias, e.g. "Amount"): a number as result amounts are, else text as the batch had it
       ...input.map((c, k) => (amount[k] && numberCell(cells[c] ?? '', true)) || textCell(cells[c] ?? '')),
-      ...result.map((c) => resultCell(c, values[c])),
+      ...result.map((c) => (NUMERIC.has(c) && numberCell(values[c] ?? '', MONEY.has(c))) || textCell(values[c] ?? '')),
     ]);
   }
   const wb = XLSX.utils.book_new();
