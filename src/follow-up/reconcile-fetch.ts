@@ -13,7 +13,11 @@ import type { PayoutState, ReconTx } from './tie-out.ts';
 /** The service could not be used: what was read is not a reconciliation. */
 export class Halted extends Error {}
 
-export type FetchOptions = { client: PayoutClient; logger?: Logger; stop?: AbortSignal };
+export interface FetchOptions {
+  client: PayoutClient;
+  logger?: Logger;
+  stop?: AbortSignal;
+}
 
 export interface RequestCounts {
   payoutPages: number;
@@ -36,7 +40,11 @@ export const counted =
     return request(a);
   };
 
-export type Listing = { pages: number; transactions: number; ended: ListingEnd };
+export interface Listing {
+  pages: number;
+  transactions: number;
+  ended: ListingEnd;
+}
 
 /** The sign from `type` when given (debits negative, spec §2). */
 export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {

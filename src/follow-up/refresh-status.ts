@@ -115,7 +115,11 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
     else if (listed && listed.status !== held.status)
       updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
   }
-  const failures = [...read.errors].map(([payoutId, e]) => ({ rowNumber: todo.get(payoutId)!.rowNumber, payoutId, ...failureOf(e) }));
+  const failures = [...read.errors].map(([payoutId, e]) => ({
+    rowNumber: todo.get(payoutId)!.rowNumber,
+    payoutId,
+    ...failureOf(e),
+  }));
   if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
   const createdAt = new Map<string, string>();
   for (const [id, p] of [...read.listed, ...read.got]) if (p.createdAt) createdAt.set(id, p.createdAt);

@@ -16,7 +16,11 @@ import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } 
 import { appendLines, underResultsLock } from './apply-status.ts';
 
 /** One swap per short currency. */
-type BatchSwaps = { ledger: Ledger; batchId: string; swaps: Map<string, SwapState> };
+interface BatchSwaps {
+  ledger: Ledger;
+  batchId: string;
+  swaps: Map<string, SwapState>;
+}
 
 /** One pass over each journal, no fold: undefined when none is the batch's. `rows`: a results file's, read as they come. */
 export async function batchSwapsOf(

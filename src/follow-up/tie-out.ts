@@ -237,7 +237,12 @@ function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hi
   const name = `earlier payout ${e.payoutRef || e.payoutId || `#${k + 1}`} (${e.status || 'status unknown'}, sent again)`;
   const problems = payoutProblems(m, { name, currency, expected, refundDue: true });
   sums.add(currency, m);
-  return { payoutId: e.payoutId, payoutRef: e.payoutRef, status: e.status, ...shown(m, currency, expected, problems) };
+  return {
+    payoutId: e.payoutId,
+    payoutRef: e.payoutRef,
+    status: e.status,
+    ...shown(m, currency, expected, problems),
+  };
 }
 
 function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums) {

@@ -154,8 +154,9 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     }
     mapping[chosen] = field;
     fields[field] = chosen;
-    for (const other of list)
+    for (const other of list) {
       if (other.header !== chosen) notes.push(`column "${other.header}" is kept as an extra column: "${chosen}" already gives ${field}`);
+    }
   }
   if (conflicts.length) throw refuse('DUPLICATE_COLUMNS', `ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`);
   const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);

@@ -122,8 +122,9 @@ export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
   for (const part of parts) {
     declared += part.declared;
     if (declared > MAX_UNPACKED_BYTES) throw tooBig(file);
-    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed))
+    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed)) {
       throw bomb(file, part.name, part.declared, part.packed);
+    }
   }
   let actual = 0;
   for (const part of parts) {

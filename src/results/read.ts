@@ -26,7 +26,9 @@ import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
 /** A results file whose rows are read as they are iterated, once (a CSV parsed a record at a time): what a report of any size reads. */
-export type ResultsStream = Omit<ResultsTable, 'rows'> & { rows: AsyncIterable<ResultRow> };
+export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
+  rows: AsyncIterable<ResultRow>;
+}
 
 export const readResults = (file: string, options: ReadOptions = {}): Promise<ResultsTable> => readInto(file, options, [] as ResultRow[]);
 

@@ -158,7 +158,10 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
       },
     });
     for (const [id, g] of groups) {
-      xml.ele('OrgnlPmtInfAndSts').ele({ OrgnlPmtInfId: isoText(id), ...totalsOf(g.tally, 'PmtInfSts') });
+      xml.ele('OrgnlPmtInfAndSts').ele({
+        OrgnlPmtInfId: isoText(id),
+        ...totalsOf(g.tally, 'PmtInfSts'),
+      });
       for (const i of g.rows) {
         const r = table.rows.at(i)!;
         const tx = isoTxOf(r.result);

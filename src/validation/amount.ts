@@ -27,13 +27,17 @@ function validGrouping(intPart: string, sep: string): boolean {
 export function readAmountText(raw: string): { ok: true; text: string; dotMayGroup?: true } | Extract<AmountResult, { ok: false }> {
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return invalid('the amount is empty');
-  if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')')))
+  if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
     return invalid('the amount is negative; a payout amount must be more than zero');
+  }
   if (s.startsWith('+')) s = s.slice(1).trim();
-  if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) return invalid('the amount is in scientific notation');
+  if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) {
+    return invalid('the amount is in scientific notation');
+  }
   if (/^[.,]\d/.test(s)) s = '0' + s;
-  if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s))
+  if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s)) {
     return invalid("not a number: only digits and the separators , . space and ' are allowed (no currency symbol)");
+  }
   const dots = s.split('.').length - 1;
   const commas = s.split(',').length - 1;
   const spacey = /[ ']/.test(s);
@@ -55,12 +59,17 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
   }
   // with a single kind of separator repeated ("1.234.567", "1,234,567") it groups thousands
   const [intRaw, fracRaw = ''] = decimal ? (s.split(decimal) as [string, string?]) : [s];
-  if (decimal && s.split(decimal).length > 2) return invalid(`"${decimal}" appears twice as the decimal mark`);
-  if (!/^\d*$/.test(fracRaw)) return invalid('separators after the decimal mark');
+  if (decimal && s.split(decimal).length > 2) {
+    return invalid(`"${decimal}" appears twice as the decimal mark`);
+  }
+  if (!/^\d*$/.test(fracRaw)) {
+    return invalid('separators after the decimal mark');
+  }
   const groupSeps = [...new Set([...intRaw].filter((c) => GROUP_CHARS.has(c)))];
   if (groupSeps.length > 1) return invalid(`digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`);
-  if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!))
+  if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!)) {
     return invalid(`"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`);
+  }
   const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
   const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
   // "1.500": a lone dot before 3 digits may group thousands (parseAmount decides with the currency)

@@ -54,12 +54,15 @@ export const iban: FieldCheck = (raw) => {
   const spec = IBAN_SPECS[cc];
   const e = r.errorCodes[0];
   if (e === ValidationErrorsIBAN.NoIBANCountry || !spec?.chars) return invalid(`"${cc}" is not a country that uses IBANs`, expected);
-  if (e === ValidationErrorsIBAN.WrongBBANLength)
+  if (e === ValidationErrorsIBAN.WrongBBANLength) {
     return invalid(`an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`, `${spec.chars} characters for ${cc}`);
-  if (e === ValidationErrorsIBAN.WrongBBANFormat)
+  }
+  if (e === ValidationErrorsIBAN.WrongBBANFormat) {
     return invalid(`the account part does not have the format of a ${cc} IBAN`, `a ${cc} IBAN of ${spec.chars} characters`);
-  if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum)
+  }
+  if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum) {
     return invalid(`the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`);
+  }
   return invalid('the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped');
 };
 
@@ -70,8 +73,9 @@ export const bic: FieldCheck = (raw) => {
     return bad('INVALID_BIC', `a SWIFT/BIC code has 8 or 11 characters; this one has ${v.length}`, expected);
   const r = validateBIC(v);
   if (r.valid) return ok(v);
-  if (r.errorCodes.includes(ValidationErrorsBIC.NoBICCountry))
+  if (r.errorCodes.includes(ValidationErrorsBIC.NoBICCountry)) {
     return bad('INVALID_BIC', `"${v.slice(4, 6)}" (characters 5-6) is not a country code`, expected);
+  }
   return bad('INVALID_BIC', `"${v}" does not have the SWIFT/BIC format`, expected);
 };
 
