@@ -203,6 +203,16 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('a structured remittance (a creditor reference, or the invoices referred to) without Ustrd is the narration', async () => {
+    const xml = pain001(usa.slice(0, 2), 'pain.001.001.03').replace(/<Ustrd>[^<]*<\/Ustrd>/g, '');
+    const reference = '<CdtrRefInf><Tp><CdOrPrtry><Cd>SCOR</Cd></CdOrPrtry></Tp><Ref>RF18539007547034</Ref></CdtrRefInf>';
+    const { rows } = await read(file(xml.replace('</Strd>', `${reference}</Strd>`)));
+    expect(rows.map((r) => [r.valid, r.payout?.narration])).toEqual([
+      [true, 'RF18539007547034'],
+      [true, 'payslip-2025-01-US002'],
+    ]);
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
