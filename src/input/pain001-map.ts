@@ -98,7 +98,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const elements: MappedRow['elements'] = {};
   const issues: XmlIssue[] = [];
   const set = (field: CanonicalField, value: string, element: string, base = txPath) => {
-    if (!value) return;
+    if (!value) return void (elements[field] ??= `${base}/${element}`); // (a missing value: the element that would hold it)
     cells[field] = value;
     elements[field] = `${base}/${element}`;
   };

@@ -213,6 +213,13 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('a missing value names the element that would hold it, not the column it becomes', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.03').replace(/<Nm>James Carter<\/Nm>|<Ustrd>[^<]*<\/Ustrd>|<Strd>[^]*<\/Strd>/g, '');
+    const { rows } = await read(file(xml));
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/';
+    expect(rows[0]!.problems.filter((p) => p.code === 'MISSING_VALUE').map((p) => p.column)).toEqual([`${at}RmtInf/Ustrd`, `${at}Cdtr/Nm`]);
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
