@@ -112,6 +112,20 @@ describe('pain.001 refused whole', () => {
     }
   });
 
+  it('amounts written as xs:decimal also allows (.50, +12.00) add up to the control sums, never refusing the file', async () => {
+    const xml = pain001(
+      [
+        { ...usa[0]!, sourceAmount: '0.50' },
+        { ...usa[1]!, sourceAmount: '12.00' },
+      ],
+      'pain.001.001.03',
+    );
+    const written = xml.replace('<InstdAmt Ccy="USD">0.50<', '<InstdAmt Ccy="USD">.50<').replace('>12.00<', '>+12.00<');
+    const { v, rows } = await read(file(written));
+    expect(v.summary).toMatchObject({ rows: 2, valid: 2 });
+    expect(rows.map((r) => r.payout!.sourceAmount.toFixed())).toEqual(['0.5', '12']);
+  });
+
   it('a DOCTYPE with an internal entity, and one with an external entity, never read', async () => {
     const internal = '<!DOCTYPE Document [<!ENTITY who "Mallory">]>';
     const external = '<!DOCTYPE Document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>';
