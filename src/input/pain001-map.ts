@@ -98,7 +98,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const elements: MappedRow['elements'] = {};
   const issues: XmlIssue[] = [];
   const set = (field: CanonicalField, value: string, element: string, base = txPath) => {
-    if (!value) return;
+    if (!value) return void (elements[field] ??= `${base}/${element}`); // (a missing value: the element that would hold it)
     cells[field] = value;
     elements[field] = `${base}/${element}`;
   };
@@ -168,7 +168,9 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
       : [first(tx, `${adr}/Ctry`), `${adr}/Ctry`];
   set('destinationCountryCode', alpha3(country), countryAt);
   set('beneficiaryCountry', alpha3(first(tx, `${adr}/Ctry`) || country), first(tx, `${adr}/Ctry`) ? `${adr}/Ctry` : countryAt);
-  set('narration', (tx.get('RmtInf/Ustrd') ?? []).join(' '), 'RmtInf/Ustrd');
+  // unstructured remittance, else the structured: a creditor reference (RF...), else the documents referred to
+  const rmtInf = ['RmtInf/Ustrd', 'RmtInf/Strd/CdtrRefInf/Ref', 'RmtInf/Strd/RfrdDocInf/Nb'].find((p) => tx.has(p)) ?? 'RmtInf/Ustrd';
+  set('narration', (tx.get(rmtInf) ?? []).join(' '), rmtInf);
   // An intra-company or cash management transfer is to the payer's own account: a withdrawal, which needs no document.
   set('withdrawal', ['INTC', 'CASH'].includes(first(tx, 'Purp/Cd')) ? 'true' : 'false', 'Purp/Cd');
 

@@ -205,7 +205,7 @@ async function* streamTransactions(
   }
 }
 
-/** A decimal of the file, or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
+/** A decimal of the file (xs:decimal: .5 and +1.50 too), or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
 function safeDec(text: string): Dec | undefined {
-  return /^\d+(\.\d+)?$/.test(text) ? new Dec(text) : undefined;
+  return /^\+?(\d+(\.\d*)?|\.\d+)$/.test(text) ? new Dec(text) : undefined;
 }

@@ -112,6 +112,20 @@ describe('pain.001 refused whole', () => {
     }
   });
 
+  it('amounts written as xs:decimal also allows (.50, +12.00) add up to the control sums, never refusing the file', async () => {
+    const xml = pain001(
+      [
+        { ...usa[0]!, sourceAmount: '0.50' },
+        { ...usa[1]!, sourceAmount: '12.00' },
+      ],
+      'pain.001.001.03',
+    );
+    const written = xml.replace('<InstdAmt Ccy="USD">0.50<', '<InstdAmt Ccy="USD">.50<').replace('>12.00<', '>+12.00<');
+    const { v, rows } = await read(file(written));
+    expect(v.summary).toMatchObject({ rows: 2, valid: 2 });
+    expect(rows.map((r) => r.payout!.sourceAmount.toFixed())).toEqual(['0.5', '12']);
+  });
+
   it('a DOCTYPE with an internal entity, and one with an external entity, never read', async () => {
     const internal = '<!DOCTYPE Document [<!ENTITY who "Mallory">]>';
     const external = '<!DOCTYPE Document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>';
@@ -201,6 +215,23 @@ describe('pain.001 transactions', () => {
         message: '1.555 has 3 decimals; USD has 2: round it to 1.56 or 1.55 yourself',
       },
     ]);
+  });
+
+  it('a structured remittance (a creditor reference, or the invoices referred to) without Ustrd is the narration', async () => {
+    const xml = pain001(usa.slice(0, 2), 'pain.001.001.03').replace(/<Ustrd>[^<]*<\/Ustrd>/g, '');
+    const reference = '<CdtrRefInf><Tp><CdOrPrtry><Cd>SCOR</Cd></CdOrPrtry></Tp><Ref>RF18539007547034</Ref></CdtrRefInf>';
+    const { rows } = await read(file(xml.replace('</Strd>', `${reference}</Strd>`)));
+    expect(rows.map((r) => [r.valid, r.payout?.narration])).toEqual([
+      [true, 'RF18539007547034'],
+      [true, 'payslip-2025-01-US002'],
+    ]);
+  });
+
+  it('a missing value names the element that would hold it, not the column it becomes', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.03').replace(/<Nm>James Carter<\/Nm>|<Ustrd>[^<]*<\/Ustrd>|<Strd>[^]*<\/Strd>/g, '');
+    const { rows } = await read(file(xml));
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/';
+    expect(rows[0]!.problems.filter((p) => p.code === 'MISSING_VALUE').map((p) => p.column)).toEqual([`${at}RmtInf/Ustrd`, `${at}Cdtr/Nm`]);
   });
 
   it('a bad value names its element', async () => {
