@@ -1,18 +1,7 @@
 // A cron job's steps over one folder, each a method of FolderWatch. Every move happens under the
 // folder's lock, held for milliseconds; the engine's run is outside it, so two watches on one
 // folder share the files between them.
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -20,7 +9,6 @@ import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } 
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
 import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
-import type { LoadedPlan } from '../approvals/payload.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
@@ -486,7 +474,7 @@ export class FolderWatch {
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
       // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
       const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, this.ledger);
-      const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim) : undefined;
+      const approved = cfg.requireApprovals !== undefined ? await this.approvedPlan(claimDir, claim) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one)
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
@@ -571,7 +559,7 @@ export class FolderWatch {
   }
 
   /** With "requireApprovals": why the file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy. */
-  private approvedPlan(claimDir: string, claim: ClaimRecord): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
+  private async approvedPlan(claimDir: string, claim: ClaimRecord) {
     const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
@@ -592,7 +580,7 @@ export class FolderWatch {
     if (other) return `${plan} ${other}`;
     // (the same account under another label, e.g. "custom": the copy run says this watch's environment)
     const planFile = join(claimDir, '.approved-plan.json');
-    writeFileSync(
+    await writeFile(
       planFile,
       JSON.stringify({ ...g.plan.plan, file: join(claimDir, claim.name), env: this.o.conn.environment.name }, null, 2) + '\n',
     );
