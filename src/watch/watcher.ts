@@ -460,13 +460,7 @@ export class FolderWatch {
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
       const { config: cfg, conn } = this.o;
-      const vetted = await vetRows(file, {
-        name: claim.name,
-        claimDir,
-        documents: this.L.documents,
-        allowOutside: cfg.allowDocumentsOutside,
-        allowedCurrencies: cfg.allowedCurrencies,
-      });
+      const vetted = await vetRows(file, { ...cfg, name: claim.name, claimDir, documents: this.L.documents });
       // all or nothing unless "allowPartial": every invalid row and risky warning refuses the file
       const whole = cfg.allowPartial ? undefined : vetted.problems;
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
