@@ -13,10 +13,7 @@ export function tooManyRequests(limit: 'rate' | 'quota', retryAfterSeconds: numb
   return new ApiError(429, e.body, { 'retry-after': String(retryAfterSeconds) });
 }
 
-const monthOf = (at: number): string => {
-  const d = new Date(at);
-  return `${d.getUTCFullYear()}-${d.getUTCMonth()}`;
-};
+const monthOf = (at: number): string => new Date(at).toISOString().slice(0, 7);
 const nextMonthStart = (at: number): number => {
   const d = new Date(at);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);

@@ -22,10 +22,7 @@ export interface ClaimRecord {
 
 /** <time>-<random>-<name>: sorts by claim time; a second file of a name gets a folder of its own. */
 export const newClaimId = (name: string): string =>
-  `${new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  `${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
 export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (c.size === undefined || c.mtimeMs === undefined) return undefined; // its owner died before recording them
