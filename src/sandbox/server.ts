@@ -48,8 +48,6 @@ function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business 
 }
 
 export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerResponse) => void {
-  const { log } = sb;
-
   return (req, res) => {
     const at = sb.clock.now();
     const method = req.method ?? 'GET';
@@ -59,8 +57,8 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
     const apiKey = header(req.headers, API_KEY_HEADER) ?? '';
     const requestId = header(req.headers, REQUEST_ID_HEADER) ?? header(req.headers, CORRELATION_ID_HEADER) ?? randomUUID();
     const entry: RequestLogEntry = { at, apiKey, method, path: url.pathname, route: route?.name ?? 'unknown', status: -1 };
-    log.push(entry);
-    if (log.length > 100_000) log.splice(0, log.length - 100_000);
+    sb.log.push(entry);
+    if (sb.log.length > 100_000) sb.log.splice(0, sb.log.length - 100_000);
 
     const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
     const admitted = route ? admit(sb, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
