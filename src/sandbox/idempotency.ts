@@ -21,11 +21,7 @@ export class IdempotencyStore {
 
   constructor(readonly storeRefusals = false) {}
 
-  /**
-   * A creating route under its key: required (400 MISSING_IDEMPOTENCY_KEY); the same body answers as
-   * before (201 with the record now and Idempotent-Replayed, or the stored refusal), another body 409.
-   * The key binds the record a reply `created`.
-   */
+  /** A creating route under its key (400 MISSING_IDEMPOTENCY_KEY without one), which binds the record a reply `created`. */
   once(req: Request, route: CreatingRoute, view: (recordId: string) => unknown, create: () => Reply): Reply {
     const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
     if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');

@@ -25,7 +25,6 @@ export class Limits {
 
   constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
 
-  /** The 429 this request gets, or null. */
   check(key: string, at: number): ApiError | null {
     const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
     if (quota !== null && this.usedThisMonth(key, at) >= quota) {
