@@ -4,6 +4,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { checkDocumentFile, validateBatch, type DocumentCheck, type Problem } from '../validation/validation.ts';
+import { attempt } from './attempt.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { plural } from '../text.ts';
 
@@ -21,21 +22,16 @@ function documentRefusal(abs: string, o: VetOptions): string | undefined {
   else if (inside(abs, o.documents)) real = abs;
   if (real === undefined) {
     if (!o.allowDocumentsOutside) return `outside ${o.documents}`;
-    try {
-      if (lstatSync(abs).isSymbolicLink()) return 'a symbolic link: links are never followed';
-    } catch {
-      /* missing: the validation says so */
-    }
+    // (missing: the validation says so)
+    if (attempt(() => lstatSync(abs))?.isSymbolicLink()) return 'a symbolic link: links are never followed';
     return undefined;
   }
   let p = o.documents;
   for (const part of relative(o.documents, real).split(sep)) {
     p = join(p, part);
-    try {
-      if (lstatSync(p).isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
-    } catch {
-      return undefined;
-    }
+    const st = attempt(() => lstatSync(p));
+    if (!st) return undefined;
+    if (st.isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
   }
   return undefined;
 }

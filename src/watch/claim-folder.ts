@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
+import { attempt } from './attempt.ts';
 import { fileSha256 } from '../engine/identity.ts';
 
 export interface ClaimRecord {
@@ -26,12 +27,8 @@ export const newClaimId = (name: string): string =>
 
 export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (c.size === undefined || c.mtimeMs === undefined) return undefined; // its owner died before recording them
-  let st;
-  try {
-    st = lstatSync(file);
-  } catch {
-    return 'it is gone from its claim folder';
-  }
+  const st = attempt(() => lstatSync(file));
+  if (!st) return 'it is gone from its claim folder';
   if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
   if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
   return undefined;
@@ -46,12 +43,7 @@ export async function changedOrEdited(file: string, c: ClaimRecord): Promise<str
 }
 
 export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');
-export function readClaim(claimDir: string): ClaimRecord | undefined {
-  try {
-    return JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord;
-  } catch {
-    return undefined;
-  }
-}
+export const readClaim = (claimDir: string): ClaimRecord | undefined =>
+  attempt(() => JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord);
 export const writeClaim = (claimDir: string, c: ClaimRecord): void =>
   writeFileAtomicSync(claimFile(claimDir), JSON.stringify(c, null, 2) + '\n');

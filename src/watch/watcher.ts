@@ -26,6 +26,7 @@ import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
+import { attempt } from './attempt.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
@@ -342,20 +343,10 @@ export class FolderWatch {
         throw e;
       }
       this.mine.add(claimDir);
-      try {
-        unlinkSync(`${src}.ready`);
-      } catch {
-        /* no marker */
-      }
-      // its plan and approvals go with it, renamed, never followed
+      attempt(() => unlinkSync(`${src}.ready`)); // (no marker)
+      // its plan and approvals go with it, renamed, never followed (one not dropped: process() says so)
       if (this.o.config.requireApprovals !== undefined)
-        for (const c of Object.values(companionsOf(name))) {
-          try {
-            renameSync(join(this.L.inbox, c), join(claimDir, c));
-          } catch {
-            /* not dropped: process() says so */
-          }
-        }
+        for (const c of Object.values(companionsOf(name))) attempt(() => renameSync(join(this.L.inbox, c), join(claimDir, c)));
       const claimed = join(claimDir, name);
       // looked at again: what was looked at before the rename may have been replaced meanwhile
       const st = lstatSync(claimed);
@@ -448,13 +439,9 @@ export class FolderWatch {
     if ('out' in held) return held;
     resumed = held.resumed;
     const file = join(claimDir, claim.name);
-    if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
-      try {
-        symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
-      } catch {
-        /* documents/… paths are then not found: the rows say so */
-      }
-    }
+    // (should the link fail, documents/… paths are not found: the rows say so)
+    if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents')))
+      attempt(() => symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir'));
     const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
     try {
       const changedBeforeRun = changedSince(file, claim);
