@@ -12,8 +12,7 @@ import { requestHandler } from './server.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
 export type * from './contract.ts';
-export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
-export type { Seed } from './seed.ts';
+export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed, type Seed } from './seed.ts';
 export { SandboxStateSchema } from './contract.ts';
 
 export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;
