@@ -14,12 +14,8 @@ export const CONFIG_FILE = 'payout-batch.json';
 const money = z.string().refine((s) => attempt(() => parseMoneyFlag(s, 'total')) !== undefined, 'CUR:AMOUNT, e.g. "USD:12500.00"');
 
 function noPassword(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return !u.password && !u.searchParams.has('password');
-  } catch {
-    return !/:[^/@]*@|password=/i.test(url);
-  }
+  const u = attempt(() => new URL(url));
+  return u ? !u.password && !u.searchParams.has('password') : !/:[^/@]*@|password=/i.test(url);
 }
 
 export const WatchConfig = z.strictObject({
