@@ -24,14 +24,12 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
   return { plan, approvals: `${plan}.approvals.json` };
 }
 
-const isCompanion = (name: string): boolean => /\.(plan|approvals)\.json$/i.test(name);
-
 /** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
   const names = attempt(() => readdirSync(inbox)) ?? []; // (gone: nothing to claim)
   return names
     .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
-    .filter((n) => !o.companions || !isCompanion(n))
+    .filter((n) => !o.companions || !/\.(plan|approvals)\.json$/i.test(n))
     .sort();
 }
 
