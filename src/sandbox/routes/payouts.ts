@@ -2,14 +2,7 @@
 // to object storage, the owner's GET (readings in ../storage.ts).
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import {
-  Beneficiary,
-  DocumentsPatchRequest,
-  InitiateRequest,
-  QuoteRequest,
-  UploadUrlRequest,
-  type FieldError,
-} from '../../spec/schemas.ts';
+import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, UploadUrlRequest } from '../../spec/schemas.ts';
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
@@ -113,15 +106,15 @@ function patchDocuments(sb: Sandbox, req: Request, body: DocumentsPatchRequest):
       `Documents cannot be added to a ${p.status} payout; only while PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING`,
     );
   }
-  const problems: FieldError[] = [];
+  const problems: Record<string, string | undefined> = {};
   const fresh: { url: string; uploadedAt: string }[] = [];
   body.documents.forEach((url, i) => {
     const file = sb.storage.resolve(url, req.business.id);
-    if (typeof file === 'string') problems.push({ field: `documents.${i}`, message: `${url} ${file}` });
+    if (typeof file === 'string') problems[`documents.${i}`] = `${url} ${file}`;
     else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url))
       fresh.push({ url, uploadedAt: file.uploaded!.at });
   });
-  if (problems.length) return validationError(problems);
+  checkFields(problems);
   if (p.documents.length + fresh.length > MAX_DOCUMENTS_PER_PAYOUT) {
     return apiError(
       400,
