@@ -56,6 +56,8 @@ export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
+export const fieldError = (field: string, message: string): ApiError => validationError([{ field, message }]);
+
 /** 400 VALIDATION_ERROR of every field given a problem, when any is. */
 export function checkFields(problems: Record<string, string | undefined>): void {
   const errors = Object.entries(problems).flatMap(([field, message]) => (message === undefined ? [] : [{ field, message }]));

@@ -8,7 +8,7 @@ import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { formatProblem, missingFields } from '../rules.ts';
 import { creating, define, route, type Sandbox } from '../context.ts';
-import { apiError, checkFields, found, header, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { apiError, checkFields, fieldError, found, header, ok, parseWith, type Reply, type Request } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
@@ -44,7 +44,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
     const file = sb.storage.resolve(body.supportingDocument, business.id);
-    if (typeof file === 'string') return validationError([{ field: 'supportingDocument', message: `${body.supportingDocument} ${file}` }]);
+    if (typeof file === 'string') return fieldError('supportingDocument', `${body.supportingDocument} ${file}`);
     documents.push({ id: newId(), url: body.supportingDocument, uploadedAt: file.uploaded!.at });
   }
 
