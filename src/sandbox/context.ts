@@ -1,5 +1,4 @@
-// What a route handler receives (the parts, built here), and the one way to define a route. The parts never import this file (their
-// routes are in routes/): no cycle.
+// What a route handler receives (the parts, built here), and the one way to define a route.
 import { randomInt } from 'node:crypto';
 import type { z } from 'zod';
 import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
@@ -79,10 +78,7 @@ export const route = <B>(name: RouteName, method: string, pattern: string, body:
 export const control = <B>(method: string, pattern: string, body: z.ZodType<B> | null, handle: Handler<B>) =>
   define('control', 'control', method, `/_sandbox/${pattern}`, body, handle);
 
-/**
- * A creating route (spec §4.2, §4.7): the Idempotency-Key is checked before the body (idempotency.ts); a replay
- * answers `view` of the record now; `make` names the record it made in `created`.
- */
+/** A creating route (spec §4.2, §4.7): key before body (idempotency.ts); a replay answers `view` of the record now. */
 export function creating<B>(
   name: 'initiate' | 'swap',
   pattern: string,

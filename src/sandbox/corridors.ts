@@ -3,7 +3,7 @@
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
 import type { MethodsQuery, QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, checkFields, validationError } from './http.ts';
+import { apiError, checkFields, fieldError } from './http.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,
@@ -85,25 +85,18 @@ export function price(store: Store, businessId: string, r: QuoteRequest) {
     destinationCurrency: notIso(r.destinationCurrency),
   });
   const method = canonicalMethod(r.method);
-  if (!method) {
-    throw validationError([
-      { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_FIELDS).join(', ')}` },
-    ]);
-  }
+  if (!method) throw fieldError('method', `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_FIELDS).join(', ')}`);
   refuseProhibited(store, r.destinationCountryCode);
   const corridor = usableCorridor(store, businessId, r.sourceCurrency, r.destinationCurrency);
   const available = corridorMethods(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
   const row = publishedRow(method, r.destinationCurrency, r.destinationCountryCode);
   if (!available.includes(method) || !row) {
     // "Complete list of error codes for initiate: not shown": a VALIDATION_ERROR of `method`
-    throw validationError([
-      {
-        field: 'method',
-        message:
-          `${method} is not available from ${r.sourceCurrency} to ${r.destinationCurrency} in ${r.destinationCountryCode}` +
-          (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
-      },
-    ]);
+    throw fieldError(
+      'method',
+      `${method} is not available from ${r.sourceCurrency} to ${r.destinationCurrency} in ${r.destinationCountryCode}` +
+        (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
+    );
   }
   const fee = feeFor(corridor, row, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   const destinationAmount = convert(corridor, sourceAmount, r.destinationCurrency);

@@ -19,7 +19,6 @@ export interface FaultDecision {
   latencyMs: number;
   spurious429: boolean;
   errorBeforeEffect: number | null;
-  /** What becomes of a creating route's answer once it created. */
   afterCreate:
     { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' } | { kind: 'gateway'; status: number; body: GatewayBody };
 }

@@ -1,5 +1,4 @@
-// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an
-// ApiError, answered as it is.
+// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an ApiError, answered as it is.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type { ErrorBody, FieldError } from '../spec/schemas.ts';
@@ -56,6 +55,8 @@ export const forbidden = (): ApiError =>
 export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
+
+export const fieldError = (field: string, message: string): ApiError => validationError([{ field, message }]);
 
 /** 400 VALIDATION_ERROR of every field given a problem, when any is. */
 export function checkFields(problems: Record<string, string | undefined>): void {

@@ -1,7 +1,6 @@
-// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429. Readings: a
-// rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
-// answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
-// whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
+// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429. Readings: a rolling 1000 ms window; the calendar
+// month in UTC; a 429 of the limits counts nowhere, every other answer counts (as a gateway counts what it passed on), a 401/403 has no key
+// to count; Retry-After in whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
 import { ApiError, apiError } from './http.ts';
 
 /** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
@@ -13,10 +12,7 @@ export function tooManyRequests(limit: 'rate' | 'quota', retryAfterSeconds: numb
   return new ApiError(429, e.body, { 'retry-after': String(retryAfterSeconds) });
 }
 
-const monthOf = (at: number): string => {
-  const d = new Date(at);
-  return `${d.getUTCFullYear()}-${d.getUTCMonth()}`;
-};
+const monthOf = (at: number): string => new Date(at).toISOString().slice(0, 7);
 const nextMonthStart = (at: number): number => {
   const d = new Date(at);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
@@ -28,7 +24,6 @@ export class Limits {
 
   constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
 
-  /** The 429 this request gets, or null. */
   check(key: string, at: number): ApiError | null {
     const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
     if (quota !== null && this.usedThisMonth(key, at) >= quota) {

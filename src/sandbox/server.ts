@@ -6,7 +6,7 @@ import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { RequestLogEntry } from './contract.ts';
 import type { Route, Sandbox } from './context.ts';
-import { apiError, ApiError, forbidden, header, type Reply, type Request, unauthorized, validationError } from './http.ts';
+import { apiError, ApiError, fieldError, forbidden, header, type Reply, type Request, unauthorized } from './http.ts';
 import { tooManyRequests } from './rate-limits.ts';
 import { gatewayReply } from './faults.ts';
 import { matchRoute } from './routes/routes.ts';
@@ -48,8 +48,6 @@ function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business 
 }
 
 export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerResponse) => void {
-  const { log } = sb;
-
   return (req, res) => {
     const at = sb.clock.now();
     const method = req.method ?? 'GET';
@@ -59,8 +57,8 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
     const apiKey = header(req.headers, API_KEY_HEADER) ?? '';
     const requestId = header(req.headers, REQUEST_ID_HEADER) ?? header(req.headers, CORRELATION_ID_HEADER) ?? randomUUID();
     const entry: RequestLogEntry = { at, apiKey, method, path: url.pathname, route: route?.name ?? 'unknown', status: -1 };
-    log.push(entry);
-    if (log.length > 100_000) log.splice(0, log.length - 100_000);
+    sb.log.push(entry);
+    if (sb.log.length > 100_000) sb.log.splice(0, sb.log.length - 100_000);
 
     const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
     const admitted = route ? admit(sb, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
@@ -92,7 +90,7 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
         if (body.size > API_BODY_LIMIT) return finish(apiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is over 1 MB'));
         // Spec §4: bodies are JSON, sent as Content-Type application/json (a framework parses no other).
         if (route!.kind === 'spec' && !/^application\/json\s*(;|$)/i.test(header(req.headers, 'content-type') ?? ''))
-          return finish(validationError([{ field: '(body)', message: 'not sent as Content-Type: application/json' }]));
+          return finish(fieldError('(body)', 'not sent as Content-Type: application/json'));
         try {
           parsed = JSON.parse(body.buf.toString('utf8'));
         } catch {

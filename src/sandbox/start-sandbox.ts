@@ -1,6 +1,5 @@
-// startSandbox: the stateful local simulator of the payout service, on 127.0.0.1 only. Its state as data, for
-// `--env local` (src/cli/local-sandbox.ts): what a later command needs, not what belongs to one process
-// (limits, faults, the request log, subscriptions). Earlier hosts stay valid for documentUrls.
+// The state as data for `--env local` (src/cli/local-sandbox.ts): what a later command needs, not what belongs to
+// one process (limits, faults, the request log, subscriptions). Earlier hosts stay valid for documentUrls.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,8 +12,7 @@ import { requestHandler } from './server.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
 export type * from './contract.ts';
-export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
-export type { Seed } from './seed.ts';
+export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed, type Seed } from './seed.ts';
 export { SandboxStateSchema } from './contract.ts';
 
 export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;

@@ -9,27 +9,10 @@ import { balanceLimit, type Seed } from './seed.ts';
 
 type SeedCountry = Seed['countries'][number];
 export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCurrencies'>>;
-
-export interface Business {
-  id: string;
-  name: string;
-}
-
-export interface WalletRec {
-  walletId: string;
-  businessId: string;
-  currency: string;
-  balance: Dec;
-}
-
-export interface PairRec {
-  currencyPairId: string;
-  businessId: string;
-  baseCurrency: string;
-  quoteCurrency: string;
-  rate: Dec;
-  enabled: boolean;
-}
+type SeedBusiness = Seed['businesses'][number];
+export type Business = Pick<SeedBusiness, 'name'> & { id: string };
+export type WalletRec = Omit<SeedBusiness['wallets'][number], 'balance'> & { walletId: string; businessId: string; balance: Dec };
+export type PairRec = Omit<SeedBusiness['pairs'][number], 'rate'> & { currencyPairId: string; businessId: string; rate: Dec };
 
 /** What a payout and a swap both record (spec §2: the same item fields). */
 interface MovementRec {

@@ -1,39 +1,36 @@
-// The checks of a claimed file before anything is sent, beyond the engine's own: where its
-// documents come from, its currencies, and (all or nothing) invalid or risky rows.
+// The checks of a claimed file before sending, beyond the engine's own: its documents' origin, its currencies, invalid or risky rows.
 import { existsSync, lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { checkDocumentFile, validateBatch, type DocumentCheck, type Problem } from '../validation/validation.ts';
-import { CONFIG_FILE } from './config.ts';
+import { attempt } from './attempt.ts';
+import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { plural } from '../text.ts';
+
+type VetOptions = { claimDir: string; documents: string } & Pick<WatchConfig, 'allowDocumentsOutside' | 'allowedCurrencies'>;
 
 /**
  * Why a document path is refused. `abs` is resolved lexically against the claim folder (".." cannot
- * step out unseen); it must lie in DIR/documents with no link below it, or with allowOutside be no link.
+ * step out unseen); it must lie in DIR/documents with no link below it, or with allowDocumentsOutside be no link.
  */
-function documentRefusal(abs: string, o: { claimDir: string; documents: string; allowOutside: boolean }): string | undefined {
+function documentRefusal(abs: string, o: VetOptions): string | undefined {
   const viaClaim = join(o.claimDir, 'documents');
   const inside = (p: string, root: string) => p.startsWith(root + sep);
   let real: string | undefined;
   if (inside(abs, viaClaim)) real = join(o.documents, abs.slice(viaClaim.length));
   else if (inside(abs, o.documents)) real = abs;
   if (real === undefined) {
-    if (!o.allowOutside) return `outside ${o.documents}`;
-    try {
-      if (lstatSync(abs).isSymbolicLink()) return 'a symbolic link: links are never followed';
-    } catch {
-      /* missing: the validation says so */
-    }
+    if (!o.allowDocumentsOutside) return `outside ${o.documents}`;
+    // (missing: the validation says so)
+    if (attempt(() => lstatSync(abs))?.isSymbolicLink()) return 'a symbolic link: links are never followed';
     return undefined;
   }
   let p = o.documents;
   for (const part of relative(o.documents, real).split(sep)) {
     p = join(p, part);
-    try {
-      if (lstatSync(p).isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
-    } catch {
-      return undefined;
-    }
+    const st = attempt(() => lstatSync(p));
+    if (!st) return undefined;
+    if (st.isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
   }
   return undefined;
 }
@@ -50,10 +47,7 @@ interface Vetted {
 }
 
 /** One pass over the rows before the engine's; a file that is not a batch throws InputError or ResultsError. */
-export async function vetRows(
-  file: string,
-  o: { name: string; claimDir: string; documents: string; allowOutside: boolean; allowedCurrencies: string[] | undefined },
-): Promise<Vetted> {
+export async function vetRows(file: string, o: VetOptions & { name: string }): Promise<Vetted> {
   const refusedDocs = new Map<string, string>(); // as written in the file -> why
   const checkDocument = (abs: string, shownAs = abs): DocumentCheck => {
     const why = documentRefusal(abs, o);

@@ -1,9 +1,9 @@
-// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim,
-// touched as a heartbeat.
+// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim, touched as a heartbeat.
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
+import { attempt } from './attempt.ts';
 import { fileSha256 } from '../engine/identity.ts';
 
 export interface ClaimRecord {
@@ -22,19 +22,12 @@ export interface ClaimRecord {
 
 /** <time>-<random>-<name>: sorts by claim time; a second file of a name gets a folder of its own. */
 export const newClaimId = (name: string): string =>
-  `${new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  `${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
 export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (c.size === undefined || c.mtimeMs === undefined) return undefined; // its owner died before recording them
-  let st;
-  try {
-    st = lstatSync(file);
-  } catch {
-    return 'it is gone from its claim folder';
-  }
+  const st = attempt(() => lstatSync(file));
+  if (!st) return 'it is gone from its claim folder';
   if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
   if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
   return undefined;
@@ -49,12 +42,7 @@ export async function changedOrEdited(file: string, c: ClaimRecord): Promise<str
 }
 
 export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');
-export function readClaim(claimDir: string): ClaimRecord | undefined {
-  try {
-    return JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord;
-  } catch {
-    return undefined;
-  }
-}
+export const readClaim = (claimDir: string): ClaimRecord | undefined =>
+  attempt(() => JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord);
 export const writeClaim = (claimDir: string, c: ClaimRecord): void =>
   writeFileAtomicSync(claimFile(claimDir), JSON.stringify(c, null, 2) + '\n');

@@ -7,25 +7,15 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
 import { durationMs } from '../text.ts';
 import { readBytes } from '../approvals/payload.ts';
+import { attempt } from './attempt.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 
-const money = z.string().refine((s) => {
-  try {
-    parseMoneyFlag(s, 'total');
-    return true;
-  } catch {
-    return false;
-  }
-}, 'CUR:AMOUNT, e.g. "USD:12500.00"');
+const money = z.string().refine((s) => attempt(() => parseMoneyFlag(s, 'total')) !== undefined, 'CUR:AMOUNT, e.g. "USD:12500.00"');
 
 function noPassword(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return !u.password && !u.searchParams.has('password');
-  } catch {
-    return !/:[^/@]*@|password=/i.test(url);
-  }
+  const u = attempt(() => new URL(url));
+  return u ? !u.password && !u.searchParams.has('password') : !/:[^/@]*@|password=/i.test(url);
 }
 
 export const WatchConfig = z.strictObject({

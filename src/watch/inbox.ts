@@ -1,6 +1,7 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
+import { attempt } from './attempt.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
@@ -23,19 +24,12 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
   return { plan, approvals: `${plan}.approvals.json` };
 }
 
-const isCompanion = (name: string): boolean => /\.(plan|approvals)\.json$/i.test(name);
-
 /** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(inbox);
-  } catch {
-    // (gone: nothing to claim)
-  }
+  const names = attempt(() => readdirSync(inbox)) ?? []; // (gone: nothing to claim)
   return names
     .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
-    .filter((n) => !o.companions || !isCompanion(n))
+    .filter((n) => !o.companions || !/\.(plan|approvals)\.json$/i.test(n))
     .sort();
 }
 
@@ -43,13 +37,8 @@ export function inboxCandidates(inbox: string, o: { companions?: boolean } = {})
 export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
   if (existsSync(join(inbox, `${name}.ready`))) return 0;
   if (o.requireReady) return -1;
-  let st;
-  try {
-    st = lstatSync(join(inbox, name));
-  } catch {
-    return -1;
-  }
-  if (!st.isFile()) return -1;
+  const st = attempt(() => lstatSync(join(inbox, name)));
+  if (!st?.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
 }
@@ -69,12 +58,7 @@ export function refuseLinkedFolders(L: ReturnType<typeof layout>): void {
  */
 export function refusedEntry(path: string, st: Stats): string | undefined {
   if (st.isSymbolicLink()) {
-    let target = '?';
-    try {
-      target = readlinkSync(path);
-    } catch {
-      /* gone meanwhile */
-    }
+    const target = attempt(() => readlinkSync(path)) ?? '?'; // (gone meanwhile)
     return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;
   }
   if (!st.isFile() && !st.isDirectory()) return 'not a regular file (a FIFO, socket or device)';

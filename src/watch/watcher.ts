@@ -1,18 +1,6 @@
-// A cron job's steps over one folder, each a method of FolderWatch. Every move happens under the
-// folder's lock, held for milliseconds; the engine's run is outside it, so two watches on one
-// folder share the files between them.
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+// A cron job's steps over one folder, each a method of FolderWatch. Every move happens under the folder's lock, held for milliseconds; the
+// engine's run is outside it, so two watches on one folder share the files between them.
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -20,7 +8,6 @@ import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } 
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
 import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
-import type { LoadedPlan } from '../approvals/payload.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
@@ -38,6 +25,7 @@ import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
+import { attempt } from './attempt.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
@@ -266,14 +254,11 @@ export class FolderWatch {
   /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone or not due. */
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
-    try {
-      const st = lstatSync(path);
-      if (refusedEntry(path, st)) return 0;
-      const held = this.notDue.get(name);
-      if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
-    } catch {
-      return null;
-    }
+    const st = attempt(() => lstatSync(path));
+    if (!st) return null;
+    if (refusedEntry(path, st)) return 0;
+    const held = this.notDue.get(name);
+    if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
     return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });
   }
 
@@ -354,20 +339,10 @@ export class FolderWatch {
         throw e;
       }
       this.mine.add(claimDir);
-      try {
-        unlinkSync(`${src}.ready`);
-      } catch {
-        /* no marker */
-      }
-      // its plan and approvals go with it, renamed, never followed
+      attempt(() => unlinkSync(`${src}.ready`)); // (no marker)
+      // its plan and approvals go with it, renamed, never followed (one not dropped: process() says so)
       if (this.o.config.requireApprovals !== undefined)
-        for (const c of Object.values(companionsOf(name))) {
-          try {
-            renameSync(join(this.L.inbox, c), join(claimDir, c));
-          } catch {
-            /* not dropped: process() says so */
-          }
-        }
+        for (const c of Object.values(companionsOf(name))) attempt(() => renameSync(join(this.L.inbox, c), join(claimDir, c)));
       const claimed = join(claimDir, name);
       // looked at again: what was looked at before the rename may have been replaced meanwhile
       const st = lstatSync(claimed);
@@ -460,25 +435,15 @@ export class FolderWatch {
     if ('out' in held) return held;
     resumed = held.resumed;
     const file = join(claimDir, claim.name);
-    if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
-      try {
-        symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
-      } catch {
-        /* documents/… paths are then not found: the rows say so */
-      }
-    }
+    // (should the link fail, documents/… paths are not found: the rows say so)
+    if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents')))
+      attempt(() => symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir'));
     const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
     try {
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
       const { config: cfg, conn } = this.o;
-      const vetted = await vetRows(file, {
-        name: claim.name,
-        claimDir,
-        documents: this.L.documents,
-        allowOutside: cfg.allowDocumentsOutside,
-        allowedCurrencies: cfg.allowedCurrencies,
-      });
+      const vetted = await vetRows(file, { ...cfg, name: claim.name, claimDir, documents: this.L.documents });
       // all or nothing unless "allowPartial": every invalid row and risky warning refuses the file
       const whole = cfg.allowPartial ? undefined : vetted.problems;
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
@@ -486,7 +451,7 @@ export class FolderWatch {
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
       // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
       const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, this.ledger);
-      const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim) : undefined;
+      const approved = cfg.requireApprovals !== undefined ? await this.approvedPlan(claimDir, claim) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one)
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
@@ -571,7 +536,7 @@ export class FolderWatch {
   }
 
   /** With "requireApprovals": why the file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy. */
-  private approvedPlan(claimDir: string, claim: ClaimRecord): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
+  private async approvedPlan(claimDir: string, claim: ClaimRecord) {
     const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
@@ -592,7 +557,7 @@ export class FolderWatch {
     if (other) return `${plan} ${other}`;
     // (the same account under another label, e.g. "custom": the copy run says this watch's environment)
     const planFile = join(claimDir, '.approved-plan.json');
-    writeFileSync(
+    await writeFile(
       planFile,
       JSON.stringify({ ...g.plan.plan, file: join(claimDir, claim.name), env: this.o.conn.environment.name }, null, 2) + '\n',
     );

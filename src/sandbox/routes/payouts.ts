@@ -2,20 +2,13 @@
 // to object storage, the owner's GET (readings in ../storage.ts).
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import {
-  Beneficiary,
-  DocumentsPatchRequest,
-  InitiateRequest,
-  QuoteRequest,
-  UploadUrlRequest,
-  type FieldError,
-} from '../../spec/schemas.ts';
+import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, UploadUrlRequest } from '../../spec/schemas.ts';
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { formatProblem, missingFields } from '../rules.ts';
 import { creating, define, route, type Sandbox } from '../context.ts';
-import { apiError, checkFields, found, header, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { apiError, checkFields, fieldError, found, header, ok, parseWith, type Reply, type Request } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
@@ -51,7 +44,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
     const file = sb.storage.resolve(body.supportingDocument, business.id);
-    if (typeof file === 'string') return validationError([{ field: 'supportingDocument', message: `${body.supportingDocument} ${file}` }]);
+    if (typeof file === 'string') return fieldError('supportingDocument', `${body.supportingDocument} ${file}`);
     documents.push({ id: newId(), url: body.supportingDocument, uploadedAt: file.uploaded!.at });
   }
 
@@ -113,15 +106,15 @@ function patchDocuments(sb: Sandbox, req: Request, body: DocumentsPatchRequest):
       `Documents cannot be added to a ${p.status} payout; only while PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING`,
     );
   }
-  const problems: FieldError[] = [];
+  const problems: Record<string, string | undefined> = {};
   const fresh: { url: string; uploadedAt: string }[] = [];
   body.documents.forEach((url, i) => {
     const file = sb.storage.resolve(url, req.business.id);
-    if (typeof file === 'string') problems.push({ field: `documents.${i}`, message: `${url} ${file}` });
+    if (typeof file === 'string') problems[`documents.${i}`] = `${url} ${file}`;
     else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url))
       fresh.push({ url, uploadedAt: file.uploaded!.at });
   });
-  if (problems.length) return validationError(problems);
+  checkFields(problems);
   if (p.documents.length + fresh.length > MAX_DOCUMENTS_PER_PAYOUT) {
     return apiError(
       400,
