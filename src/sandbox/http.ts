@@ -1,4 +1,5 @@
-// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an ApiError, answered as it is.
+// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an
+// ApiError, answered as it is.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type { ErrorBody, FieldError } from '../spec/schemas.ts';

@@ -1,6 +1,7 @@
-// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429. Readings: a rolling 1000 ms window; the calendar
-// month in UTC; a 429 of the limits counts nowhere, every other answer counts (as a gateway counts what it passed on), a 401/403 has no key
-// to count; Retry-After in whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
+// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429. Readings: a
+// rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
+// answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
+// whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
 import { ApiError, apiError } from './http.ts';
 
 /** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */

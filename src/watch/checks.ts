@@ -1,4 +1,5 @@
-// The checks of a claimed file before sending, beyond the engine's own: its documents' origin, its currencies, invalid or risky rows.
+// The checks of a claimed file before anything is sent, beyond the engine's own: where its
+// documents come from, its currencies, and (all or nothing) invalid or risky rows.
 import { existsSync, lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';

@@ -1,4 +1,5 @@
-// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim, touched as a heartbeat.
+// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim,
+// touched as a heartbeat.
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
