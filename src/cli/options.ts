@@ -31,14 +31,7 @@ import { writeStatusReport } from '../results/status-report.ts';
 import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
-/** f's value, or undefined when it throws (what cannot be read is said elsewhere, or not at all). */
-export function attempt<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
-}
+import { attempt } from '../files/attempt.ts';
 
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 

@@ -4,7 +4,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { checkDocumentFile, validateBatch, type DocumentCheck, type Problem } from '../validation/validation.ts';
-import { attempt } from './attempt.ts';
+import { attempt } from '../files/attempt.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { plural } from '../text.ts';
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
-import { attempt } from './attempt.ts';
+import { attempt } from '../files/attempt.ts';
 import { fileSha256 } from '../engine/identity.ts';
 
 export interface ClaimRecord {

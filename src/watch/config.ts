@@ -7,7 +7,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
 import { durationMs } from '../text.ts';
 import { readBytes } from '../approvals/payload.ts';
-import { attempt } from './attempt.ts';
+import { attempt } from '../files/attempt.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 

@@ -1,7 +1,7 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import { attempt } from './attempt.ts';
+import { attempt } from '../files/attempt.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {

@@ -26,7 +26,7 @@ import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
-import { attempt } from './attempt.ts';
+import { attempt } from '../files/attempt.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';

@@ -1,12 +1,13 @@
 // `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/ledger/README.md).
 // The connection string's password is never printed (pg-db.ts redactUrl).
+import { attempt } from '../../files/attempt.ts';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, flag, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { attempt, makeLogger, openTeamLedger, serviceOptions, type ArgsOf } from '../options.ts';
+import { makeLogger, openTeamLedger, serviceOptions, type ArgsOf } from '../options.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';

@@ -1,4 +1,5 @@
 // `payout-batch watch DIR`: unattended runs of the files dropped into DIR/inbox (src/watch/).
+import { attempt } from '../../files/attempt.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, CommandError, defineCommand, flag, plural, printJson, saying, str, UsageError, type CliIO } from '../command.ts';
@@ -8,7 +9,7 @@ import { addUp } from '../../signals/signals.ts';
 import { readWatchConfig, WatchConfigError, CONFIG_FILE, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { watchFolder, type WatchResult } from '../../watch/watcher.ts';
-import { attempt, connectionOptions, makeLogger, openConnection, signalled } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, signalled } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
