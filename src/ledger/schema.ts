@@ -1,7 +1,6 @@
 // The team ledger's schema, versioned (README.md beside this file). A migration, once released, is
 // never edited: a change is a new migration.
 import type { QueryResultRow } from 'pg';
-import type { TeamDb } from './pg-db.ts';
 
 export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
@@ -137,7 +136,10 @@ export const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** In one transaction under the schema's advisory lock: two hosts running init at once apply each migration once. */
-export async function migrate(db: Pick<TeamDb, 'tx'>, tool: string): Promise<{ from: number; to: number }> {
+export async function migrate(
+  db: { tx: <T>(body: (q: Queryable) => Promise<T>, o?: { lock?: string }) => Promise<T> },
+  tool: string,
+): Promise<{ from: number; to: number }> {
   return db.tx(
     async (q) => {
       const from = (await schemaVersionOf(q)) ?? 0;
