@@ -167,6 +167,7 @@ export function teamStore(ledger: PolicyKeeper): PolicyStore {
     return p === undefined ? { version: 0, history: [] } : parseRecord(p.text, where);
   };
   return storeOf(where, ledger.account, read, async (text) => {
+    teamOnRecordIs(ledger.account, ledger); // (else its record here would name this one, whose policy then binds instead)
     await ledger.setPolicy(text);
     await recordTeam(ledger);
   });
@@ -245,14 +246,20 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
   return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
 }
 
-/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
-export async function policyInForce(baseUrl: string, team?: Ledger): Promise<AccountPolicy | undefined> {
-  const onRecord = teamOnRecord(accountOf(baseUrl));
-  const teamLedger = policyKeeperOf(team);
-  if (onRecord && teamLedger?.where !== onRecord)
+/** The team ledger this host has on record for the account; PolicyError when there is one and `team` is not it. */
+export function teamOnRecordIs(account: string, team?: PolicyKeeper): string | undefined {
+  const onRecord = teamOnRecord(account);
+  if (onRecord && team?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
     );
+  return onRecord;
+}
+
+/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
+export async function policyInForce(baseUrl: string, team?: Ledger): Promise<AccountPolicy | undefined> {
+  const teamLedger = policyKeeperOf(team);
+  const onRecord = teamOnRecordIs(accountOf(baseUrl), teamLedger);
   const fromTeam = teamLedger && (await teamStore(teamLedger).read()).policy;
   if (fromTeam && !onRecord) await recordTeam(teamLedger); // (this host learns it)
   const p = (await hostStore(baseUrl).read()).policy ?? fromTeam;

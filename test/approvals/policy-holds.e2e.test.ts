@@ -405,4 +405,36 @@ describe.runIf(withPostgres)('a team ledger', () => {
     expect(run.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
     expect(initiates(sb)).toHaveLength(before);
   });
+
+  it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
+    const [kept, other] = [await testDatabase(), await testDatabase()];
+    const { cli, inProcess, person, service, policy, batch } = await scene();
+    await policy('--ledger', kept);
+    person('Mallory');
+    expect((await inProcess('approvers', 'add', 'Mallory.approver.pub.json', '--out', 'mine.json')).code).toBe(0);
+    await batch('loose.csv', '5.00');
+    const before = initiates(sb).length;
+    for (const [way, ledger] of [
+      ['on the host', []],
+      ['in another ledger', ['--ledger', other]],
+    ] as const) {
+      const loose = await cli(
+        'policy',
+        'set',
+        '--require-approvals',
+        '1',
+        '--approvers',
+        'mine.json',
+        '--above',
+        'USD:1000000',
+        ...ledger,
+        ...service,
+      );
+      expect(loose.code, `${way}: ${loose.stderr}`).toBe(3);
+      expect(loose.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
+      const run = await cli('run', 'loose.csv', '--yes', '--ledger', ledger[1] ?? kept, ...service);
+      expect(run.code, way).toBe(3);
+    }
+    expect(initiates(sb)).toHaveLength(before);
+  });
 });
