@@ -1,7 +1,7 @@
 // The approvals every `run`, `retry` and `watch` against a service account needs, whatever their
 // flags: kept in a host-wide folder no flag or variable redirects, and in the team ledger
 // (REFERENCE.md). Each version keeps the history of the ones before and who signed each change.
-import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
-import type { LoadedPlan } from './payload.ts';
+import { parseJson, readBytes, type LoadedPlan } from './payload.ts';
 
 /** What `policy set` gives. */
 export const PolicyRulesSchema = z.object({
@@ -102,6 +102,9 @@ function trusted(path: string, what: string): boolean {
 /** The same of the host folder first, then of its file `path`. */
 const trustedInHost = (path: string, what: string) => trusted(hostFolder(), 'the host folder of approval policies') && trusted(path, what);
 
+const readInHost = (path: string, what: string): Buffer =>
+  readBytes(path, (why) => new PolicyError(`cannot read ${what} ${path} (${why}): nothing is sent until this user can read it`));
+
 function parseRecord(text: string, where: string): PolicyRecord {
   let data: unknown;
   try {
@@ -145,7 +148,9 @@ function storeOf(where: string, account: string, read: () => Promise<PolicyRecor
 export function hostStore(baseUrl: string): PolicyStore {
   const path = hostPath(baseUrl, 'policy.json');
   const read = async (): Promise<PolicyRecord> =>
-    trustedInHost(path, 'the approval policy') ? parseRecord(readFileSync(path, 'utf8'), path) : { version: 0, history: [] };
+    trustedInHost(path, 'the approval policy')
+      ? parseRecord(readInHost(path, 'the approval policy').toString('utf8'), path)
+      : { version: 0, history: [] };
   return storeOf(path, accountOf(baseUrl), read, async (text) => {
     try {
       mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
@@ -187,8 +192,7 @@ async function recordTeam(ledger: PolicyKeeper): Promise<void> {
 function teamOnRecord(account: string): string | undefined {
   const path = hostPath(account, 'ledger.json');
   if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
-  const ledger = (JSON.parse(readFileSync(path, 'utf8')) as { ledger?: unknown }).ledger;
-  return typeof ledger === 'string' ? ledger : '(unreadable)';
+  return parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger ?? '(unreadable)';
 }
 
 /** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
