@@ -2,6 +2,7 @@
 // that expire.
 import { describe, expect, it, vi } from 'vitest';
 import { FileLedger } from '../../src/ledger/file.ts';
+import { countUnapproved } from '../../src/ledger/account-ledger.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
@@ -47,6 +48,14 @@ describe('needsApprovals', () => {
       ': 1 valid approval of 2 required',
     );
     expect(policyGuard(policy(), { ok: true, message: '' }).policy!(usd('1.00'))).toBeUndefined();
+  });
+
+  it("the day's count: a reference it holds is counted once as it was, never as another amount (a rejected row edited, sent again)", () => {
+    const held = [{ reference: 'R1', currency: 'USD', amount: '1.00' }];
+    const above = { USD: '1000' };
+    expect(countUnapproved(held, { payouts: held, above })).toMatchObject({ taken: true, totals: { USD: '1' } });
+    const raised = countUnapproved(held, { payouts: [{ reference: 'R1', currency: 'USD', amount: '999.00' }], above });
+    expect(raised).toMatchObject({ taken: false, totals: { USD: '1' } });
   });
 
   it("a day's count this user cannot write refuses the run, naming the folder, instead of failing with a file-system error", async () => {
