@@ -3,6 +3,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { FileLedger } from '../../src/ledger/file.ts';
 import { countUnapproved } from '../../src/ledger/account-ledger.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
+import { proposalText } from '../../src/approvals/policy-change.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
@@ -78,6 +80,31 @@ describe('needsApprovals', () => {
       count.mockRestore();
     }
   });
+});
+
+it("a policy change shows its approvers' keys, and a key not the one in force, to those who sign it", () => {
+  const [alice, bob, mallory] = [newKeyPair(), newKeyPair(), newKeyPair()];
+  const listed = (name: string, k: typeof alice) => ({ name, publicKey: k.publicKey, fingerprint: k.fingerprint });
+  const inForce = [listed('Alice', alice), listed('Bob', bob)];
+  // (the same names, one more rule: Bob's key is now Mallory's, and the list says Bob's fingerprint)
+  const next = {
+    requireApprovals: 2,
+    approvers: [listed('Alice', alice), { ...listed('Bob', mallory), fingerprint: bob.fingerprint }],
+    expireAfterMs: 86_400_000,
+  };
+  const proposal = {
+    ...policy(),
+    kind: 'payout-batch-policy-change' as const,
+    store: 'host' as const,
+    baseVersion: 1,
+    from: '2 approvals of Alice, Bob',
+    policy: next,
+    proposedAt: '2026-01-02T00:00:00.000Z',
+    proposedBy: 'mallory@host',
+  };
+  const text = proposalText(proposal, inForce);
+  expect(text).toContain(`Alice key ${alice.fingerprint}`);
+  expect(text).toContain(`Bob key ${mallory.fingerprint}, not ${bob.fingerprint} as in force`);
 });
 
 it('parseDuration reads days, hours and minutes, and refuses anything else', () => {
