@@ -51,11 +51,12 @@ const RecordSchema = z.object({
   history: z.array(VersionSchema),
 });
 
-/** `sentToday` (and its payouts, `countedToday`): as read for a run (policyInForce), never stored. */
+/** `sentToday` (and its payouts, `countedToday`), `inTeam` (kept, and counted, in the team ledger): as read for a run (policyInForce), never stored. */
 export type AccountPolicy = PolicyRules &
   Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & {
     sentToday?: Record<string, string>;
     countedToday?: UnapprovedPayout[];
+    inTeam?: boolean;
   };
 
 /** `version` 0: never set. */
@@ -195,7 +196,7 @@ function teamOnRecord(account: string): string | undefined {
   return parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger ?? '(unreadable)';
 }
 
-/** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
+/** Where payouts sent without approval are counted: the team ledger `held`, for a policy kept there, else the host's folder beside the policy. */
 const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl), held);
 
 const unapprovedFolder = (baseUrl: string) => hostPath(baseUrl, 'unapproved');
@@ -266,9 +267,9 @@ export async function policyInForce(baseUrl: string, team?: Ledger): Promise<Acc
   const onRecord = teamOnRecordIs(accountOf(baseUrl), teamLedger);
   const fromTeam = teamLedger && (await teamStore(teamLedger).read()).policy;
   if (fromTeam && !onRecord) await recordTeam(teamLedger); // (this host learns it)
-  const p = (await hostStore(baseUrl).read()).policy ?? fromTeam;
+  const p = (await hostStore(baseUrl).read()).policy ?? (fromTeam && { ...fromTeam, inTeam: true });
   if (!p?.above) return p;
-  const today = await allowanceLedger(baseUrl, team)
+  const today = await allowanceLedger(baseUrl, p.inTeam ? team : undefined)
     .unapproved(utcDay())
     .catch((e: unknown) => {
       throw new PolicyError(hostFolderRefusal(e, baseUrl));
@@ -287,7 +288,7 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
   const { above } = p;
   if (approved?.ok || !above) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
-    const r = await allowanceLedger(p.account, ledger)
+    const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
       .unapproved(utcDay(), { payouts, above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;

@@ -406,6 +406,22 @@ describe.runIf(withPostgres)('a team ledger', () => {
     expect(initiates(sb)).toHaveLength(before);
   });
 
+  it("a host policy's --above counts what went without approval today whichever team ledger a run names, or none", async () => {
+    const ledger = await testDatabase();
+    const { cli, service, policy, batch } = await scene();
+    await policy('--above', 'USD:150');
+    await batch('one.csv', '100.01');
+    await batch('two.csv', '100.02');
+    const before = initiates(sb).length;
+    const first = await cli('run', 'one.csv', '--yes', ...service);
+    expect(first.code, first.stderr).toBe(0);
+    // (a ledger that keeps no policy of the account: the host's is in force, and so is its count)
+    const second = await cli('run', 'two.csv', '--yes', '--ledger', ledger, ...service);
+    expect(second.code, second.stderr).toBe(3);
+    expect(second.stderr).toContain('sent without approval today, UTC: USD 100.01');
+    expect(initiates(sb)).toHaveLength(before + 1);
+  });
+
   it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
     const [kept, other] = [await testDatabase(), await testDatabase()];
     const { cli, inProcess, person, service, policy, batch } = await scene();
