@@ -1,7 +1,7 @@
 // The approvals every `run`, `retry` and `watch` against a service account needs, whatever their
 // flags: kept in a host-wide folder no flag or variable redirects, and in the team ledger
 // (REFERENCE.md). Each version keeps the history of the ones before and who signed each change.
-import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
-import type { LoadedPlan } from './payload.ts';
+import { parseJson, readBytes, type LoadedPlan } from './payload.ts';
 
 /** What `policy set` gives. */
 export const PolicyRulesSchema = z.object({
@@ -51,11 +51,12 @@ const RecordSchema = z.object({
   history: z.array(VersionSchema),
 });
 
-/** `sentToday` (and its payouts, `countedToday`): as read for a run (policyInForce), never stored. */
+/** `sentToday` (and its payouts, `countedToday`), `inTeam` (kept, and counted, in the team ledger): as read for a run (policyInForce), never stored. */
 export type AccountPolicy = PolicyRules &
   Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & {
     sentToday?: Record<string, string>;
     countedToday?: UnapprovedPayout[];
+    inTeam?: boolean;
   };
 
 /** `version` 0: never set. */
@@ -102,6 +103,9 @@ function trusted(path: string, what: string): boolean {
 /** The same of the host folder first, then of its file `path`. */
 const trustedInHost = (path: string, what: string) => trusted(hostFolder(), 'the host folder of approval policies') && trusted(path, what);
 
+const readInHost = (path: string, what: string): Buffer =>
+  readBytes(path, (why) => new PolicyError(`cannot read ${what} ${path} (${why}): nothing is sent until this user can read it`));
+
 function parseRecord(text: string, where: string): PolicyRecord {
   let data: unknown;
   try {
@@ -145,7 +149,9 @@ function storeOf(where: string, account: string, read: () => Promise<PolicyRecor
 export function hostStore(baseUrl: string): PolicyStore {
   const path = hostPath(baseUrl, 'policy.json');
   const read = async (): Promise<PolicyRecord> =>
-    trustedInHost(path, 'the approval policy') ? parseRecord(readFileSync(path, 'utf8'), path) : { version: 0, history: [] };
+    trustedInHost(path, 'the approval policy')
+      ? parseRecord(readInHost(path, 'the approval policy').toString('utf8'), path)
+      : { version: 0, history: [] };
   return storeOf(path, accountOf(baseUrl), read, async (text) => {
     try {
       mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
@@ -167,6 +173,7 @@ export function teamStore(ledger: PolicyKeeper): PolicyStore {
     return p === undefined ? { version: 0, history: [] } : parseRecord(p.text, where);
   };
   return storeOf(where, ledger.account, read, async (text) => {
+    teamOnRecordIs(ledger.account, ledger); // (else its record here would name this one, whose policy then binds instead)
     await ledger.setPolicy(text);
     await recordTeam(ledger);
   });
@@ -186,11 +193,10 @@ async function recordTeam(ledger: PolicyKeeper): Promise<void> {
 function teamOnRecord(account: string): string | undefined {
   const path = hostPath(account, 'ledger.json');
   if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
-  const ledger = (JSON.parse(readFileSync(path, 'utf8')) as { ledger?: unknown }).ledger;
-  return typeof ledger === 'string' ? ledger : '(unreadable)';
+  return parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger ?? '(unreadable)';
 }
 
-/** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
+/** Where payouts sent without approval are counted: the team ledger `held`, for a policy kept there, else the host's folder beside the policy. */
 const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl), held);
 
 const unapprovedFolder = (baseUrl: string) => hostPath(baseUrl, 'unapproved');
@@ -245,19 +251,25 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
   return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
 }
 
-/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
-export async function policyInForce(baseUrl: string, team?: Ledger): Promise<AccountPolicy | undefined> {
-  const onRecord = teamOnRecord(accountOf(baseUrl));
-  const teamLedger = policyKeeperOf(team);
-  if (onRecord && teamLedger?.where !== onRecord)
+/** The team ledger this host has on record for the account; PolicyError when there is one and `team` is not it. */
+export function teamOnRecordIs(account: string, team?: PolicyKeeper): string | undefined {
+  const onRecord = teamOnRecord(account);
+  if (onRecord && team?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
     );
+  return onRecord;
+}
+
+/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not it. */
+export async function policyInForce(baseUrl: string, team?: Ledger): Promise<AccountPolicy | undefined> {
+  const teamLedger = policyKeeperOf(team);
+  const onRecord = teamOnRecordIs(accountOf(baseUrl), teamLedger);
   const fromTeam = teamLedger && (await teamStore(teamLedger).read()).policy;
   if (fromTeam && !onRecord) await recordTeam(teamLedger); // (this host learns it)
-  const p = (await hostStore(baseUrl).read()).policy ?? fromTeam;
+  const p = (await hostStore(baseUrl).read()).policy ?? (fromTeam && { ...fromTeam, inTeam: true });
   if (!p?.above) return p;
-  const today = await allowanceLedger(baseUrl, team)
+  const today = await allowanceLedger(baseUrl, p.inTeam ? team : undefined)
     .unapproved(utcDay())
     .catch((e: unknown) => {
       throw new PolicyError(hostFolderRefusal(e, baseUrl));
@@ -276,7 +288,7 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
   const { above } = p;
   if (approved?.ok || !above) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
-    const r = await allowanceLedger(p.account, ledger)
+    const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
       .unapproved(utcDay(), { payouts, above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;

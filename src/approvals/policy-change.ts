@@ -14,7 +14,8 @@ import {
 } from './account-policy.ts';
 import { countSigners } from './sign.ts';
 import { parseJson, readBytes } from './payload.ts';
-import { approvalsPathFor, readApprovals } from './approvals-file.ts';
+import { approvalsPathFor, fingerprintOf, parsePublicKey, readApprovals, type Approver } from './approvals-file.ts';
+import { sameName } from '../engine/guards.ts';
 
 const PROPOSAL_KIND = 'payout-batch-policy-change';
 
@@ -57,8 +58,16 @@ export const proposalPayload = (p: LoadedProposal) => ({
   ...p.proposal,
 });
 
-export function proposalText(p: PolicyProposal): string {
-  const to = p.policy ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)}` : 'to none (remove it)';
+/** With each approver's key, and whether it is another than `inForce` gives that name: a name is its key. */
+export function proposalText(p: PolicyProposal, inForce?: readonly Approver[]): string {
+  const keyOf = (a: Approver) => fingerprintOf(parsePublicKey(a.publicKey).raw);
+  const keys = (p.policy?.approvers ?? []).map((a) => {
+    const was = inForce?.find((x) => sameName(x.name, a.name));
+    return `${a.name} key ${keyOf(a)}${was && keyOf(was) !== keyOf(a) ? `, not ${keyOf(was)} as in force` : ''}`;
+  });
+  const to = p.policy
+    ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)} (${keys.join('; ')})`
+    : 'to none (remove it)';
   return (
     `change the approval policy of ${p.account}${p.store === 'team' ? ' (in the team ledger)' : ''}, ` +
     `version ${p.baseVersion}: ${p.from},\n  ${to}\n  proposed by ${p.proposedBy} at ${p.proposedAt}`

@@ -130,7 +130,12 @@ export interface UnapprovedTake {
 
 /** The day's totals with `take` added when it fits (each reference once): `add`, what to record. */
 export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedTake) {
-  const seen = new Set(recorded.map((p) => p.reference));
+  const was = new Map(recorded.map((p) => [p.reference, p]));
+  // (a reference counted at less, or in another currency, does not go as counted: a rejected row edited, sent again)
+  const more = take?.payouts.some(
+    (p) => was.has(p.reference) && (was.get(p.reference)!.currency !== p.currency || new Dec(p.amount).gt(was.get(p.reference)!.amount)),
+  );
+  const seen = new Set(was.keys());
   const add = (take?.payouts ?? []).filter((p) => !seen.has(p.reference) && seen.add(p.reference));
   const sum = (list: UnapprovedPayout[]) => {
     const t = new Map<string, Dec>();
@@ -138,7 +143,8 @@ export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedT
     return t;
   };
   const after = sum([...recorded, ...add]);
-  const taken = !!take && add.every((p) => take.above[p.currency] !== undefined && !after.get(p.currency)!.gt(take.above[p.currency]!));
+  const taken =
+    !!take && !more && add.every((p) => take.above[p.currency] !== undefined && !after.get(p.currency)!.gt(take.above[p.currency]!));
   const totals = Object.fromEntries([...(taken ? after : sum(recorded))].map(([c, a]) => [c, a.toFixed()]));
   return { totals, taken, add: taken ? add : [], recorded };
 }

@@ -2,6 +2,9 @@
 // that expire.
 import { describe, expect, it, vi } from 'vitest';
 import { FileLedger } from '../../src/ledger/file.ts';
+import { countUnapproved } from '../../src/ledger/account-ledger.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
+import { proposalText } from '../../src/approvals/policy-change.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
 import { proposalText } from '../../src/approvals/policy-change.ts';
 
@@ -50,6 +53,14 @@ describe('needsApprovals', () => {
     expect(policyGuard(policy(), { ok: true, message: '' }).policy!(usd('1.00'))).toBeUndefined();
   });
 
+  it("the day's count: a reference it holds is counted once as it was, never as another amount (a rejected row edited, sent again)", () => {
+    const held = [{ reference: 'R1', currency: 'USD', amount: '1.00' }];
+    const above = { USD: '1000' };
+    expect(countUnapproved(held, { payouts: held, above })).toMatchObject({ taken: true, totals: { USD: '1' } });
+    const raised = countUnapproved(held, { payouts: [{ reference: 'R1', currency: 'USD', amount: '999.00' }], above });
+    expect(raised).toMatchObject({ taken: false, totals: { USD: '1' } });
+  });
+
   it("a day's count this user cannot write refuses the run, naming the folder, instead of failing with a file-system error", async () => {
     // (the count of a host's own ledger is kept in the host's folder, whichever state folder runs:
     // its ledger there refuses to write; tests run as root, whom no folder refuses)
@@ -70,6 +81,31 @@ describe('needsApprovals', () => {
       count.mockRestore();
     }
   });
+});
+
+it("a policy change shows its approvers' keys, and a key not the one in force, to those who sign it", () => {
+  const [alice, bob, mallory] = [newKeyPair(), newKeyPair(), newKeyPair()];
+  const listed = (name: string, k: typeof alice) => ({ name, publicKey: k.publicKey, fingerprint: k.fingerprint });
+  const inForce = [listed('Alice', alice), listed('Bob', bob)];
+  // (the same names, one more rule: Bob's key is now Mallory's, and the list says Bob's fingerprint)
+  const next = {
+    requireApprovals: 2,
+    approvers: [listed('Alice', alice), { ...listed('Bob', mallory), fingerprint: bob.fingerprint }],
+    expireAfterMs: 86_400_000,
+  };
+  const proposal = {
+    ...policy(),
+    kind: 'payout-batch-policy-change' as const,
+    store: 'host' as const,
+    baseVersion: 1,
+    from: '2 approvals of Alice, Bob',
+    policy: next,
+    proposedAt: '2026-01-02T00:00:00.000Z',
+    proposedBy: 'mallory@host',
+  };
+  const text = proposalText(proposal, inForce);
+  expect(text).toContain(`Alice key ${alice.fingerprint}`);
+  expect(text).toContain(`Bob key ${mallory.fingerprint}, not ${bob.fingerprint} as in force`);
 });
 
 it('parseDuration reads days, hours and minutes, and refuses anything else', () => {

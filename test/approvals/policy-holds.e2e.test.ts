@@ -405,4 +405,52 @@ describe.runIf(withPostgres)('a team ledger', () => {
     expect(run.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
     expect(initiates(sb)).toHaveLength(before);
   });
+
+  it("a host policy's --above counts what went without approval today whichever team ledger a run names, or none", async () => {
+    const ledger = await testDatabase();
+    const { cli, service, policy, batch } = await scene();
+    await policy('--above', 'USD:150');
+    await batch('one.csv', '100.01');
+    await batch('two.csv', '100.02');
+    const before = initiates(sb).length;
+    const first = await cli('run', 'one.csv', '--yes', ...service);
+    expect(first.code, first.stderr).toBe(0);
+    // (a ledger that keeps no policy of the account: the host's is in force, and so is its count)
+    const second = await cli('run', 'two.csv', '--yes', '--ledger', ledger, ...service);
+    expect(second.code, second.stderr).toBe(3);
+    expect(second.stderr).toContain('sent without approval today, UTC: USD 100.01');
+    expect(initiates(sb)).toHaveLength(before + 1);
+  });
+
+  it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
+    const [kept, other] = [await testDatabase(), await testDatabase()];
+    const { cli, inProcess, person, service, policy, batch } = await scene();
+    await policy('--ledger', kept);
+    person('Mallory');
+    expect((await inProcess('approvers', 'add', 'Mallory.approver.pub.json', '--out', 'mine.json')).code).toBe(0);
+    await batch('loose.csv', '5.00');
+    const before = initiates(sb).length;
+    for (const [way, ledger] of [
+      ['on the host', []],
+      ['in another ledger', ['--ledger', other]],
+    ] as const) {
+      const loose = await cli(
+        'policy',
+        'set',
+        '--require-approvals',
+        '1',
+        '--approvers',
+        'mine.json',
+        '--above',
+        'USD:1000000',
+        ...ledger,
+        ...service,
+      );
+      expect(loose.code, `${way}: ${loose.stderr}`).toBe(3);
+      expect(loose.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
+      const run = await cli('run', 'loose.csv', '--yes', '--ledger', ledger[1] ?? kept, ...service);
+      expect(run.code, way).toBe(3);
+    }
+    expect(initiates(sb)).toHaveLength(before);
+  });
 });

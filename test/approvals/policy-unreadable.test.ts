@@ -1,24 +1,66 @@
 // A host folder or policy file this user may not look at is not "no policy": the account's policy
 // could be there, so nothing is sent until the user can read it.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ path: '' }));
+const denied = vi.hoisted(() => ({ path: '', read: '' }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
-  const lstatSync = ((path: string, ...rest: unknown[]) => {
-    if (denied.path && String(path).startsWith(denied.path))
-      throw Object.assign(new Error(`EACCES: permission denied, lstat '${path}'`), { code: 'EACCES' });
-    return (fs.lstatSync as (...a: unknown[]) => unknown)(path, ...rest);
-  }) as typeof fs.lstatSync;
-  return { ...fs, lstatSync, default: { ...fs, lstatSync } };
+  const refuse = (name: string, path: unknown, then: () => unknown, prefix: string) => {
+    if (prefix && String(path).startsWith(prefix))
+      throw Object.assign(new Error(`EACCES: permission denied, ${name} '${String(path)}'`), { code: 'EACCES' });
+    return then();
+  };
+  const lstatSync = ((path: string, ...rest: unknown[]) =>
+    refuse('lstat', path, () => (fs.lstatSync as (...a: unknown[]) => unknown)(path, ...rest), denied.path)) as typeof fs.lstatSync;
+  const readFileSync = ((path: string, ...rest: unknown[]) =>
+    refuse('open', path, () => (fs.readFileSync as (...a: unknown[]) => unknown)(path, ...rest), denied.read)) as typeof fs.readFileSync;
+  return { ...fs, lstatSync, readFileSync, default: { ...fs, lstatSync, readFileSync } };
 });
+// (the host folder of an installation that fixes one: a temporary folder, not /etc/payout-batch)
+const host = vi.hoisted(() => ({ folder: '' }));
+vi.mock('../../src/package-root.ts', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../src/package-root.ts')>()),
+  packageJson: () => ({ version: '0.0.0', payoutBatch: { hostFolder: host.folder } }),
+}));
+host.folder = mkdtempSync(join(tmpdir(), 'pb-policy-host-'));
 
-const { hostFolder, policyInForce } = await import('../../src/approvals/account-policy.ts');
+const { hostFolder, hostStore, policyInForce } = await import('../../src/approvals/account-policy.ts');
+const { sha256Hex } = await import('../../src/engine/identity.ts');
 
 describe('policyInForce, the host folder not readable by this user', () => {
   it('refuses, naming the folder, instead of reading no policy', async () => {
     denied.path = hostFolder();
-    await expect(policyInForce('http://127.0.0.1:4791')).rejects.toMatchObject({ name: 'PolicyError' });
-    await expect(policyInForce('http://127.0.0.1:4791')).rejects.toThrow(new RegExp(`${hostFolder()}.*EACCES`));
+    try {
+      await expect(policyInForce('http://127.0.0.1:4791')).rejects.toMatchObject({ name: 'PolicyError' });
+      await expect(policyInForce('http://127.0.0.1:4791')).rejects.toThrow(new RegExp(`${hostFolder()}.*EACCES`));
+    } finally {
+      denied.path = '';
+    }
+  });
+
+  it('a policy file, or the record of a team ledger, it may not read (or not JSON) refuses, naming the file', async () => {
+    const url = 'http://127.0.0.1:4792';
+    const store = hostStore(url);
+    await store.write({ account: url, requireApprovals: 1, approvers: [{ name: 'Alice', publicKey: 'a', fingerprint: 'fa' }] }, []);
+    denied.read = store.where;
+    try {
+      await expect(policyInForce(url)).rejects.toMatchObject({
+        name: 'PolicyError',
+        message: expect.stringContaining(`${store.where} (EACCES)`),
+      });
+      const record = join(hostFolder(), `${sha256Hex(url).slice(0, 32)}.ledger.json`);
+      writeFileSync(record, '{"account": "http://127.0.0.1:4792", "ledger": "postgres://team', { mode: 0o644 });
+      await expect(policyInForce(url)).rejects.toThrow("this account's approval policy is kept in the team ledger (unreadable)");
+      denied.read = record;
+      await expect(policyInForce(url)).rejects.toMatchObject({
+        name: 'PolicyError',
+        message: expect.stringContaining(`${record} (EACCES)`),
+      });
+    } finally {
+      denied.read = '';
+    }
   });
 });

@@ -68,7 +68,7 @@ async function whatIsSigned(path: string, arg: string, list: string | undefined,
     const policy = store === 'host' ? (await hostStore(account).read()).policy : undefined;
     const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
     if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
-    return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal), listed, preparedBy: undefined };
+    return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal, policy?.approvers), listed, preparedBy: undefined };
   }
   if (isClearance(path)) {
     const loaded = loadClearance(path);

@@ -9,6 +9,7 @@ import {
   describePolicy,
   hostStore,
   PolicyError,
+  teamOnRecordIs,
   teamStore,
   type PolicyRecord,
   type PolicyRules,
@@ -107,7 +108,8 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
       io.stdout.write(`${account}: no approval policy to remove\n`);
       return ExitCode.OK;
     }
-    // the first policy needs no approvals: there is nobody yet to give them
+    // the first policy needs no approvals: there is nobody yet to give them (none in the team ledger on record either)
+    if (!team) teamOnRecordIs(account);
     const r = await store.write({ ...next, account }, []);
     if (args.json) printJson(io, r.policy);
     else
