@@ -182,7 +182,7 @@ export class FolderWatch {
   /** Ours left in processing (service unreachable): tried again on each tick. */
   private readonly halted = new Set<string>();
   private notComplete: string[] = [];
-  /** pain.001 files by inbox name, left in the inbox until their latest ReqdExctnDt. */
+  /** Files by inbox name, left in the inbox until their latest ReqdExctnDt. */
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
 
   constructor(private readonly o: WatchOptions) {
@@ -279,7 +279,7 @@ export class FolderWatch {
 
   private async take(name: string): Promise<void> {
     if (this.readyIn(name) !== 0) return;
-    // a pain.001 on its latest ReqdExctnDt, so that no row of it is left unsent when it moves to done/
+    // on its latest ReqdExctnDt (a pain.001's, or a column's), so that no row of it is left unsent when it moves to done/
     const path = join(this.L.inbox, name);
     const date = await latestExecutionDate(path);
     if (date && date > today()) {

@@ -1,0 +1,56 @@
+// Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
+// later (a ReqdExctnDt column) waits in the inbox.
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { WatchConfig } from '../../src/watch/config.ts';
+import { watchFolder, type WatchOptions } from '../../src/watch/watcher.ts';
+import { generateCsv, tempDirs } from '../engine/helpers.ts';
+import { allPayouts, connectionTo, startSb } from './helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-watch-edges-');
+beforeAll(async () => {
+  sb = await startSb({ monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+const watchOnce = (dir: string, o: Partial<WatchOptions> = {}) =>
+  watchFolder({
+    dir,
+    config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 }),
+    conn: connectionTo(sb),
+    once: true,
+    crashWaitMs: 0,
+    ...o,
+  });
+const list = (dir: string, sub: string) => readdirSync(join(dir, sub));
+
+/** A CSV of `dates.length` rows, with a ReqdExctnDt column holding these dates. */
+function dated(dir: string, name: string, prefix: string, dates: string[], base: number): void {
+  const amount = (i: number) => `${base + i}.00`;
+  const [header, ...rows] = generateCsv({ rows: dates.length, currencies: ['GBP'], prefix, amount })
+    .trim()
+    .split('\n');
+  const lines = [`${header},ReqdExctnDt`, ...rows.map((r, i) => `${r},${dates[i]}`)];
+  mkdirSync(join(dir, 'inbox'), { recursive: true });
+  writeFileSync(join(dir, 'inbox', name), lines.join('\n') + '\n');
+}
+
+describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
+  it('the file waits in the inbox until its latest date, none of its rows sent; one dated before is paid', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'later.csv', 'LATER', ['2099-12-31', ''], 100);
+    dated(dir, 'now.csv', 'NOW', ['2020-01-01', '2020-01-02'], 200);
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['now.csv', 'done', 'ok']]);
+    expect(list(dir, 'inbox')).toEqual(['later.csv']);
+    expect(list(dir, 'done')).toHaveLength(1);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
