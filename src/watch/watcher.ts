@@ -32,7 +32,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import type { PlanFile } from '../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
-import { BatchRefused } from '../engine/session.ts';
+import { BatchRefused, FailedAfterSending } from '../engine/session.ts';
 import { InputError } from '../input/input-errors.ts';
 import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -167,7 +167,7 @@ const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' =
   summary,
 });
 
-const leftByLostLedger = (resumed: boolean, lost: Error): Judged => ({
+const leftToResume = (resumed: boolean, lost: Error): Judged => ({
   out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
 });
 
@@ -536,9 +536,10 @@ export class FolderWatch {
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
-      // (a team ledger lost once rows may have gone: what went out is journalled, the next run resumes it)
-      if (!this.ledger.lost) throw e;
-      return leftByLostLedger(resumed, this.ledger.lost);
+      // (a team ledger lost, or a failure once rows may have gone: what went out is journalled, the next run resumes it)
+      if (!this.ledger.lost && !(e instanceof FailedAfterSending)) throw e;
+      this.halted.add(claimDir);
+      return leftToResume(resumed, this.ledger.lost ?? (e as Error));
     }
   }
 
@@ -558,7 +559,7 @@ export class FolderWatch {
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
       if (!this.ledger.lost) throw e;
-      return leftByLostLedger(resumed, this.ledger.lost);
+      return leftToResume(resumed, this.ledger.lost);
     }
     const log = this.o.logger;
     if (!a.held) {

@@ -1,11 +1,12 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
-// later (a ReqdExctnDt column) waits in the inbox.
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// later (a ReqdExctnDt column) waits in the inbox; a failure once payouts went out leaves the
+// file in processing/ (exit 4), resumed by the next run.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
-import { watchFolder, type WatchOptions } from '../../src/watch/watcher.ts';
+import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { allPayouts, connectionTo, startSb } from './helpers.ts';
 
@@ -51,6 +52,40 @@ describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
     expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['now.csv', 'done', 'ok']]);
     expect(list(dir, 'inbox')).toEqual(['later.csv']);
     expect(list(dir, 'done')).toHaveLength(1);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a failure after payouts went out (the results file cannot be written)', () => {
+  it('leaves the file in processing/, the tick halted (exit 4); the next tick resumes it, each row paid once', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'a.csv'),
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'AFTER', amount: (i) => `${300 + i}.00` }),
+    );
+    const before = (await allPayouts(sb)).length;
+    const stop = new AbortController();
+    const ticks: WatchResult[] = [];
+    const r = await watchOnce(dir, {
+      once: false,
+      stop: stop.signal,
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, pollSeconds: 0.05 }),
+      // a folder where the results file goes: its write fails once the rows are sent
+      onClaim: (file) => mkdirSync(join(dirname(file), 'a.results.csv')),
+      onTick: async (t) => {
+        if (!t) return;
+        ticks.push(t);
+        if (ticks.length === 1) rmSync(join(dir, 'processing', list(dir, 'processing')[0]!, 'a.results.csv'), { recursive: true });
+        else stop.abort();
+      },
+    });
+    expect(ticks[0]!.kind).toBe('halted');
+    expect(ticks[0]!.files[0]!.reason).toMatch(/cannot write the results file.*left in processing\/, resumed on the next run/);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([
+      ['a.csv', 'processing', 'halted', false],
+      ['a.csv', 'done', 'ok', true],
+    ]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
