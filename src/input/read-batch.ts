@@ -53,7 +53,11 @@ export async function latestExecutionDate(file: string): Promise<string | undefi
   try {
     const src = await readBatch(file);
     try {
-      for await (const r of src.rows) if (r.cells.ReqdExctnDt && !(latest && latest >= r.cells.ReqdExctnDt)) latest = r.cells.ReqdExctnDt;
+      // (a date not written YYYY-MM-DD is the run's to refuse, never a reason to wait)
+      for await (const { cells } of src.rows) {
+        const d = cells.ReqdExctnDt ?? '';
+        if (/^\d{4}-\d\d-\d\d$/.test(d) && !(latest && latest >= d)) latest = d;
+      }
     } finally {
       await src.close();
     }

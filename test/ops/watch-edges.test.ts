@@ -1,6 +1,6 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
-// later (a ReqdExctnDt column) waits in the inbox; a failure once payouts went out leaves the
-// file in processing/ (exit 4), resumed by the next run.
+// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
+// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +53,17 @@ describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
     expect(list(dir, 'inbox')).toEqual(['later.csv']);
     expect(list(dir, 'done')).toHaveLength(1);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+
+  it('a date not written YYYY-MM-DD does not hold the file: it is refused at once (failed/), nothing sent', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'dmy.csv', 'DMY', ['31/12/2025'], 400);
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['dmy.csv', 'failed', 'refused']]);
+    expect(r.files[0]!.reason).toContain('1 invalid row (row 2)');
+    expect(list(dir, 'inbox')).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 });
 
