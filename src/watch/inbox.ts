@@ -1,5 +1,5 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
-import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
@@ -39,17 +39,19 @@ export function inboxCandidates(inbox: string, o: { companions?: boolean } = {})
     .sort();
 }
 
-/** Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time. */
+/**
+ * Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time.
+ * A marker older than the file was left by an earlier file of the name: it does not mark this one.
+ */
 export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
-  if (existsSync(join(inbox, `${name}.ready`))) return 0;
-  if (o.requireReady) return -1;
   let st;
   try {
     st = lstatSync(join(inbox, name));
   } catch {
     return -1;
   }
-  if (!st.isFile()) return -1;
+  if ((lstatSync(join(inbox, `${name}.ready`), { throwIfNoEntry: false })?.mtimeMs ?? -1) >= st.mtimeMs) return 0;
+  if (o.requireReady || !st.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
 }

@@ -1,7 +1,7 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
 // later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
 // failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -97,6 +97,29 @@ describe('watch: a failure after payouts went out (the results file cannot be wr
       ['a.csv', 'processing', 'halted', false],
       ['a.csv', 'done', 'ok', true],
     ]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a .ready marker left behind by an earlier file of the name', () => {
+  it('does not make the next file of that name complete: it waits for a marker of its own', async () => {
+    const dir = await dirs.make();
+    const file = join(dir, 'inbox', 'payroll.csv');
+    const [header, ...rows] = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'MARK', amount: (i) => `${500 + i}.00` }).split('\n');
+    mkdirSync(join(dir, 'inbox'));
+    // (yesterday's, left when its file was taken before the writer marked it)
+    writeFileSync(`${file}.ready`, '');
+    utimesSync(`${file}.ready`, new Date(Date.now() - 86_400_000), new Date(Date.now() - 86_400_000));
+    writeFileSync(file, `${header}\n${rows[0]}\n`); // a writer still at work: one row of two so far
+    const config = WatchConfig.parse({ environment: 'sandbox', requireReady: true });
+    const before = (await allPayouts(sb)).length;
+    const first = await watchOnce(dir, { config });
+    expect(first.files).toEqual([]);
+    expect(first.notComplete).toEqual(['payroll.csv']);
+    appendFileSync(file, `${rows[1]}\n`);
+    writeFileSync(`${file}.ready`, '');
+    const r = await watchOnce(dir, { config });
+    expect(r.files.map((f) => [f.name, f.outcome, f.summary?.created])).toEqual([['payroll.csv', 'done', 2]]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
