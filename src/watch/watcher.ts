@@ -456,10 +456,14 @@ export class FolderWatch {
   private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
     const refuse = (reason: string, kind?: 'unusable' | 'refused', summary?: Record<string, unknown>) =>
       failed(resumed, reason, kind, summary);
+    const file = join(claimDir, claim.name);
+    // (a link or special file left by a watch stopped before it was settled: still never read)
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    const notFile = st && (refusedEntry(file, st) ?? (st.isFile() ? undefined : 'not a regular file'));
+    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. Nothing ${resumed ? 'more ' : ''}was sent.`);
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;
-    const file = join(claimDir, claim.name);
     if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
       try {
         symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');

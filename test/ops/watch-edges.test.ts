@@ -1,10 +1,13 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
 // later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
-// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run.
-import { appendFileSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
+// a stale .ready marker marks no new file; a link left in processing/ is never followed.
+import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
@@ -121,5 +124,32 @@ describe('watch: a .ready marker left behind by an earlier file of the name', ()
     const r = await watchOnce(dir, { config });
     expect(r.files.map((f) => [f.name, f.outcome, f.summary?.created])).toEqual([['payroll.csv', 'done', 2]]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a link claimed from the inbox, left in processing/ by a watch that stopped before settling it', () => {
+  it('is refused by the watch that takes the claim over, never followed: failed/, nothing sent', async () => {
+    const dir = await dirs.make();
+    const elsewhere = join(dir, 'elsewhere.csv');
+    writeFileSync(elsewhere, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'LINKED', amount: (i) => `${600 + i}.00` }));
+    const left = (id: string, name: string, make: (at: string) => void) => {
+      const claimDir = join(dir, 'processing', id);
+      mkdirSync(claimDir, { recursive: true });
+      make(join(claimDir, name));
+      // (its owner gone: this host, a process that started at another time than the one now under its pid)
+      writeClaim(claimDir, { name, pid: process.pid, host: hostname(), pidStart: 'gone', claimedAt: new Date().toISOString() });
+    };
+    left('20250101T000000Z-aaaaaa-soft.csv', 'soft.csv', (at) => symlinkSync(elsewhere, at));
+    left('20250101T000000Z-bbbbbb-hard.csv', 'hard.csv', (at) => linkSync(elsewhere, at));
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([
+      ['soft.csv', 'failed', 'refused'],
+      ['hard.csv', 'failed', 'refused'],
+    ]);
+    expect(r.files[0]!.reason).toMatch(/^refused: soft\.csv is a symbolic link \(to .*elsewhere\.csv\): links are never followed/);
+    expect(r.files[1]!.reason).toMatch(/^refused: hard\.csv is a file with 2 hard links: .* It was not read\. Nothing more was sent\.$/);
+    expect(list(dir, 'failed')).toHaveLength(2);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 });
