@@ -239,7 +239,7 @@ export class FolderWatch {
       // --once: a file that was still being written when we looked gets one more look when it would have settled.
       if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.o.config.settleSeconds * 1000 + 1000) {
         waitedOnce = true;
-        await sleep(wait + 50, this.o.stop);
+        await sleep(wait + 50, this.o.stop).catch(() => undefined); // (stopped: the loop ends)
         continue;
       }
       break;

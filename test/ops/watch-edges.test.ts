@@ -1,7 +1,8 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
 // later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
 // failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
-// a stale .ready marker marks no new file; a link left in processing/ is never followed.
+// a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
+// while --once waits for a file to settle ends it quietly.
 import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -151,5 +152,24 @@ describe('watch: a link claimed from the inbox, left in processing/ by a watch t
     expect(r.files[1]!.reason).toMatch(/^refused: hard\.csv is a file with 2 hard links: .* It was not read\. Nothing more was sent\.$/);
     expect(list(dir, 'failed')).toHaveLength(2);
     expect(await allPayouts(sb)).toHaveLength(before);
+  });
+});
+
+describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to settle', () => {
+  it('ends quietly with nothing taken, not with an error', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(join(dir, 'inbox', 'young.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'YOUNG' }));
+    const stop = new AbortController();
+    // (the wait for the file to settle is what listens to the signal: stopped once it does)
+    const listen = stop.signal.addEventListener.bind(stop.signal);
+    stop.signal.addEventListener = ((...a: Parameters<typeof listen>) => {
+      listen(...a);
+      queueMicrotask(() => stop.abort());
+    }) as typeof listen;
+    const r = await watchOnce(dir, { stop: stop.signal, config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 30 }) });
+    expect(stop.signal.aborted).toBe(true);
+    expect(r.files).toEqual([]);
+    expect(list(dir, 'inbox')).toEqual(['young.csv']);
   });
 });
