@@ -25,7 +25,7 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
 
 const isCompanion = (name: string): boolean => /\.(plan|approvals)\.json$/i.test(name);
 
-/** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
+/** Names that may be batches: no dotfiles, temporary files, Excel's `~$` owner files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
   let names: string[] = [];
   try {
@@ -34,7 +34,7 @@ export function inboxCandidates(inbox: string, o: { companions?: boolean } = {})
     // (gone: nothing to claim)
   }
   return names
-    .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
+    .filter((n) => !/^(\.|~\$)/.test(n) && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !isCompanion(n))
     .sort();
 }

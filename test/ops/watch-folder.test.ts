@@ -52,9 +52,9 @@ describe('watch configuration', () => {
 });
 
 describe('inbox files', () => {
-  it('ignores dotfiles, temporary files and markers', () => {
+  it("ignores dotfiles, temporary files, Excel's owner files (a workbook open in Excel) and markers", () => {
     const d = tmp();
-    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', 'e.csv.part'])
+    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', '~$d.xlsx', 'e.csv.part'])
       writeFileSync(join(d, n), 'x');
     expect(inboxCandidates(d)).toEqual(['a.csv', 'd.xlsx']);
   });
