@@ -41,7 +41,7 @@ export function inboxCandidates(inbox: string, o: { companions?: boolean } = {})
 
 /**
  * Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time.
- * A marker older than the file was left by an earlier file of the name: it does not mark this one.
+ * A marker older than the file (both times) was left by an earlier file of the name: it does not mark this one.
  */
 export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
   let st;
@@ -50,7 +50,9 @@ export function completeIn(inbox: string, name: string, o: { settleMs: number; r
   } catch {
     return -1;
   }
-  if ((lstatSync(join(inbox, `${name}.ready`), { throwIfNoEntry: false })?.mtimeMs ?? -1) >= st.mtimeMs) return 0;
+  // (a marker copied with its times kept is new by its ctime)
+  const marker = lstatSync(join(inbox, `${name}.ready`), { throwIfNoEntry: false });
+  if (marker && (marker.mtimeMs >= st.mtimeMs || marker.ctimeMs >= st.ctimeMs)) return 0;
   if (o.requireReady || !st.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);

@@ -3,7 +3,7 @@
 // failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly.
-import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,7 +114,10 @@ describe('watch: a .ready marker left behind by an earlier file of the name', ()
     // (yesterday's, left when its file was taken before the writer marked it)
     writeFileSync(`${file}.ready`, '');
     utimesSync(`${file}.ready`, new Date(Date.now() - 86_400_000), new Date(Date.now() - 86_400_000));
-    writeFileSync(file, `${header}\n${rows[0]}\n`); // a writer still at work: one row of two so far
+    // a writer still at work, one row of two so far, after the marker (its change time later too)
+    const markerChanged = statSync(`${file}.ready`).ctimeMs;
+    do writeFileSync(file, `${header}\n${rows[0]}\n`);
+    while (statSync(file).ctimeMs <= markerChanged);
     const config = WatchConfig.parse({ environment: 'sandbox', requireReady: true });
     const before = (await allPayouts(sb)).length;
     const first = await watchOnce(dir, { config });

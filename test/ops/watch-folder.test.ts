@@ -68,6 +68,9 @@ describe('inbox files', () => {
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now: now + 6000 })).toBe(-1);
     writeFileSync(join(d, 'a.csv.ready'), '');
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
+    // a marker copied in after the file with its old times kept (Explorer, cp -p) still marks it
+    utimesSync(join(d, 'a.csv.ready'), new Date(0), new Date(0));
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
   });
 
   it('orders the kinds of runs by what needs attention most', () => {
