@@ -536,6 +536,8 @@ export class FolderWatch {
       };
       return { out, summary };
     } catch (e) {
+      if (e instanceof InputError && e.code === 'STOPPED')
+        return { out: { resumed, outcome: 'processing', kind: 'ok', reason: 'stopped on request: resumed on the next start' } };
       if (e instanceof InputError || e instanceof ResultsError) return refuse(unusable(e), 'unusable');
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)

@@ -2,13 +2,14 @@
 // later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
 // failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
-// while --once waits for a file to settle ends it quietly.
+// while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
+// resume.
 import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { writeClaim } from '../../src/watch/claim-folder.ts';
+import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
@@ -174,5 +175,29 @@ describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to se
     expect(stop.signal.aborted).toBe(true);
     expect(r.files).toEqual([]);
     expect(list(dir, 'inbox')).toEqual(['young.csv']);
+  });
+});
+
+describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => {
+  it('leaves the file in processing/, not failed/ as unusable; the next start resumes it', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'read.csv'),
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'READ', amount: (i) => `${700 + i}.00` }),
+    );
+    const before = (await allPayouts(sb)).length;
+    const stop = new AbortController();
+    const r = await watchOnce(dir, { stop: stop.signal, onClaim: () => stop.abort() });
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.reason])).toEqual([
+      ['read.csv', 'processing', 'ok', 'stopped on request: resumed on the next start'],
+    ]);
+    expect(list(dir, 'failed')).toEqual([]);
+    // the next start: this process stands for one that is gone
+    const claimDir = join(dir, 'processing', list(dir, 'processing')[0]!);
+    writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
+    const again = await watchOnce(dir);
+    expect(again.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['read.csv', 'done', 'ok', true]]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
