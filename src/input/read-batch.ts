@@ -47,14 +47,17 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
   return found.reader.open({ file, head, size, format: found.format, options, encoding });
 }
 
-/** The latest ReqdExctnDt of a pain.001 (undefined for another format, or a file that cannot be read: its run says why). */
+/** The latest ReqdExctnDt of a batch, a pain.001's or a column's (undefined for a file that cannot be read: its run says why). */
 export async function latestExecutionDate(file: string): Promise<string | undefined> {
   let latest: string | undefined;
   try {
     const src = await readBatch(file);
     try {
-      if (src.format !== 'pain.001') return undefined;
-      for await (const r of src.rows) if (r.cells.ReqdExctnDt && !(latest && latest >= r.cells.ReqdExctnDt)) latest = r.cells.ReqdExctnDt;
+      // (a date not written YYYY-MM-DD is the run's to refuse, never a reason to wait)
+      for await (const { cells } of src.rows) {
+        const d = cells.ReqdExctnDt ?? '';
+        if (/^\d{4}-\d\d-\d\d$/.test(d) && !(latest && latest >= d)) latest = d;
+      }
     } finally {
       await src.close();
     }

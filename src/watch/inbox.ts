@@ -1,5 +1,5 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
-import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { attempt } from '../files/attempt.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
@@ -24,21 +24,26 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
   return { plan, approvals: `${plan}.approvals.json` };
 }
 
-/** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
+/** Names that may be batches: no dotfiles, temporary files, Excel's `~$` owner files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
   const names = attempt(() => readdirSync(inbox)) ?? []; // (gone: nothing to claim)
   return names
-    .filter((n) => !n.startsWith('.') && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
+    .filter((n) => !/^(\.|~\$)/.test(n) && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !/\.(plan|approvals)\.json$/i.test(n))
     .sort();
 }
 
-/** Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time. */
+/**
+ * Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time.
+ * A marker older than the file (both times) was left by an earlier file of the name: it does not mark this one.
+ */
 export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
-  if (existsSync(join(inbox, `${name}.ready`))) return 0;
-  if (o.requireReady) return -1;
   const st = attempt(() => lstatSync(join(inbox, name)));
-  if (!st?.isFile()) return -1;
+  if (!st) return -1;
+  // (a marker copied with its times kept is new by its ctime)
+  const marker = lstatSync(join(inbox, `${name}.ready`), { throwIfNoEntry: false });
+  if (marker && (marker.mtimeMs >= st.mtimeMs || marker.ctimeMs >= st.ctimeMs)) return 0;
+  if (o.requireReady || !st.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
 }

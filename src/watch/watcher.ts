@@ -20,7 +20,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import type { PlanFile } from '../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
-import { BatchRefused } from '../engine/session.ts';
+import { BatchRefused, FailedAfterSending } from '../engine/session.ts';
 import { InputError } from '../input/input-errors.ts';
 import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -156,7 +156,7 @@ const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' =
   summary,
 });
 
-const leftByLostLedger = (resumed: boolean, lost: Error): Judged => ({
+const leftToResume = (resumed: boolean, lost: Error): Judged => ({
   out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
 });
 
@@ -171,7 +171,7 @@ export class FolderWatch {
   /** Ours left in processing (service unreachable): tried again on each tick. */
   private readonly halted = new Set<string>();
   private notComplete: string[] = [];
-  /** pain.001 files by inbox name, left in the inbox until their latest ReqdExctnDt. */
+  /** Files by inbox name, left in the inbox until their latest ReqdExctnDt. */
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
 
   constructor(private readonly o: WatchOptions) {
@@ -228,7 +228,7 @@ export class FolderWatch {
       // --once: a file that was still being written when we looked gets one more look when it would have settled.
       if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.o.config.settleSeconds * 1000 + 1000) {
         waitedOnce = true;
-        await sleep(wait + 50, this.o.stop);
+        await sleep(wait + 50, this.o.stop).catch(() => undefined); // (stopped: the loop ends)
         continue;
       }
       break;
@@ -265,7 +265,7 @@ export class FolderWatch {
 
   private async take(name: string): Promise<void> {
     if (this.readyIn(name) !== 0) return;
-    // a pain.001 on its latest ReqdExctnDt, so that no row of it is left unsent when it moves to done/
+    // on its latest ReqdExctnDt (a pain.001's, or a column's), so that no row of it is left unsent when it moves to done/
     const path = join(this.L.inbox, name);
     const date = await latestExecutionDate(path);
     if (date && date > today()) {
@@ -432,10 +432,14 @@ export class FolderWatch {
   private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
     const refuse = (reason: string, kind?: 'unusable' | 'refused', summary?: Record<string, unknown>) =>
       failed(resumed, reason, kind, summary);
+    const file = join(claimDir, claim.name);
+    // (a link or special file left by a watch stopped before it was settled: still never read)
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    const notFile = st && (refusedEntry(file, st) ?? (st.isFile() ? undefined : 'not a regular file'));
+    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. Nothing ${resumed ? 'more ' : ''}was sent.`);
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;
-    const file = join(claimDir, claim.name);
     // (should the link fail, documents/… paths are not found: the rows say so)
     if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents')))
       attempt(() => symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir'));
@@ -498,13 +502,16 @@ export class FolderWatch {
       };
       return { out, summary };
     } catch (e) {
+      if (e instanceof InputError && e.code === 'STOPPED')
+        return { out: { resumed, outcome: 'processing', kind: 'ok', reason: 'stopped on request: resumed on the next start' } };
       if (e instanceof InputError || e instanceof ResultsError) return refuse(unusable(e), 'unusable');
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
-      // (a team ledger lost once rows may have gone: what went out is journalled, the next run resumes it)
-      if (!this.ledger.lost) throw e;
-      return leftByLostLedger(resumed, this.ledger.lost);
+      // (a team ledger lost, or a failure once rows may have gone: what went out is journalled, the next run resumes it)
+      if (!this.ledger.lost && !(e instanceof FailedAfterSending)) throw e;
+      this.halted.add(claimDir);
+      return leftToResume(resumed, this.ledger.lost ?? (e as Error));
     }
   }
 
@@ -524,7 +531,7 @@ export class FolderWatch {
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
       if (!this.ledger.lost) throw e;
-      return leftByLostLedger(resumed, this.ledger.lost);
+      return leftToResume(resumed, this.ledger.lost);
     }
     const log = this.o.logger;
     if (!a.held) {

@@ -6,7 +6,6 @@ import { countUnapproved } from '../../src/ledger/account-ledger.ts';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { proposalText } from '../../src/approvals/policy-change.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
-import { proposalText } from '../../src/approvals/policy-change.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
   v: 1,

@@ -52,9 +52,9 @@ describe('watch configuration', () => {
 });
 
 describe('inbox files', () => {
-  it('ignores dotfiles, temporary files and markers', () => {
+  it("ignores dotfiles, temporary files, Excel's owner files (a workbook open in Excel) and markers", () => {
     const d = tmp();
-    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', 'e.csv.part'])
+    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', '~$d.xlsx', 'e.csv.part'])
       writeFileSync(join(d, n), 'x');
     expect(inboxCandidates(d)).toEqual(['a.csv', 'd.xlsx']);
   });
@@ -67,6 +67,9 @@ describe('inbox files', () => {
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: false, now: now + 6000 })).toBe(0);
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now: now + 6000 })).toBe(-1);
     writeFileSync(join(d, 'a.csv.ready'), '');
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
+    // a marker copied in after the file with its old times kept (Explorer, cp -p) still marks it
+    utimesSync(join(d, 'a.csv.ready'), new Date(0), new Date(0));
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
   });
 

@@ -1,0 +1,203 @@
+// Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
+// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
+// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
+// a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
+// while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
+// resume.
+import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
+import { WatchConfig } from '../../src/watch/config.ts';
+import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
+import { generateCsv, tempDirs } from '../engine/helpers.ts';
+import { allPayouts, connectionTo, startSb } from './helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-watch-edges-');
+beforeAll(async () => {
+  sb = await startSb({ monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+const watchOnce = (dir: string, o: Partial<WatchOptions> = {}) =>
+  watchFolder({
+    dir,
+    config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 }),
+    conn: connectionTo(sb),
+    once: true,
+    crashWaitMs: 0,
+    ...o,
+  });
+const list = (dir: string, sub: string) => readdirSync(join(dir, sub));
+
+/** A CSV of `dates.length` rows, with a ReqdExctnDt column holding these dates. */
+function dated(dir: string, name: string, prefix: string, dates: string[], base: number): void {
+  const amount = (i: number) => `${base + i}.00`;
+  const [header, ...rows] = generateCsv({ rows: dates.length, currencies: ['GBP'], prefix, amount })
+    .trim()
+    .split('\n');
+  const lines = [`${header},ReqdExctnDt`, ...rows.map((r, i) => `${r},${dates[i]}`)];
+  mkdirSync(join(dir, 'inbox'), { recursive: true });
+  writeFileSync(join(dir, 'inbox', name), lines.join('\n') + '\n');
+}
+
+describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
+  it('the file waits in the inbox until its latest date, none of its rows sent; one dated before is paid', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'later.csv', 'LATER', ['2099-12-31', ''], 100);
+    dated(dir, 'now.csv', 'NOW', ['2020-01-01', '2020-01-02'], 200);
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['now.csv', 'done', 'ok']]);
+    expect(list(dir, 'inbox')).toEqual(['later.csv']);
+    expect(list(dir, 'done')).toHaveLength(1);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+
+  it('a date not written YYYY-MM-DD does not hold the file: it is refused at once (failed/), nothing sent', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'dmy.csv', 'DMY', ['31/12/2025'], 400);
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['dmy.csv', 'failed', 'refused']]);
+    expect(r.files[0]!.reason).toContain('1 invalid row (row 2)');
+    expect(list(dir, 'inbox')).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before);
+  });
+});
+
+describe('watch: a failure after payouts went out (the results file cannot be written)', () => {
+  it('leaves the file in processing/, the tick halted (exit 4); the next tick resumes it, each row paid once', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'a.csv'),
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'AFTER', amount: (i) => `${300 + i}.00` }),
+    );
+    const before = (await allPayouts(sb)).length;
+    const stop = new AbortController();
+    const ticks: WatchResult[] = [];
+    const r = await watchOnce(dir, {
+      once: false,
+      stop: stop.signal,
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, pollSeconds: 0.05 }),
+      // a folder where the results file goes: its write fails once the rows are sent
+      onClaim: (file) => mkdirSync(join(dirname(file), 'a.results.csv')),
+      onTick: async (t) => {
+        if (!t) return;
+        ticks.push(t);
+        if (ticks.length === 1) rmSync(join(dir, 'processing', list(dir, 'processing')[0]!, 'a.results.csv'), { recursive: true });
+        else stop.abort();
+      },
+    });
+    expect(ticks[0]!.kind).toBe('halted');
+    expect(ticks[0]!.files[0]!.reason).toMatch(/cannot write the results file.*left in processing\/, resumed on the next run/);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([
+      ['a.csv', 'processing', 'halted', false],
+      ['a.csv', 'done', 'ok', true],
+    ]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a .ready marker left behind by an earlier file of the name', () => {
+  it('does not make the next file of that name complete: it waits for a marker of its own', async () => {
+    const dir = await dirs.make();
+    const file = join(dir, 'inbox', 'payroll.csv');
+    const [header, ...rows] = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'MARK', amount: (i) => `${500 + i}.00` }).split('\n');
+    mkdirSync(join(dir, 'inbox'));
+    // (yesterday's, left when its file was taken before the writer marked it)
+    writeFileSync(`${file}.ready`, '');
+    utimesSync(`${file}.ready`, new Date(Date.now() - 86_400_000), new Date(Date.now() - 86_400_000));
+    // a writer still at work, one row of two so far, after the marker (its change time later too)
+    const markerChanged = statSync(`${file}.ready`).ctimeMs;
+    do writeFileSync(file, `${header}\n${rows[0]}\n`);
+    while (statSync(file).ctimeMs <= markerChanged);
+    const config = WatchConfig.parse({ environment: 'sandbox', requireReady: true });
+    const before = (await allPayouts(sb)).length;
+    const first = await watchOnce(dir, { config });
+    expect(first.files).toEqual([]);
+    expect(first.notComplete).toEqual(['payroll.csv']);
+    appendFileSync(file, `${rows[1]}\n`);
+    writeFileSync(`${file}.ready`, '');
+    const r = await watchOnce(dir, { config });
+    expect(r.files.map((f) => [f.name, f.outcome, f.summary?.created])).toEqual([['payroll.csv', 'done', 2]]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a link claimed from the inbox, left in processing/ by a watch that stopped before settling it', () => {
+  it('is refused by the watch that takes the claim over, never followed: failed/, nothing sent', async () => {
+    const dir = await dirs.make();
+    const elsewhere = join(dir, 'elsewhere.csv');
+    writeFileSync(elsewhere, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'LINKED', amount: (i) => `${600 + i}.00` }));
+    const left = (id: string, name: string, make: (at: string) => void) => {
+      const claimDir = join(dir, 'processing', id);
+      mkdirSync(claimDir, { recursive: true });
+      make(join(claimDir, name));
+      // (its owner gone: this host, a process that started at another time than the one now under its pid)
+      writeClaim(claimDir, { name, pid: process.pid, host: hostname(), pidStart: 'gone', claimedAt: new Date().toISOString() });
+    };
+    left('20250101T000000Z-aaaaaa-soft.csv', 'soft.csv', (at) => symlinkSync(elsewhere, at));
+    left('20250101T000000Z-bbbbbb-hard.csv', 'hard.csv', (at) => linkSync(elsewhere, at));
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([
+      ['soft.csv', 'failed', 'refused'],
+      ['hard.csv', 'failed', 'refused'],
+    ]);
+    expect(r.files[0]!.reason).toMatch(/^refused: soft\.csv is a symbolic link \(to .*elsewhere\.csv\): links are never followed/);
+    expect(r.files[1]!.reason).toMatch(/^refused: hard\.csv is a file with 2 hard links: .* It was not read\. Nothing more was sent\.$/);
+    expect(list(dir, 'failed')).toHaveLength(2);
+    expect(await allPayouts(sb)).toHaveLength(before);
+  });
+});
+
+describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to settle', () => {
+  it('ends quietly with nothing taken, not with an error', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(join(dir, 'inbox', 'young.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'YOUNG' }));
+    const stop = new AbortController();
+    // (the wait for the file to settle is what listens to the signal: stopped once it does)
+    const listen = stop.signal.addEventListener.bind(stop.signal);
+    stop.signal.addEventListener = ((...a: Parameters<typeof listen>) => {
+      listen(...a);
+      queueMicrotask(() => stop.abort());
+    }) as typeof listen;
+    const r = await watchOnce(dir, { stop: stop.signal, config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 30 }) });
+    expect(stop.signal.aborted).toBe(true);
+    expect(r.files).toEqual([]);
+    expect(list(dir, 'inbox')).toEqual(['young.csv']);
+  });
+});
+
+describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => {
+  it('leaves the file in processing/, not failed/ as unusable; the next start resumes it', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'read.csv'),
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'READ', amount: (i) => `${700 + i}.00` }),
+    );
+    const before = (await allPayouts(sb)).length;
+    const stop = new AbortController();
+    const r = await watchOnce(dir, { stop: stop.signal, onClaim: () => stop.abort() });
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.reason])).toEqual([
+      ['read.csv', 'processing', 'ok', 'stopped on request: resumed on the next start'],
+    ]);
+    expect(list(dir, 'failed')).toEqual([]);
+    // the next start: this process stands for one that is gone
+    const claimDir = join(dir, 'processing', list(dir, 'processing')[0]!);
+    writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
+    const again = await watchOnce(dir);
+    expect(again.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['read.csv', 'done', 'ok', true]]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
