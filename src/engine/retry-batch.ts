@@ -314,7 +314,7 @@ async function retryBatch(
     const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-    const parsed = parseRow({ rowNumber: r.rowNumber, cells }, parse);
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
     if (orig?.payout && parsed.payout) parsed.problems.push(...zerosLost(orig.payout, parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };

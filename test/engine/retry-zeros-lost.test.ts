@@ -1,10 +1,12 @@
 // A results file opened and saved by a spreadsheet loses the leading zeros of every identifier it
 // took for a number. A row retried from it must never go to the account those digits now name.
 import { readFileSync, writeFileSync } from 'node:fs';
+import * as XLSX from 'xlsx';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
+import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
 import { HEADER, tempDirs } from './helpers.ts';
@@ -36,18 +38,19 @@ const ach = (reference: string, account: string) => {
   return HEADER.map((h) => cells[h] ?? '').join(',');
 };
 
+// the first attempt of every row refused by the service: nothing created
+const refuse: typeof fetch = async (input, init) =>
+  (input as string).endsWith('/initiate')
+    ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
+        status: 400,
+        headers: { 'content-type': 'application/json' },
+      })
+    : fetch(input, init);
+
 it('a refused row whose account number lost its leading zeros in the results file is not sent; the row as written is', async () => {
   sb = await startSb();
   const dir = await dirs.make();
   writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('ZL-1', '000123456789'), ach('ZL-2', '000987654321')].join('\n') + '\n');
-  // the first attempt of both rows refused by the service: nothing created
-  const refuse: typeof fetch = async (input, init) =>
-    (input as string).endsWith('/initiate')
-      ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
-          status: 400,
-          headers: { 'content-type': 'application/json' },
-        })
-      : fetch(input, init);
   const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
   expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
 
@@ -62,5 +65,27 @@ it('a refused row whose account number lost its leading zeros in the results fil
     errorMessage: expect.stringMatching(/^accountNumber lost the 3 leading zeros/),
   });
   expect(JSON.stringify(await allPayouts(sb))).not.toContain('123456789,');
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
+
+it('a refused row whose 16-digit account number a spreadsheet stored as a number in the saved workbook is not sent', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('DL-1', '1234567890123456'), ach('DL-2', '987654321')].join('\n') + '\n');
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+
+  // opened and saved as a workbook: row 2's account number became a number, of the 15 digits Excel keeps
+  const saved = `${dir}/pay.results.xlsx`;
+  await writeResults(saved, { ...(await readResults(run.resultsPath)), format: 'xlsx' });
+  const wb = XLSX.read(readFileSync(saved), { dense: true });
+  const data = (wb.Sheets[wb.SheetNames[0]!] as { '!data': XLSX.CellObject[][] })['!data'];
+  data[1]![HEADER.indexOf('accountNumber')] = { t: 'n', v: 1234567890123450 };
+  writeFileSync(saved, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: saved, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+  expect(rows[0]!.result.errorCode).toBe('EXCEL_DIGITS_LOST');
   expect(await allPayouts(sb)).toHaveLength(1);
 });
