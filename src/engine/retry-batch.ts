@@ -306,6 +306,10 @@ async function retryBatch(
     failedPayout: new Map<string, string>(),
   };
   const settling = new Set<number>();
+  // (a row holding a payout the journal gives another row is a copy of it: a row of its own, never kept as paid)
+  const journalledIds = new Set(
+    [...folded.rows.values()].flatMap((s) => [s.payout, ...(s.earlier ?? [])].flatMap((p) => (p ? [p.id] : []))),
+  );
   refuseUnnamedUnsettled(folded, journalled, o.resultsFile);
 
   /** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
@@ -339,7 +343,7 @@ async function retryBatch(
           reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
         });
       }
-    } else if (!s && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+    } else if (!s && isCreatedStatus(r.result.status) && !journalledIds.has(r.result.payoutId ?? '')) out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
@@ -412,9 +416,16 @@ export function ledgerStates(
   const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
+  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first)
+  for (const first of [true, false]) {
+    let i = 0;
+    for (const r of rows) {
+      const s = strong(r);
+      if (!first || s?.ref === referenceOf(r)) claim(i, s);
+      i++;
+    }
+  }
   let i = 0;
-  for (const r of rows) claim(i++, strong(r));
-  i = 0;
   for (const r of rows) {
     const ref = referenceOf(r);
     if (!out.has(i) && ref) claim(i, byRef.get(ref));
