@@ -328,6 +328,14 @@ async function retryBatch(
   const retryRow = (r: ResultRow, i: number): EngineRow => {
     let row = rowOfCells(r);
     const s = journalled.get(i);
+    const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
+    if (s && named && named !== s.ref && (folded.rows.get(named)?.phase ?? 'none') !== 'none')
+      throw new BatchRefused(
+        `${o.resultsFile} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
+          'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent. ' +
+          'Put each row back together.',
+        'row-names-two-payments',
+      );
     if (o.resendFailed && s && resendable(s)) {
       if (row.payout) {
         out.resend.add(s.ref);
