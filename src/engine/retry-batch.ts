@@ -356,10 +356,8 @@ async function retryBatch(
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
     if (['initiating', 'unknown', 'created'].includes(s.phase)) settling.add(r.rowNumber);
-    // an edited reference cannot turn an unknown outcome into a second payout
-    if (row.payout && s.ref !== row.payout.reference && s.phase !== 'rejected' && s.phase !== 'none') {
-      row.payout = { ...row.payout, reference: s.ref };
-    }
+    // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
+    if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
       const first = original(s.ref)?.payout;
