@@ -313,21 +313,23 @@ async function retryBatch(
   refuseUnnamedUnsettled(folded, journalled, o.resultsFile);
 
   /** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
-  const rowOfCells = (r: ResultRow): EngineRow => {
+  const rowOfCells = (r: ResultRow, s: RowState | undefined): EngineRow => {
     const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
     const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
     const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
-    if (orig?.payout && parsed.payout) parsed.problems.push(...zerosLost(orig.payout, parsed.payout, { ...parse, file: o.resultsFile }));
+    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
+    const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
+    if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
 
   /** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
   const retryRow = (r: ResultRow, i: number): EngineRow => {
-    let row = rowOfCells(r);
     const s = journalled.get(i);
+    let row = rowOfCells(r, s);
     const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
     if (s && named && named !== s.ref && (folded.rows.get(named)?.phase ?? 'none') !== 'none')
       throw new BatchRefused(
