@@ -322,6 +322,8 @@ async function retryBatch(
     // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
     const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
     if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
+      parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -478,6 +480,27 @@ function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' 
             value: maskAccount(String(after![f])),
             message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
             expected: 'the digits as in the batch file (keep the column as text when saving)',
+          },
+        ]
+      : [],
+  );
+}
+
+/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
+function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+  const fields: Partial<Record<string, string>> = ctx.fields;
+  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) =>
+    typeof v === 'string' && /^[1-9]\d{14}0+$/.test(v)
+      ? [
+          {
+            severity: 'error' as const,
+            code: 'EXCEL_DIGITS_LOST' as const,
+            file: ctx.file,
+            row: now.rowNumber,
+            column: fields[f] ?? f,
+            value: maskAccount(v),
+            message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
+            expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
           },
         ]
       : [],

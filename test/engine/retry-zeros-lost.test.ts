@@ -92,3 +92,30 @@ it('a refused row whose 16-digit account number a spreadsheet stored as a number
   expect(rows[0]!.result.errorCode).toBe('EXCEL_DIGITS_LOST');
   expect(await allPayouts(sb)).toHaveLength(1);
 });
+
+it('a workbook row refused for the digits Excel lost stays refused when retried untouched, the workbook fixed at its source since', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  // row 2's account a number of 16 digits shown in full (format "0"): Excel kept 15 of them
+  const ws = XLSX.utils.aoa_to_sheet([HEADER, ...[ach('DS-1', ''), ach('DS-2', '987654321')].map((l) => l.split(','))]);
+  const cell = XLSX.utils.encode_cell({ r: 1, c: HEADER.indexOf('accountNumber') });
+  ws[cell] = { t: 'n', v: 1234567890123450, z: '0' };
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, 'Pay');
+  writeFileSync(`${dir}/pay.xlsx`, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const run = await runBatch({ file: `${dir}/pay.xlsx`, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'EXCEL_DIGITS_LOST'],
+    ['PENDING', undefined],
+  ]);
+
+  // the account typed again as text in the batch workbook; the results file retried as it is
+  ws[cell] = { t: 's', v: '1234567890123456' };
+  writeFileSync(`${dir}/pay.xlsx`, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  expect((await readResults(retried.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'EXCEL_DIGITS_LOST'],
+    ['PENDING', undefined],
+  ]);
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
