@@ -306,24 +306,40 @@ async function retryBatch(
     failedPayout: new Map<string, string>(),
   };
   const settling = new Set<number>();
+  // (a row holding a payout the journal gives another row is a copy of it: a row of its own, never kept as paid)
+  const journalledIds = new Set(
+    [...folded.rows.values()].flatMap((s) => [s.payout, ...(s.earlier ?? [])].flatMap((p) => (p ? [p.id] : []))),
+  );
   refuseUnnamedUnsettled(folded, journalled, o.resultsFile);
 
   /** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
-  const rowOfCells = (r: ResultRow): EngineRow => {
+  const rowOfCells = (r: ResultRow, s: RowState | undefined): EngineRow => {
     const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
     const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-    const parsed = parseRow({ rowNumber: r.rowNumber, cells }, parse);
-    if (orig?.payout && parsed.payout) parsed.problems.push(...zerosLost(orig.payout, parsed.payout, { ...parse, file: o.resultsFile }));
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
+    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
+    const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
+    if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
+      parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
 
   /** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
   const retryRow = (r: ResultRow, i: number): EngineRow => {
-    let row = rowOfCells(r);
     const s = journalled.get(i);
+    let row = rowOfCells(r, s);
+    const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
+    if (s && named && named !== s.ref && (folded.rows.get(named)?.phase ?? 'none') !== 'none')
+      throw new BatchRefused(
+        `${o.resultsFile} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
+          'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent. ' +
+          'Put each row back together.',
+        'row-names-two-payments',
+      );
     if (o.resendFailed && s && resendable(s)) {
       if (row.payout) {
         out.resend.add(s.ref);
@@ -339,15 +355,13 @@ async function retryBatch(
           reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
         });
       }
-    } else if (!s && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+    } else if (!s && isCreatedStatus(r.result.status) && !journalledIds.has(r.result.payoutId ?? '')) out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
     if (['initiating', 'unknown', 'created'].includes(s.phase)) settling.add(r.rowNumber);
-    // an edited reference cannot turn an unknown outcome into a second payout
-    if (row.payout && s.ref !== row.payout.reference && s.phase !== 'rejected' && s.phase !== 'none') {
-      row.payout = { ...row.payout, reference: s.ref };
-    }
+    // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
+    if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
       const first = original(s.ref)?.payout;
@@ -412,9 +426,16 @@ export function ledgerStates(
   const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
+  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first)
+  for (const first of [true, false]) {
+    let i = 0;
+    for (const r of rows) {
+      const s = strong(r);
+      if (!first || s?.ref === referenceOf(r)) claim(i, s);
+      i++;
+    }
+  }
   let i = 0;
-  for (const r of rows) claim(i++, strong(r));
-  i = 0;
   for (const r of rows) {
     const ref = referenceOf(r);
     if (!out.has(i) && ref) claim(i, byRef.get(ref));
@@ -459,6 +480,27 @@ function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' 
             value: maskAccount(String(after![f])),
             message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
             expected: 'the digits as in the batch file (keep the column as text when saving)',
+          },
+        ]
+      : [],
+  );
+}
+
+/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
+function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+  const fields: Partial<Record<string, string>> = ctx.fields;
+  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) =>
+    typeof v === 'string' && /^[1-9]\d{14}0+$/.test(v)
+      ? [
+          {
+            severity: 'error' as const,
+            code: 'EXCEL_DIGITS_LOST' as const,
+            file: ctx.file,
+            row: now.rowNumber,
+            column: fields[f] ?? f,
+            value: maskAccount(v),
+            message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
+            expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
           },
         ]
       : [],

@@ -7,7 +7,7 @@ import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
-import { mapColumns, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
+import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
 import { csvLayout } from '../input/csv-reader.ts';
@@ -125,12 +125,14 @@ function resultsTableOf(
 
   const index = new Map(headers.map((h, i) => [h, i]));
   const inputIdx = split.input.map((h) => index.get(h)!);
+  // (a batch cell a spreadsheet stored as a number, for retry's Excel traps; not the amount, which write.ts makes one)
+  const numeric = split.input.flatMap((h, j) => (matchHeader(h)?.field === 'sourceAmount' ? [] : [[h, inputIdx[j]!] as const]));
   const resultIdx: [ResultColumn, number][] = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]
     .filter((c) => split.result[c] !== undefined)
     .map((c) => [c, index.get(split.result[c]!)!]);
 
   async function* rows(): AsyncGenerator<ResultRow> {
-    for await (const { rowNumber, values } of records) {
+    for await (const { rowNumber, values, numbers } of records) {
       if (rowNumber <= headerRec!.rowNumber || isBlank(values)) continue;
       // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
       const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
@@ -139,7 +141,8 @@ function resultsTableOf(
         const v = values[i] ?? '';
         if (v !== '') result[c] = unneutralise(v);
       }
-      yield { rowNumber, cells, result };
+      const held = numeric.flatMap(([h, i]) => (numbers?.[i] === undefined ? [] : [[h, numbers[i]] as const]));
+      yield { rowNumber, cells, result, ...(held.length ? { numbers: Object.fromEntries(held) } : {}) };
     }
   }
   return { format, inputColumns: split.input, rows: rows() };
@@ -303,6 +306,12 @@ function cellText(cell: XLSX.CellObject | undefined): string {
   }
 }
 
+/** A number cell's value, unless it shows a date. */
+const numberOf = (cell: XLSX.CellObject | undefined): number | undefined =>
+  cell?.t === 'n' && excelDateText(cell.v as number, typeof cell.z === 'string' ? cell.z : undefined) === undefined
+    ? (cell.v as number)
+    : undefined;
+
 /** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
 function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
   const [header, ...lines] = records.map((r) => r.values);
@@ -341,7 +350,7 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
     const line = data[r];
     const values: string[] = [];
     for (let c = range.s.c; c <= lastCol; c++) values.push(cellText(line?.[c]));
-    out.push({ rowNumber: r + 1, values });
+    out.push({ rowNumber: r + 1, values, numbers: values.map((_, k) => numberOf(line?.[range.s.c + k])) });
   }
   return out;
 }

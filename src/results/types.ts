@@ -15,6 +15,8 @@ export interface ResultRow {
   rowNumber: number;
   /** The batch's own cells by header (a missing header is written empty). */
   cells: Record<string, string>;
+  /** Reading XLSX: the batch's cells (not its amount) stored as numbers, by header, for the Excel traps. */
+  numbers?: Record<string, number>;
   result: ResultValues;
 }
 

@@ -72,6 +72,11 @@ describe('ledgerStates', () => {
     expect(match([folded], [row('A'), row('A')])).toEqual(['pA', '-']);
   });
 
+  it("a copied row keeping its original's key and payout id never takes them from the row naming the reference", () => {
+    const copy = row('A-copy', { idempotencyKey: 'k-A-1', payoutId: 'pA' });
+    expect(match([folded], [copy, row('A', { idempotencyKey: 'k-A-1', payoutId: 'pA' })])).toEqual(['-', 'pA']);
+  });
+
   it('a reference two journals name is found only through its key or payout id', () => {
     const other = foldJournal(created('A', 2, 'pA-2'));
     expect(match([folded, other], [row('A')])).toEqual(['-']);

@@ -1,10 +1,12 @@
 // A results file opened and saved by a spreadsheet loses the leading zeros of every identifier it
 // took for a number. A row retried from it must never go to the account those digits now name.
 import { readFileSync, writeFileSync } from 'node:fs';
+import * as XLSX from 'xlsx';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
+import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
 import { HEADER, tempDirs } from './helpers.ts';
@@ -36,31 +38,84 @@ const ach = (reference: string, account: string) => {
   return HEADER.map((h) => cells[h] ?? '').join(',');
 };
 
-it('a refused row whose account number lost its leading zeros in the results file is not sent; the row as written is', async () => {
+// the first attempt of every row refused by the service: nothing created
+const refuse: typeof fetch = async (input, init) =>
+  (input as string).endsWith('/initiate')
+    ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
+        status: 400,
+        headers: { 'content-type': 'application/json' },
+      })
+    : fetch(input, init);
+
+for (const batch of ['as it ran', 'edited since'])
+  it(`a refused row whose account number lost its leading zeros in the results file is not sent, the batch file ${batch}; the row as written is`, async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('ZL-1', '000123456789'), ach('ZL-2', '000987654321')].join('\n') + '\n');
+    const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+    expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+    // (edited since: the batch file no longer tells which digits its rows had; the journal still does)
+    if (batch === 'edited since') writeFileSync(`${dir}/pay.csv`, readFileSync(`${dir}/pay.csv`, 'utf8').replace(/Salary/g, 'Wages'));
+
+    // saved by a spreadsheet: row 2's account number read as a number (row 3 kept as text)
+    const saved = readFileSync(run.resultsPath, 'utf8').replace(',000123456789,', ',123456789,');
+    writeFileSync(run.resultsPath, saved);
+    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const rows = (await readResults(retried.resultsPath)).rows;
+    expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+    expect(rows[0]!.result).toMatchObject({
+      errorCode: 'EXCEL_LEADING_ZEROS_LOST',
+      errorMessage: expect.stringMatching(/^accountNumber lost the 3 leading zeros/),
+    });
+    expect(JSON.stringify(await allPayouts(sb))).not.toContain('123456789,');
+    expect(await allPayouts(sb)).toHaveLength(1);
+  });
+
+it('a refused row whose 16-digit account number a spreadsheet stored as a number in the saved workbook is not sent', async () => {
   sb = await startSb();
   const dir = await dirs.make();
-  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('ZL-1', '000123456789'), ach('ZL-2', '000987654321')].join('\n') + '\n');
-  // the first attempt of both rows refused by the service: nothing created
-  const refuse: typeof fetch = async (input, init) =>
-    (input as string).endsWith('/initiate')
-      ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
-          status: 400,
-          headers: { 'content-type': 'application/json' },
-        })
-      : fetch(input, init);
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('DL-1', '1234567890123456'), ach('DL-2', '987654321')].join('\n') + '\n');
   const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
   expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
 
-  // saved by a spreadsheet: row 2's account number read as a number (row 3 kept as text)
-  const saved = readFileSync(run.resultsPath, 'utf8').replace(',000123456789,', ',123456789,');
-  writeFileSync(run.resultsPath, saved);
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  // opened and saved as a workbook: row 2's account number became a number, of the 15 digits Excel keeps
+  const saved = `${dir}/pay.results.xlsx`;
+  await writeResults(saved, { ...(await readResults(run.resultsPath)), format: 'xlsx' });
+  const wb = XLSX.read(readFileSync(saved), { dense: true });
+  const data = (wb.Sheets[wb.SheetNames[0]!] as { '!data': XLSX.CellObject[][] })['!data'];
+  data[1]![HEADER.indexOf('accountNumber')] = { t: 'n', v: 1234567890123450 };
+  writeFileSync(saved, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: saved, conn: connectionTo(sb) });
   const rows = (await readResults(retried.resultsPath)).rows;
   expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
-  expect(rows[0]!.result).toMatchObject({
-    errorCode: 'EXCEL_LEADING_ZEROS_LOST',
-    errorMessage: expect.stringMatching(/^accountNumber lost the 3 leading zeros/),
-  });
-  expect(JSON.stringify(await allPayouts(sb))).not.toContain('123456789,');
+  expect(rows[0]!.result.errorCode).toBe('EXCEL_DIGITS_LOST');
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
+
+it('a workbook row refused for the digits Excel lost stays refused when retried untouched, the workbook fixed at its source since', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  // row 2's account a number of 16 digits shown in full (format "0"): Excel kept 15 of them
+  const ws = XLSX.utils.aoa_to_sheet([HEADER, ...[ach('DS-1', ''), ach('DS-2', '987654321')].map((l) => l.split(','))]);
+  const cell = XLSX.utils.encode_cell({ r: 1, c: HEADER.indexOf('accountNumber') });
+  ws[cell] = { t: 'n', v: 1234567890123450, z: '0' };
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, 'Pay');
+  writeFileSync(`${dir}/pay.xlsx`, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const run = await runBatch({ file: `${dir}/pay.xlsx`, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'EXCEL_DIGITS_LOST'],
+    ['PENDING', undefined],
+  ]);
+
+  // the account typed again as text in the batch workbook; the results file retried as it is
+  ws[cell] = { t: 's', v: '1234567890123456' };
+  writeFileSync(`${dir}/pay.xlsx`, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  expect((await readResults(retried.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'EXCEL_DIGITS_LOST'],
+    ['PENDING', undefined],
+  ]);
   expect(await allPayouts(sb)).toHaveLength(1);
 });

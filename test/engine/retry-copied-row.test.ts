@@ -1,0 +1,46 @@
+// A results row copied in a spreadsheet keeps the copied row's result cells (its key, payout id and
+// status). Edited into a new payment (another reference and payee), it is that payment: sent once,
+// reported with its own payout, never shown with the payout of the row it was copied from.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/engine/pipeline.ts';
+import { retryResults } from '../../src/engine/retry-batch.ts';
+import { readResults } from '../../src/results/read.ts';
+import { writeResults } from '../../src/results/write.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
+import { tempDirs, writeBatch } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-retry-copied-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+describe('retry of a results file with a paid row copied and edited into a new payment', () => {
+  for (const where of ['below', 'above'] as const)
+    it(`pays the copy once under its own reference, the copy ${where} the paid row`, async () => {
+      sb = await startSb();
+      const dir = await dirs.make();
+      const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'CP' });
+      const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+      const table = await readResults(run.resultsPath);
+      const paid = table.rows[0]!.result.payoutId!;
+      const copy = structuredClone(table.rows[0]!);
+      Object.assign(copy.cells, { reference: 'CP-NEW', accountName: 'Grace Hopper', sourceAmount: '77.00' });
+      if (where === 'below') table.rows.push(copy);
+      else table.rows.unshift(copy);
+      table.rows.forEach((r, i) => (r.rowNumber = i + 2));
+      await writeResults(run.resultsPath, table);
+
+      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+      const rows = new Map((await readResults(retried.resultsPath)).rows.map((r) => [r.cells.reference, r.result]));
+      expect(rows.get('CP-0001')!.payoutId).toBe(paid);
+      expect(rows.get('CP-NEW')!.status).toBe('PENDING');
+      expect(rows.get('CP-NEW')!.payoutId).not.toBe(paid);
+      expect(rows.get('CP-NEW')!.destinationAmount).toBe('77.00');
+      expect(await allPayouts(sb)).toHaveLength(3);
+      expect(retried.summary.money.GBP?.payouts).toBe(3);
+    });
+});

@@ -1,0 +1,59 @@
+// A spreadsheet sort of the batch's columns without the result columns ("continue with the current
+// selection") leaves each row with another row's key, payout id and status. retry must not report a
+// row refused by the service as paid with another row's payout, nor leave it unsent.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/engine/pipeline.ts';
+import { retryResults } from '../../src/engine/retry-batch.ts';
+import { readResults } from '../../src/results/read.ts';
+import { writeResults } from '../../src/results/write.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
+import { tempDirs, writeBatch } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-retry-apart-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+describe('retry of a results file whose batch columns were sorted apart from its result columns', () => {
+  it('is refused naming the row, nothing sent; put back, the refused row is sent', async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'SA' });
+    // SA-0002 (Amelia Jones) refused by the service: nothing created
+    const refuse: typeof fetch = async (input, init) =>
+      (input as string).endsWith('/initiate') &&
+      Buffer.from((init?.body as Uint8Array | undefined) ?? [])
+        .toString()
+        .includes('Amelia Jones')
+        ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
+            status: 400,
+            headers: { 'content-type': 'application/json' },
+          })
+        : fetch(input, init);
+    const run = await runBatch({ file: path, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+    const table = await readResults(run.resultsPath);
+    expect(table.rows.map((r) => [r.cells.reference, r.result.status])).toEqual([
+      ['SA-0001', 'PENDING'],
+      ['SA-0002', 'FAILED_TO_SEND'],
+    ]);
+    const cells = table.rows.map((r) => r.cells);
+    const apart = { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) };
+    await writeResults(run.resultsPath, apart);
+
+    const retry = () => retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb!) });
+    await expect(retry()).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*SA-0002.*SA-0001/) });
+    expect(await allPayouts(sb)).toHaveLength(1);
+
+    await writeResults(run.resultsPath, table);
+    const rows = (await readResults((await retry()).resultsPath)).rows;
+    expect(rows.map((r) => [r.cells.reference, r.result.status])).toEqual([
+      ['SA-0001', 'PENDING'],
+      ['SA-0002', 'PENDING'],
+    ]);
+    expect(await allPayouts(sb)).toHaveLength(2);
+  });
+});
