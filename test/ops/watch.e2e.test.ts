@@ -248,8 +248,9 @@ describe('payout-batch watch --once', () => {
     mkdirSync(join(dir, 'inbox'));
     writeFileSync(file, generateCsv({ rows: ROWS, currencies: ['GBP'], prefix: 'MK' }));
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') });
-    // run by hand on the watch's own ledger, killed once rows are under way
-    const args = ['run', file, '--yes', '--base-url', sb.url, '--state-dir', join(dir, '.state'), '--rate', '20'];
+    // run by hand on the watch's own ledger, killed once rows are under way (slowly enough that a
+    // busy machine's late kill still lands before the last row)
+    const args = ['run', file, '--yes', '--base-url', sb.url, '--state-dir', join(dir, '.state'), '--rate', '2'];
     const killed = await runCli(args, {
       cwd: dir,
       env,
