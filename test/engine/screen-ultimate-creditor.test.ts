@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { payeeDigest, screenRows, type Clearance } from '../../src/engine/screen-batch.ts';
+import { payeeOf, verifyPlannedRows, type PlanFile } from '../../src/engine/plan-file.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
 import { pain001, sampleRows } from '../input/pain001-files.ts';
 import { ROOT } from './helpers.ts';
 
@@ -45,4 +47,16 @@ describe('the ultimate creditor (UltmtCdtr)', () => {
     expect([...(await screenRows(other.rows, { lists: [LIST], clearances: [clearance] })).held.keys()]).toEqual([1]);
   });
 
+  it('is part of the row approvers sign: shown to them, and a run reading another one sends nothing', async () => {
+    const b = await batch('Adaeze Okafor');
+    const p = b.rows.at(0)!.payout!;
+    const row = { rowNumber: 1, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
+    const documents = p.documents.map((file) => ({ file, sha256: b.documents!.get(file)!.sha256 }));
+    const signed = { ...row, body: initiateBody(p), documents, ultimateCreditor: 'Adaeze Okafor' };
+    expect(payeeOf(signed)).toMatchObject({ ultimateCreditor: 'Adaeze Okafor' });
+    const plan = { file: b.file, fileSha256: b.identity.fileSha256, rows: [{ ...signed, ultimateCreditor: 'Someone Else' }] };
+    expect(() => verifyPlannedRows(plan as unknown as PlanFile, b, undefined)).toThrow(/does not give the planned/);
+    plan.rows[0]!.ultimateCreditor = 'Adaeze Okafor';
+    expect(() => verifyPlannedRows(plan as unknown as PlanFile, b, undefined)).not.toThrow();
+  });
 });
