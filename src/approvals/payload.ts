@@ -96,7 +96,9 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
         `${sc.held.length} held and not paid (${sc.held.map((h) => h.reference).join(', ') || 'none'}), ${sc.cleared.length} paid under a clearance`,
     );
   for (const r of p.rows.slice(0, shown))
-    lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
+    lines.push(
+      `${r.reference} | ${r.beneficiary}${r.ultimateCreditor ? ` for ${r.ultimateCreditor}` : ''} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`,
+    );
   if (n > shown) lines.push(`… and ${plural(n - shown, 'more payee')}`);
   return lines.join('\n  ');
 }

@@ -135,6 +135,7 @@ async function planRows(
       sourceAmount: p.sourceAmount.toFixed(),
       body: initiateBody(p),
       documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
+      ...(p.ultimateCreditor && { ultimateCreditor: p.ultimateCreditor.name }),
     };
     rows.push(row);
     if (!quote) continue;

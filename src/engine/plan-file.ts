@@ -34,6 +34,8 @@ const PlanRow = z.object({
   fee: z.string().optional(),
   totalDeductible: z.string().optional(),
   destinationAmount: z.string().optional(),
+  /** Whom the money is for behind the beneficiary (PayoutRow.ultimateCreditor): never sent, signed and shown. */
+  ultimateCreditor: z.string().optional(),
 });
 
 const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), message: z.string() });
@@ -130,6 +132,7 @@ export function payeeOf(r: PlanRow) {
     method: b.method,
     currency: b.sourceCurrency,
     amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
+    ...(r.ultimateCreditor !== undefined && { ultimateCreditor: r.ultimateCreditor }), // (none: as plans before it were signed)
   };
 }
 
@@ -178,7 +181,7 @@ export function verifyPlannedRows(
   for (const r of plan.rows) {
     const p = rowOf(r.rowNumber)?.payout;
     const planned = bodyDigest(r.body);
-    if (!p || p.reference !== r.reference || bodyDigest(initiateBody(p)) !== planned)
+    if (!p || p.reference !== r.reference || bodyDigest(initiateBody(p)) !== planned || p.ultimateCreditor?.name !== r.ultimateCreditor)
       throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
     const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
     if (docs.length !== r.documents.length || r.documents.some((d, i) => d.sha256 !== docs[i]))

@@ -63,10 +63,11 @@ const WHERE =
     ' ',
   );
 
-/** A digest of the payee's name and every field of WHERE: no account number in a clearance file. */
+/** A digest of the payee's name, every field of WHERE and the ultimate creditor's name: no account number in a clearance file. */
 export const payeeDigest = (row: PayoutRow): string => {
   const b = row.beneficiary as Partial<Record<string, string>>;
-  return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? '')]));
+  const ultimate = row.ultimateCreditor ? [row.ultimateCreditor.name] : []; // (none: the digest of clearances made before)
+  return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? ''), ...ultimate]));
 };
 
 const covers = (c: Clearance, row: PayoutRow, h: Hit, now: number) =>
@@ -107,7 +108,12 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     if (!r.payout) continue;
     out.screened++;
     const payee = payeeOf(r.payout);
-    const hits = screener.screen(payee);
+    const ultimate = r.payout.ultimateCreditor;
+    const why = (h: Hit) => ({ ...h, why: `the ultimate creditor (UltmtCdtr) "${ultimate!.name}": ${h.why}` });
+    const hits = [
+      ...screener.screen(payee),
+      ...(ultimate ? screener.screen({ reference: payee.reference, row: payee.row, ...ultimate }).map(why) : []),
+    ];
     if (!hits.length) continue;
     const used = new Set<Clearance>();
     const open = hits.filter((h) => {

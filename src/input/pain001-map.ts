@@ -22,6 +22,8 @@ export const PAIN001_CARRIED = [
   'AmtCcy',
   'ReqdExctnDt',
   'documentsMatchedBy',
+  'UltmtCdtr',
+  'UltmtCdtrCtry',
 ] as const;
 
 interface Transaction {
@@ -153,6 +155,8 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   if (clearing) set(clearing, first(tx, `${agent}/ClrSysMmbId/MmbId`), `${agent}/ClrSysMmbId/MmbId`);
   set('phoneNumber', first(tx, 'Cdtr/CtctDtls/MobNb').replace(/[-()]/g, ''), 'Cdtr/CtctDtls/MobNb'); // ISO writes +852-91234567
   set('email', first(tx, 'Cdtr/CtctDtls/EmailAdr'), 'Cdtr/CtctDtls/EmailAdr');
+  // whom the money is for, behind the creditor: never sent, screened as the payee is (engine/screen-batch.ts)
+  Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
 
   // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry) or hybrid (with AdrLine).
   const adr = 'Cdtr/PstlAdr';

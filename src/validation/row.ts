@@ -140,6 +140,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
   if (due) payout.notBefore = due;
+  const { UltmtCdtr: name, UltmtCdtrCtry: country } = row.cells;
+  if (name) payout.ultimateCreditor = { name, ...(country && { country }) };
   return { problems, payout, duplicateKey };
 }
 
