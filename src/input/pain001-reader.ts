@@ -168,7 +168,7 @@ async function* streamTransactions(
       Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });
       // (the transaction as sent, for the status report: a reference edited for a retry is not the ERP's)
       Object.assign(cells, { EndToEndId: first(tx, 'PmtId/EndToEndId'), CcyOfTrf: first(tx, 'Amt/EqvtAmt/CcyOfTrf') });
-      cells.ReqdExctnDt = due.slice(0, 10);
+      cells.ReqdExctnDt = dueDay(due);
       ready.push({ rowNumber: ++rowNumber, cells, xml: { path, elements, issues } });
       tx = undefined;
     } else if (top === 'PmtInf' && depth === 3) {
@@ -203,6 +203,12 @@ async function* streamTransactions(
   } finally {
     stream.destroy();
   }
+}
+
+/** The day a transaction is due (UTC): a time with an offset (v09 DtTm) also not before its UTC day, which may be the next. */
+function dueDay(due: string): string {
+  const utc = /[+-]\d\d:\d\d$/.test(due) && Date.parse(due) ? new Date(due).toISOString().slice(0, 10) : '';
+  return utc > due.slice(0, 10) ? utc : due.slice(0, 10);
 }
 
 /** A decimal of the file (xs:decimal: .5 and +1.50 too), or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */

@@ -69,6 +69,26 @@ describe.each(PAIN001_VERSIONS)('%s sample', (version: Pain001Version) => {
   });
 });
 
+it('a requested time (v09 DtTm) is not sent before its UTC day, nor before the day it names', async () => {
+  const at = (dtTm: string) =>
+    pain001(usa, 'pain.001.001.09').replace(
+      /<ReqdExctnDt>\s*<Dt>[^<]*<\/Dt>\s*<\/ReqdExctnDt>/g,
+      `<ReqdExctnDt><DtTm>${dtTm}</DtTm></ReqdExctnDt>`,
+    );
+  // 22:00 in New York is 03:00 UTC the next day; 01:00 in Karachi is 20:00 UTC the day before
+  for (const [dtTm, day] of [
+    ['2025-01-31T22:00:00-05:00', '2025-02-01'],
+    ['2025-02-01T01:00:00+05:00', '2025-02-01'],
+    ['2025-01-31T22:00:00', '2025-01-31'],
+  ]) {
+    const { rows } = await read(file(at(dtTm!)));
+    expect(
+      rows.map((r) => r.payout?.notBefore),
+      dtTm,
+    ).toEqual(rows.map(() => day));
+  }
+});
+
 it('the pain.001 template (`template --format pain.001`) is one valid transaction', async () => {
   const { v, rows } = await read(join(root, 'templates', 'payout-template-pain001.xml'));
   expect(v.summary).toMatchObject({ rows: 1, valid: 1, errors: 0 });
