@@ -288,3 +288,14 @@ export const batchOf = (payouts: PayoutRow[], file = '/b.csv'): LoadedBatch => (
   fileProblems: [],
   identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
 });
+
+/** A fetch whose initiates matching `sentFor` (its body, every one by default) the service refuses: nothing created. */
+export const refusingInitiates =
+  (sentFor: (body: string) => boolean = () => true): typeof fetch =>
+  async (input, init) =>
+    (input as string).endsWith('/initiate') && sentFor(Buffer.from((init?.body as Uint8Array | undefined) ?? []).toString())
+      ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+        })
+      : fetch(input, init);

@@ -10,7 +10,7 @@ import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { refusingInitiates, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-ref-zeros-');
@@ -26,13 +26,7 @@ it('a refused row whose reference lost its leading zeros in the results file is 
   const path = await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'ZR' });
   await writeFile(path, (await readFile(path, 'utf8')).replace('ZR-0001', '000123'));
   // refused by the service: nothing created
-  const refuse: typeof fetch = async (input, init) =>
-    (input as string).endsWith('/initiate')
-      ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
-          status: 400,
-          headers: { 'content-type': 'application/json' },
-        })
-      : fetch(input, init);
+  const refuse = refusingInitiates();
   const run = await runBatch({ file: path, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
   const table = await readResults(run.resultsPath);
   expect(table.rows.map((r) => [r.cells.reference, r.result.status])).toEqual([['000123', 'FAILED_TO_SEND']]);

@@ -8,7 +8,7 @@ import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { refusingInitiates, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-apart-');
@@ -24,16 +24,7 @@ describe('retry of a results file whose batch columns were sorted apart from its
     const dir = await dirs.make();
     const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'SA' });
     // SA-0002 (Amelia Jones) refused by the service: nothing created
-    const refuse: typeof fetch = async (input, init) =>
-      (input as string).endsWith('/initiate') &&
-      Buffer.from((init?.body as Uint8Array | undefined) ?? [])
-        .toString()
-        .includes('Amelia Jones')
-        ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
-            status: 400,
-            headers: { 'content-type': 'application/json' },
-          })
-        : fetch(input, init);
+    const refuse = refusingInitiates((body) => body.includes('Amelia Jones'));
     const run = await runBatch({ file: path, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
     const table = await readResults(run.resultsPath);
     expect(table.rows.map((r) => [r.cells.reference, r.result.status])).toEqual([

@@ -9,7 +9,7 @@ import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { HEADER, tempDirs } from './helpers.ts';
+import { HEADER, refusingInitiates, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-zeros-lost-');
@@ -39,13 +39,7 @@ const ach = (reference: string, account: string) => {
 };
 
 // the first attempt of every row refused by the service: nothing created
-const refuse: typeof fetch = async (input, init) =>
-  (input as string).endsWith('/initiate')
-    ? new Response(JSON.stringify({ statusCode: 400, message: 'Insufficient funds', error: 'INSUFFICIENT_FUNDS' }), {
-        status: 400,
-        headers: { 'content-type': 'application/json' },
-      })
-    : fetch(input, init);
+const refuse = refusingInitiates();
 
 for (const batch of ['as it ran', 'edited since'])
   it(`a refused row whose account number lost its leading zeros in the results file is not sent, the batch file ${batch}; the row as written is`, async () => {
