@@ -11,7 +11,7 @@ import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import type { RowState } from '../journal/lines.ts';
 import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
-import { ledgerStates } from '../engine/retry-batch.ts';
+import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
@@ -251,6 +251,8 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
     let n = 0;
     for (const [i, s] of states) {
       const row = table.rows.at(i)!;
+      const batch = folds.find((f) => f.rows.get(s.ref) === s)!;
+      refuseRowApart(o.resultsFile, row, reference, s, batch, 'Nothing was asked nor written.');
       const latest = ledgerAhead(row.result, s);
       if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
