@@ -10,7 +10,7 @@ import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { parseEarlierPayouts, reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { outcomeFromState, resultValues } from '../engine/outcome.ts';
-import { ledgerStates } from '../engine/retry-batch.ts';
+import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { resultsPathFor, type ResultsFormat } from '../results/paths.ts';
@@ -72,13 +72,14 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
 }
 
 /** The rows sent again since this file was written, as now; every batch's payouts (they explain debits). */
-async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
+async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable, file: string) {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   const reference = batchColumns(table).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
   for (const [i, s] of states) {
     const row = table.rows[i]!;
+    refuseRowApart(file, row, reference, s, folds);
     if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
       latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
   }
@@ -130,7 +131,7 @@ async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readon
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
   checkPeriod(o);
-  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table);
+  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table, o.resultsFile);
   const rows = reconRowsOf(table, latest);
   const swaps = await batchSwaps(o, table, rows);
   const superseded = latest.size

@@ -251,8 +251,7 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
     let n = 0;
     for (const [i, s] of states) {
       const row = table.rows.at(i)!;
-      const batch = folds.find((f) => f.rows.get(s.ref) === s)!;
-      refuseRowApart(o.resultsFile, row, reference, s, batch, 'Nothing was asked nor written.');
+      refuseRowApart(o.resultsFile, row, reference, s, folds);
       const latest = ledgerAhead(row.result, s);
       if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)

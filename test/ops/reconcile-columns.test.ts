@@ -3,6 +3,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { connectionTo, paidBatch, startSb } from './helpers.ts';
 
 describe('reconcile of a batch with export column names', () => {
@@ -17,6 +19,23 @@ describe('reconcile of a batch with export column names', () => {
         ['GEN-0001', 'GBP'],
         ['GEN-0002', 'GBP'],
       ]);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('reconcile of a results file whose batch columns were sorted apart from its result columns', () => {
+  it("is refused naming the row, never tying one row's payout to another's reference", async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const cells = table.rows.map((r) => r.cells);
+      await writeResults(b.results, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
+      const rc = reconcile({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      await expect(rc).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*GEN-0002.*GEN-0001/) });
     } finally {
       await sb.close();
     }
