@@ -26,6 +26,7 @@ import {
 } from './apply-status.ts';
 import {
   countGroups,
+  ENGINE_STATUSES,
   isCreatedStatus,
   outcomeCounts,
   outcomeFromState,
@@ -267,6 +268,7 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
 
 /** The ledger's values of a row when they say more than its cells, else undefined. */
 function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined {
+  if (cells.status === ENGINE_STATUSES.ALREADY_PAID) return undefined; // (its payout is another batch's, whose key it shares)
   const v = resultValues(outcomeFromState(s, { status: cells.status ?? '', documents: [] }));
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =
