@@ -9,7 +9,7 @@ import type { UsageReport } from '../client/quota.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { parseEarlierPayouts, reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { outcomeFromState, resultValues } from '../engine/outcome.ts';
+import { ENGINE_STATUSES, outcomeFromState, resultValues } from '../engine/outcome.ts';
 import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -61,7 +61,8 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
       rowNumber: r.rowNumber,
       reference: r.cells[reference]?.trim() || undefined,
       status: v.status,
-      payoutId: v.payoutId || undefined,
+      // (a row already paid by another batch: that batch's payout and money, never this one's)
+      payoutId: (v.status !== ENGINE_STATUSES.ALREADY_PAID && v.payoutId) || undefined,
       payoutRef: v.payoutRef || undefined,
       currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,

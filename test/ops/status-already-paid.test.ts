@@ -1,8 +1,10 @@
 // A batch some of whose rows another batch of the account had already paid (ALREADY_PAID, with that
-// batch's payout): their payouts and money stay the other batch's, in `status` as in the run.
+// batch's payout): their payouts and money stay the other batch's, in `status` as in the run, and
+// `reconcile` ties out this batch's own payouts only.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
+import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -32,6 +34,21 @@ describe('a batch with rows another batch paid', () => {
       const status = await refreshStatus(o);
       expect(await statuses()).toEqual(['ALREADY_PAID', 'ALREADY_PAID', 'PENDING']);
       expect(status.money).toEqual({ GBP: { payouts: 1, debited: '14.02', refunded: '0.00', net: '14.02' } });
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it("reconcile ties out this batch's payout only, never the other batch's debits", async () => {
+    const sb = await startSb();
+    try {
+      const { o } = await paidAgain(sb);
+      const report = (await reconcile(o)).report!;
+      expect(report.totals.map((t) => [t.currency, t.net, t.expectedNet, t.ok])).toEqual([['GBP', '-14.02', '-14.02', true]]);
+      expect(report.counts.created).toBe(1);
+      expect(report.rows.map((r) => r.created)).toEqual([false, false, true]);
+      expect(report.unexplained).toEqual([]);
+      expect(report.ok).toBe(true);
     } finally {
       await sb.close();
     }
