@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import type { RunKind } from '../engine/pipeline.ts';
+import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { parseEarlierPayouts, reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
@@ -81,7 +82,8 @@ async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable, file
   for (const [i, s] of states) {
     const row = table.rows[i]!;
     refuseRowApart(file, row, reference, s, folds);
-    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
+    const elsewhere = SENT_ELSEWHERE.has(row.result.errorCode ?? ''); // (another batch's payout of its reference)
+    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId && !elsewhere)
       latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
   }
   return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };

@@ -13,6 +13,7 @@ import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
+import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
@@ -268,7 +269,8 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
 
 /** The ledger's values of a row when they say more than its cells, else undefined. */
 function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined {
-  if (cells.status === ENGINE_STATUSES.ALREADY_PAID) return undefined; // (its payout is another batch's, whose key it shares)
+  // (left out for another batch's payout of its reference, whose key it shares: that batch's, never this one's)
+  if (cells.status === ENGINE_STATUSES.ALREADY_PAID || SENT_ELSEWHERE.has(cells.errorCode ?? '')) return undefined;
   const v = resultValues(outcomeFromState(s, { status: cells.status ?? '', documents: [] }));
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =

@@ -8,7 +8,7 @@ import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { readResults } from '../../src/results/results.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { connectionTo, paidBatch, startSb, unattended, writeBatch } from './helpers.ts';
 
 /** GEN-0001 and GEN-0002 paid by a first batch; then a file of GEN-0001..3 run from another state folder. */
@@ -49,6 +49,31 @@ describe('a batch with rows another batch paid', () => {
       expect(report.rows.map((r) => r.created)).toEqual([false, false, true]);
       expect(report.unexplained).toEqual([]);
       expect(report.ok).toBe(true);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('status and reconcile leave a row left out for another batch as it is (a plan made while that batch was sending)', async () => {
+    const sb = await startSb();
+    try {
+      const first = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      // the results of a plan's batch of the same rows, run from the same ledger: left out, no key of their own
+      const table = await readResults(first.results);
+      const elsewhere = { status: 'NOT_SENT', errorCode: 'SENT_BY_ANOTHER_BATCH', errorMessage: 'sent by another batch: left out' };
+      const rows = table.rows.map((r) => ({ ...r, result: elsewhere }));
+      const again = join(first.dir, 'again.results.csv');
+      await writeResults(again, { ...table, rows });
+      const o = { client: conn.client, resultsFile: again, ledgers: [ledgerOf(conn)] };
+      const status = await refreshStatus(o);
+      expect((await readResults(again)).rows.map((r) => [r.result.status, r.result.payoutId])).toEqual([
+        ['NOT_SENT', undefined],
+        ['NOT_SENT', undefined],
+      ]);
+      expect(status.money).toEqual({});
+      const report = (await reconcile(o)).report!;
+      expect(report.counts.created).toBe(0);
     } finally {
       await sb.close();
     }
