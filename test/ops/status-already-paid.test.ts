@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { applyStatus } from '../../src/follow-up/apply-status.ts';
+import { foldAll } from '../../src/ledger/account-ledger.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -74,6 +76,26 @@ describe('a batch with rows another batch paid', () => {
       expect(status.money).toEqual({});
       const report = (await reconcile(o)).report!;
       expect(report.counts.created).toBe(0);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it("a status change of the other batch's payout reaches that batch's journal (listen --results of this batch)", async () => {
+    const sb = await startSb();
+    try {
+      const first = await paidBatch(sb, { rows: 1 });
+      const conn = connectionTo(sb);
+      const table = await readResults(first.results);
+      const rows = table.rows.map((r) => ({ ...r, result: { ...r.result, status: 'ALREADY_PAID', errorCode: 'ALREADY_PAID' } }));
+      const again = join(first.dir, 'again.results.csv');
+      await writeResults(again, { ...table, rows });
+      const at = new Date(Date.now() + 1000).toISOString();
+      const update = { payoutId: first.ids[0]!, status: 'PROCESSING', at, source: 'webhook' as const };
+      await applyStatus([{ file: again }], [update], { ledgers: [ledgerOf(conn)] });
+      const [a] = await foldAll([ledgerOf(conn)]);
+      expect([...a!.folded.rows.values()].map((s) => s.payout?.status)).toEqual(['PROCESSING']);
+      expect((await readResults(again)).rows.map((r) => r.result.status)).toEqual(['ALREADY_PAID']);
     } finally {
       await sb.close();
     }
