@@ -156,9 +156,10 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
+    const tied = table.rows.map((r) => ({ ...r, result: latest.get(r) ?? r.result })); // (a later payout the ledger knows)
     const statement = o.statement && {
       path: o.statement,
-      ...(await writeStatement(o.statement, { table, transactions, swaps, period: report.period })),
+      ...(await writeStatement(o.statement, { table: { ...table, rows: tied }, transactions, swaps, period: report.period })),
     };
     return {
       kind: report.ok ? 'ok' : 'rows-failed',
