@@ -332,14 +332,7 @@ async function retryBatch(
   const retryRow = (r: ResultRow, i: number): EngineRow => {
     const s = journalled.get(i);
     let row = rowOfCells(r, s);
-    const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
-    if (s && named && named !== s.ref && (folded.rows.get(named)?.phase ?? 'none') !== 'none')
-      throw new BatchRefused(
-        `${o.resultsFile} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
-          'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent. ' +
-          'Put each row back together.',
-        'row-names-two-payments',
-      );
+    refuseRowApart(o.resultsFile, r, refHeader, s, [folded]);
     if (o.resendFailed && s && resendable(s)) {
       if (row.payout) {
         out.resend.add(s.ref);
@@ -442,6 +435,25 @@ export function ledgerStates(
     i++;
   }
   return out;
+}
+
+/** A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. */
+export function refuseRowApart(
+  file: string,
+  r: ResultRow,
+  refHeader: string | undefined,
+  s: RowState | undefined,
+  folds: FoldedJournal[],
+): void {
+  const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
+  const batch = s && folds.find((f) => f.rows.get(s.ref) === s);
+  if (s && named && named !== s.ref && (batch?.rows.get(named)?.phase ?? 'none') !== 'none')
+    throw new BatchRefused(
+      `${file} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
+        'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent ' +
+        'nor written. Put each row back together.',
+      'row-names-two-payments',
+    );
 }
 
 /** An unsettled row no results row names cannot be told from a new payment: refused, nothing sent. */

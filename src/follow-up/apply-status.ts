@@ -193,7 +193,8 @@ export async function applyStatus(targets: StatusTarget[], updates: StatusUpdate
         : 'status details updated';
     o.logger?.info({ deliveryId, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
   }
-  const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
+  // (a row of our words holding the payout, ALREADY_PAID, is not its batch's: its journal still gets the change)
+  const held = new Set([...out.applied, ...out.ignored.filter((c) => c.decision.why !== 'not-a-payout-status')].map((c) => c.payoutId));
   const rest = updates.filter((u) => !held.has(u.payoutId));
   if (rest.length) {
     o.logger?.info({ payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');

@@ -17,6 +17,7 @@ import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { applyStatus, type ApplyResult } from './apply-status.ts';
 import { updateOf } from './refresh-status.ts';
+import { refuseRowApart } from '../engine/retry-batch.ts';
 
 export interface AttachOptions {
   client: PayoutClient;
@@ -65,7 +66,11 @@ export async function payoutIdOf(
         `row ${row.rowNumber} of ${o.resultsFile} (${payout}) has no payout (${row.result.status ?? 'no status'}): there is nothing to attach to`,
         'PAYOUT_NOT_FOUND',
       );
-    return { payoutId: row.result.payoutId, resultsFile: o.resultsFile };
+    const folds = (await foldAll(o.ledgers ?? [])).map((b) => b.folded);
+    const id = row.result.payoutId;
+    const s = folds.flatMap((f) => [...f.rows.values()]).find((s) => [s.payout, ...(s.earlier ?? [])].some((p) => p?.id === id));
+    refuseRowApart(o.resultsFile, row, column, s, folds);
+    return { payoutId: id, resultsFile: o.resultsFile };
   }
   for (const { folded } of await foldAll(o.ledgers ?? []))
     for (const s of folded.rows.values())

@@ -5,12 +5,13 @@ import { existsSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import type { RunKind } from '../engine/pipeline.ts';
+import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { parseEarlierPayouts, reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { outcomeFromState, resultValues } from '../engine/outcome.ts';
-import { ledgerStates } from '../engine/retry-batch.ts';
+import { ENGINE_STATUSES, outcomeFromState, resultValues } from '../engine/outcome.ts';
+import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { resultsPathFor, type ResultsFormat } from '../results/paths.ts';
@@ -61,7 +62,8 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
       rowNumber: r.rowNumber,
       reference: r.cells[reference]?.trim() || undefined,
       status: v.status,
-      payoutId: v.payoutId || undefined,
+      // (a row already paid by another batch: that batch's payout and money, never this one's)
+      payoutId: (v.status !== ENGINE_STATUSES.ALREADY_PAID && v.payoutId) || undefined,
       payoutRef: v.payoutRef || undefined,
       currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,
@@ -72,14 +74,16 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
 }
 
 /** The rows sent again since this file was written, as now; every batch's payouts (they explain debits). */
-async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
+async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable, file: string) {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   const reference = batchColumns(table).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
   for (const [i, s] of states) {
     const row = table.rows[i]!;
-    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
+    refuseRowApart(file, row, reference, s, folds);
+    const elsewhere = SENT_ELSEWHERE.has(row.result.errorCode ?? ''); // (another batch's payout of its reference)
+    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId && !elsewhere)
       latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
   }
   return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };
@@ -130,7 +134,7 @@ async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readon
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
   checkPeriod(o);
-  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table);
+  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table, o.resultsFile);
   const rows = reconRowsOf(table, latest);
   const swaps = await batchSwaps(o, table, rows);
   const superseded = latest.size
@@ -152,9 +156,10 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
+    const tied = table.rows.map((r) => ({ ...r, result: latest.get(r) ?? r.result })); // (a later payout the ledger knows)
     const statement = o.statement && {
       path: o.statement,
-      ...(await writeStatement(o.statement, { table, transactions, swaps, period: report.period })),
+      ...(await writeStatement(o.statement, { table: { ...table, rows: tied }, transactions, swaps, period: report.period })),
     };
     return {
       kind: report.ok ? 'ok' : 'rows-failed',

@@ -11,8 +11,9 @@ import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import type { RowState } from '../journal/lines.ts';
 import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
-import { ledgerStates } from '../engine/retry-batch.ts';
+import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
+import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
@@ -26,6 +27,7 @@ import {
 } from './apply-status.ts';
 import {
   countGroups,
+  ENGINE_STATUSES,
   isCreatedStatus,
   outcomeCounts,
   outcomeFromState,
@@ -251,6 +253,7 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
     let n = 0;
     for (const [i, s] of states) {
       const row = table.rows.at(i)!;
+      refuseRowApart(o.resultsFile, row, reference, s, folds);
       const latest = ledgerAhead(row.result, s);
       if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
@@ -266,6 +269,8 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
 
 /** The ledger's values of a row when they say more than its cells, else undefined. */
 function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined {
+  // (left out for another batch's payout of its reference, whose key it shares: that batch's, never this one's)
+  if (cells.status === ENGINE_STATUSES.ALREADY_PAID || SENT_ELSEWHERE.has(cells.errorCode ?? '')) return undefined;
   const v = resultValues(outcomeFromState(s, { status: cells.status ?? '', documents: [] }));
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =

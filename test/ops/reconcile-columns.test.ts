@@ -1,8 +1,11 @@
 // `reconcile` of a batch whose columns bear an export's names ("Payment Reference", "Currency"):
 // each row is named by its reference, as `status` and the statement name it.
 import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { connectionTo, paidBatch, startSb } from './helpers.ts';
 
 describe('reconcile of a batch with export column names', () => {
@@ -16,6 +19,50 @@ describe('reconcile of a batch with export column names', () => {
       expect(rc.report?.rows.map((r) => [r.reference, r.currency])).toEqual([
         ['GEN-0001', 'GBP'],
         ['GEN-0002', 'GBP'],
+      ]);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('reconcile of a results file whose batch columns were sorted apart from its result columns', () => {
+  it("is refused naming the row, never tying one row's payout to another's reference", async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const cells = table.rows.map((r) => r.cells);
+      await writeResults(b.results, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
+      const rc = reconcile({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      await expect(rc).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*GEN-0002.*GEN-0001/) });
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('reconcile --statement of a results file whose row lost its payout id cell', () => {
+  it("names the payout the tie-out gives the row by its journal, with the row's reference", async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const { payoutId: _id, payoutRef: _ref, ...kept } = table.rows[0]!.result;
+      await writeResults(b.results, { ...table, rows: [{ ...table.rows[0]!, result: kept }, table.rows[1]!] });
+      const statement = join(b.dir, 'statement.xml');
+      const rc = await reconcile({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)], statement });
+      expect(rc.report?.rows.map((r) => [r.reference, r.payoutId, r.ok])).toEqual([
+        ['GEN-0001', b.ids[0], true],
+        ['GEN-0002', b.ids[1], true],
+      ]);
+      const entries = (await readFile(statement, 'utf8')).split('<Ntry>').slice(1);
+      const kindAndId = (e: string) => [/<Cd>([A-Z]+)<\/Cd>\s*<Issr>/.exec(e)?.[1], /<EndToEndId>([^<]*)</.exec(e)?.[1]];
+      expect(entries.map(kindAndId).sort()).toEqual([
+        ['PAYOUT', 'GEN-0001'],
+        ['PAYOUT', 'GEN-0002'],
       ]);
     } finally {
       await sb.close();

@@ -1,5 +1,6 @@
 // `status` brings a row up to the ledger's latest state (a status `listen` put only in the journal)
 // and keeps what only the results file holds: the screening clearance the row was sent under.
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { applyStatus } from '../../src/follow-up/apply-status.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
@@ -51,6 +52,30 @@ describe('status catching up with the ledger', () => {
       const after = (await readResults(b.results)).rows.map((r) => r.result);
       expect(after.map((r) => r.payoutId)).toEqual([b.ids[2], undefined, b.ids[0], b.ids[1]]);
       expect(after.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PROCESSING', 'PENDING']);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('status of a results file whose batch columns were sorted apart from its result columns', () => {
+  it('is refused naming the row, the file left as it was', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const conn = connectionTo(sb);
+      const table = await readResults(b.results);
+      const cells = table.rows.map((r) => r.cells);
+      await writeResults(b.results, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
+      const before = await readFile(b.results);
+      // the first payout moved on in the journal only (listen without --results)
+      await setStatus(sb, b.ids[0]!, 'PROCESSING');
+      const at = new Date(Date.now() + 1000).toISOString();
+      await applyStatus([], [{ payoutId: b.ids[0]!, status: 'PROCESSING', at, source: 'webhook' }], { ledgers: [ledgerOf(conn)] });
+
+      const status = refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      await expect(status).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*GEN-0002.*GEN-0001/) });
+      expect((await readFile(b.results)).equals(before)).toBe(true);
     } finally {
       await sb.close();
     }
