@@ -286,8 +286,9 @@ export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateRes
 export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
   const { above } = p;
-  if (approved?.ok || !above) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
+    const changed = await policyChanged(p, ledger);
+    if (changed || approved?.ok || !above) return changed;
     const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
       .unapproved(utcDay(), { payouts, above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
@@ -295,6 +296,18 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
     return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, approved);
   };
   return { policy, spend };
+}
+
+/** Read again just before the first payout: the run was judged under `p`, and a version approved since binds instead. */
+async function policyChanged(p: AccountPolicy, ledger: Ledger): Promise<string | undefined> {
+  const now = await policyInForce(p.account, ledger).catch((e: unknown) => {
+    if (e instanceof PolicyError) return e.message;
+    throw e;
+  });
+  if (typeof now === 'string') return now;
+  if (now?.version === p.version && now.setAt === p.setAt) return undefined;
+  const version = now ? `version ${now.version}: ${describePolicy(now)}` : 'none';
+  return `this account's approval policy changed since this run read it (version ${p.version}, now ${version}): run again under the policy in force`;
 }
 
 export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): string | undefined {
