@@ -2,7 +2,7 @@
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -248,6 +248,32 @@ it('a policy changed while the run waits at its confirmation is read again befor
   expect(t.atQuestion).toContain('Send 2 payouts');
   expect(t.code, t.output).toBe(3);
   expect(t.output).toMatch(/approval policy .*changed/);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it('approvals that expire while the run waits at its confirmation no longer count: nothing is sent', async () => {
+  const { dir, env, inst, service, inProcess, person, keys, policy } = await scene();
+  await policy('--approvals-expire-after', '1m');
+  person('Dan');
+  const made = await inProcess('plan', join(dir, 'payroll.csv'), '--out', join(dir, 'ok.plan.json'), '--no-quote', '--as', 'Dan', '--approver-key', join(dir, 'Dan.pem'), ...service); // prettier-ignore
+  expect(made.code, made.stderr).toBe(0);
+  // signed 50 seconds ago: counted when the run starts, expired by the time it is answered
+  const signedAt = Date.now() - 50_000;
+  vi.useFakeTimers({ toFake: ['Date'], now: signedAt });
+  try {
+    for (const n of ['Alice', 'Bob']) await approveAs(join(dir, 'ok.plan.json'), n, keys.get(n)!.privatePem);
+  } finally {
+    vi.useRealTimers();
+  }
+  const before = initiates(sb).length;
+  const expired = async () => {
+    await until(() => Date.now() > signedAt + 61_000, 20_000, 'the approvals to expire');
+    return 'y\r';
+  };
+  const t = await onTerminal(['run', '--plan', 'ok.plan.json', ...service], { env, cwd: dir, bin: inst.bin, answer: expired });
+  expect(t.atQuestion).toContain('Send 2 payouts');
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toContain("the account's policy counts approvals of the last 1m only");
   expect(initiates(sb)).toHaveLength(before);
 });
 
