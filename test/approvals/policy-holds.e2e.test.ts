@@ -251,6 +251,20 @@ it('a policy changed while the run waits at its confirmation is read again befor
   expect(initiates(sb)).toHaveLength(before);
 });
 
+it("an account's first policy, set while a run waits at its confirmation, holds that run: nothing is sent", async () => {
+  const { dir, env, inst, service, policy } = await scene();
+  const before = initiates(sb).length;
+  const first = async () => {
+    await policy();
+    return 'y\r';
+  };
+  const t = await onTerminal(['run', 'payroll.csv', ...service], { env, cwd: dir, bin: inst.bin, answer: first });
+  expect(t.atQuestion).toContain('Send 2 payouts');
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toMatch(/approval policy changed since this run read it \(none, now version 1: 2 approvals of Alice, Bob\)/);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
 it('approvals that expire while the run waits at its confirmation no longer count: nothing is sent', async () => {
   const { dir, env, inst, service, inProcess, person, keys, policy } = await scene();
   await policy('--approvals-expire-after', '1m');
