@@ -283,19 +283,41 @@ export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateRes
 }
 
 /** `approved`: the policy's check of the plan being run (undefined: no plan). */
-export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): Pick<GuardOptions, 'policy' | 'spend'> {
+export function policyGuard(
+  p: AccountPolicy,
+  approved?: Pick<GateResult, 'ok' | 'message' | 'plan'>,
+): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
   const { above } = p;
-  if (approved?.ok || !above) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
+    const changed = await policyChanged(p.account, p, ledger);
+    // (approvals counted again: one that expired while the run waited at its confirmation no longer counts)
+    const still = approved?.ok && approved.plan ? policyGate(p, approved.plan) : approved;
+    if (changed || still?.ok) return changed;
+    if (!above) return still && policyRefusal(p, still);
     const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
       .unapproved(utcDay(), { payouts, above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;
-    return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, approved);
+    return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, still);
   };
   return { policy, spend };
 }
+
+/** Read again just before the first payout: the run was judged under `p` (none: no policy), and a version set since binds instead. */
+async function policyChanged(account: string, p: AccountPolicy | undefined, ledger: Ledger): Promise<string | undefined> {
+  const now = await policyInForce(account, ledger).catch((e: unknown) => {
+    if (e instanceof PolicyError) return e.message;
+    throw e;
+  });
+  if (typeof now === 'string') return now;
+  if (now?.version === p?.version && now?.setAt === p?.setAt) return undefined;
+  const version = now ? `version ${now.version}: ${describePolicy(now)}` : 'none';
+  return `this account's approval policy changed since this run read it (${p ? `version ${p.version}` : 'none'}, now ${version}): run again under the policy in force`;
+}
+
+/** The last check of a run against an account that had no policy when it started. */
+export const policySetSince = (baseUrl: string) => (ledger: Ledger) => policyChanged(baseUrl, undefined, ledger);
 
 export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): string | undefined {
   if (approved?.ok) return undefined;

@@ -487,6 +487,7 @@ export async function askYesNo(io: CliIO, question: string): Promise<boolean> {
         io.stderr.write('^C\n');
         resolve('');
       });
+      rl.once('close', () => resolve('')); // (Ctrl-D, the end of input: no)
     });
     return /^y(es)?$/i.test(answer.trim());
   } finally {

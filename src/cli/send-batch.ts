@@ -29,7 +29,7 @@ import { execute, type PipelineResult, type Prepared, type SendOptions } from '.
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/write-report.ts';
-import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
+import { PolicyError, policyInForce, policySetSince, type AccountPolicy } from '../approvals/account-policy.ts';
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -164,7 +164,9 @@ export async function sendBatch<
           stop,
           events: progress.events,
         };
-        const prepared = await prepare({ conn, stateDir, guards, settings, screening: screeningOf(args, io, o.policy) });
+        // (no policy when it started: one set before the first payout holds it)
+        const held = o.policy || conn.sandbox ? guards : { ...guards, spend: policySetSince(conn.environment.baseUrl) };
+        const prepared = await prepare({ conn, stateDir, guards: held, settings, screening: screeningOf(args, io, o.policy) });
         const { plan } = prepared;
         progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
         out(resumeText(prepared.resume));

@@ -106,6 +106,13 @@ export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartia
   ];
 }
 
+/** Rows whose sanctions clearance expired since the plan (the run waited at its confirmation): they would go uncleared. */
+export function clearanceLapsed(plan: Pick<BatchPlan, 'screening' | 'toSend'>, now = Date.now()): string | undefined {
+  const rows = plan.toSend.filter((n) => plan.screening?.cleared.get(n)?.some((c) => !(Date.parse(c.expiresAt) > now)));
+  if (rows.length)
+    return `the sanctions clearance of row${rows.length > 1 ? 's' : ''} ${rows.join(', ')} expired before the first payout: run again (its row is held unless cleared again)`;
+}
+
 export const payoutsOf = (numbers: Iterable<number>, rows: RowList<EngineRow>): UnapprovedPayout[] => {
   const wanted = new Set(numbers);
   return rows.flatMap((r) =>

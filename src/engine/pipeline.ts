@@ -13,7 +13,7 @@ import { streamResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { controlTotalNotes, decideApproval, payoutsOf, type ApprovalDecision, type GuardOptions } from './guards.ts';
+import { clearanceLapsed, controlTotalNotes, decideApproval, payoutsOf, type ApprovalDecision, type GuardOptions } from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
@@ -214,8 +214,11 @@ export async function preparePipeline<R>(
               ? ['declined at the confirmation: nothing was sent']
               : undefined;
       const stopped = !!stop?.aborted;
-      // (the last check of the account's approval policy: what it lets go without approval today, counted under the ledger's lock)
-      const spent = !refused && plan.toSend.length ? await o.guards.spend?.(session.ledger, payoutsOf(plan.toSend, batch.rows)) : undefined;
+      // (the last checks: the clearances, then the account's approval policy, read again, and what it lets go without approval today)
+      const spent =
+        !refused && plan.toSend.length
+          ? (clearanceLapsed(plan) ?? (await o.guards.spend?.(session.ledger, payoutsOf(plan.toSend, batch.rows))))
+          : undefined;
       if (refused || spent)
         return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
       return send(run, plan, fees);

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
-import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, policySetSince } from '../approvals/account-policy.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
@@ -458,8 +458,12 @@ export class FolderWatch {
       const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, this.ledger);
       const approved = cfg.requireApprovals !== undefined ? await this.approvedPlan(claimDir, claim) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
-      // the policy judges the same checked plan (none: the engine refuses what needs one)
-      const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
+      // the policy judges the same checked plan (none: the engine refuses what needs one, and one set since)
+      const guard = policy
+        ? policyGuard(policy, approved && policyGate(policy, approved.checked))
+        : conn.sandbox
+          ? undefined
+          : { spend: policySetSince(conn.environment.baseUrl) };
       const screening = screeningFor(
         this.L.root,
         { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers },

@@ -2,12 +2,13 @@
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { install } from './install.ts';
+import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
@@ -221,6 +222,73 @@ it("the maker signs: an unsigned plan is not approved under a policy, and the ma
   expect(asAlice.code).toBe(2);
   expect(asAlice.stderr).toMatch(/--as Alice: the key file holds key \w+, and the account's approval policy gives Alice key \w+/);
   expect(existsSync(join(dir, 'alice.plan.json'))).toBe(false);
+});
+
+it('a policy changed while the run waits at its confirmation is read again before the first payout: nothing is sent', async () => {
+  const { dir, env, inst, service, cli, inProcess, person, approve, keys, policy } = await scene();
+  await policy();
+  person('Dan');
+  const made = await inProcess('plan', join(dir, 'payroll.csv'), '--out', join(dir, 'ok.plan.json'), '--no-quote', '--as', 'Dan', '--approver-key', join(dir, 'Dan.pem'), ...service); // prettier-ignore
+  expect(made.code, made.stderr).toBe(0);
+  for (const n of ['Alice', 'Bob']) await approveAs(join(dir, 'ok.plan.json'), n, keys.get(n)!.privatePem);
+  person('Carol');
+  const three = ['Alice', 'Bob', 'Carol'].map((n) => `${n}.approver.pub.json`);
+  expect((await inProcess('approvers', 'add', ...three, '--out', 'three.json')).code).toBe(0);
+  const before = initiates(sb).length;
+  // at the question, Alice and Bob raise the policy to 3 approvals: the plan they approved under 2 is not enough
+  const raise = async () => {
+    const set = await cli('policy', 'set', '--require-approvals', '3', '--approvers', 'three.json', '--out', 'raise.json', ...service);
+    expect(set.code, set.stderr).toBe(0);
+    for (const n of ['Alice', 'Bob']) expect((await approve('raise.json', n, n, null)).code).toBe(0);
+    const applied = await cli('policy', 'apply', 'raise.json');
+    expect(applied.code, applied.stderr).toBe(0);
+    return 'y\r';
+  };
+  const t = await onTerminal(['run', '--plan', 'ok.plan.json', ...service], { env, cwd: dir, bin: inst.bin, answer: raise });
+  expect(t.atQuestion).toContain('Send 2 payouts');
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toMatch(/approval policy .*changed/);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it("an account's first policy, set while a run waits at its confirmation, holds that run: nothing is sent", async () => {
+  const { dir, env, inst, service, policy } = await scene();
+  const before = initiates(sb).length;
+  const first = async () => {
+    await policy();
+    return 'y\r';
+  };
+  const t = await onTerminal(['run', 'payroll.csv', ...service], { env, cwd: dir, bin: inst.bin, answer: first });
+  expect(t.atQuestion).toContain('Send 2 payouts');
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toMatch(/approval policy changed since this run read it \(none, now version 1: 2 approvals of Alice, Bob\)/);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it('approvals that expire while the run waits at its confirmation no longer count: nothing is sent', async () => {
+  const { dir, env, inst, service, inProcess, person, keys, policy } = await scene();
+  await policy('--approvals-expire-after', '1m');
+  person('Dan');
+  const made = await inProcess('plan', join(dir, 'payroll.csv'), '--out', join(dir, 'ok.plan.json'), '--no-quote', '--as', 'Dan', '--approver-key', join(dir, 'Dan.pem'), ...service); // prettier-ignore
+  expect(made.code, made.stderr).toBe(0);
+  // signed 50 seconds ago: counted when the run starts, expired by the time it is answered
+  const signedAt = Date.now() - 50_000;
+  vi.useFakeTimers({ toFake: ['Date'], now: signedAt });
+  try {
+    for (const n of ['Alice', 'Bob']) await approveAs(join(dir, 'ok.plan.json'), n, keys.get(n)!.privatePem);
+  } finally {
+    vi.useRealTimers();
+  }
+  const before = initiates(sb).length;
+  const expired = async () => {
+    await until(() => Date.now() > signedAt + 61_000, 20_000, 'the approvals to expire');
+    return 'y\r';
+  };
+  const t = await onTerminal(['run', '--plan', 'ok.plan.json', ...service], { env, cwd: dir, bin: inst.bin, answer: expired });
+  expect(t.atQuestion).toContain('Send 2 payouts');
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toContain("the account's policy counts approvals of the last 1m only");
+  expect(initiates(sb)).toHaveLength(before);
 });
 
 it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." and "Al ice" are Alice', async () => {

@@ -27,8 +27,9 @@ vi.mock('../../src/package-root.ts', async (importOriginal) => ({
 }));
 host.folder = mkdtempSync(join(tmpdir(), 'pb-policy-host-'));
 
-const { hostFolder, hostStore, policyInForce } = await import('../../src/approvals/account-policy.ts');
+const { hostFolder, hostStore, policyGuard, policyInForce } = await import('../../src/approvals/account-policy.ts');
 const { sha256Hex } = await import('../../src/engine/identity.ts');
+const { FileLedger } = await import('../../src/ledger/file.ts');
 
 describe('policyInForce, the host folder not readable by this user', () => {
   it('refuses, naming the folder, instead of reading no policy', async () => {
@@ -61,6 +62,49 @@ describe('policyInForce, the host folder not readable by this user', () => {
       });
     } finally {
       denied.read = '';
+    }
+  });
+});
+
+describe("the account's policy, read again just before the first payout", () => {
+  const alice = [{ name: 'Alice', publicKey: 'a', fingerprint: 'fa' }];
+  const runs = (url: string) => new FileLedger(url, '/nonexistent/state/ledgers/x');
+  const payouts = [{ reference: 'R1', currency: 'USD', amount: '100.00' }];
+
+  it('a version set since the run read it refuses, naming both: the run is judged again, not sent', async () => {
+    const url = 'http://127.0.0.1:4793';
+    const store = hostStore(url);
+    await store.write({ account: url, requireApprovals: 1, approvers: alice }, []);
+    const read = (await policyInForce(url))!;
+    const { spend } = policyGuard(read, { ok: true, message: '' });
+    await expect(spend!(runs(url), payouts)).resolves.toBeUndefined();
+    await store.write({ account: url, requireApprovals: 2, approvers: alice }, []);
+    await expect(spend!(runs(url), payouts)).resolves.toBe(
+      "this account's approval policy changed since this run read it (version 1, now version 2: 2 approvals of Alice): run again under the policy in force",
+    );
+    await store.write(null, []);
+    await expect(spend!(runs(url), payouts)).resolves.toContain('(version 1, now none)');
+  });
+
+  it("a day's count this user cannot write refuses the run, naming the folder, instead of failing with a file-system error", async () => {
+    // (the count of a host's own ledger is kept in the host's folder, whichever state folder runs:
+    // its ledger there refuses to write; tests run as root, whom no folder refuses)
+    const url = 'http://127.0.0.1:4794';
+    await hostStore(url).write({ account: url, requireApprovals: 2, approvers: alice, above: { USD: '150' } }, []);
+    const { spend } = policyGuard((await policyInForce(url))!);
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const count = vi.spyOn(FileLedger.prototype, 'unapproved').mockRejectedValueOnce(denied).mockRejectedValueOnce(new Error('boom'));
+    try {
+      await expect(spend!(runs(url), payouts)).resolves.toMatch(
+        /^this account's count of payouts sent without approval today is kept in .*unapproved, which this user cannot write \(EACCES\)/,
+      );
+      await expect(spend!(runs(url), payouts)).rejects.toThrow('boom');
+      expect(count.mock.contexts.map((l) => (l as InstanceType<typeof FileLedger>).dir)).toEqual([
+        expect.stringMatching(/\.unapproved$/),
+        expect.stringMatching(/\.unapproved$/),
+      ]);
+    } finally {
+      count.mockRestore();
     }
   });
 });

@@ -13,15 +13,23 @@ export interface TerminalRun {
   atQuestion: string;
 }
 
-/** Runs `payout-batch ...args` on a `cols`×`rows` pty; `answer` is typed when "[y/N]" appears. */
+/** Runs `payout-batch ...args` (of `bin`) on a `cols`×`rows` pty; `answer` is typed when "[y/N]" appears (a function: once it gives it). */
 export function onTerminal(
   args: string[],
-  o: { env: Record<string, string>; cwd?: string; cols?: number; rows?: number; answer?: string; timeoutMs?: number },
+  o: {
+    env: Record<string, string>;
+    cwd?: string;
+    cols?: number;
+    rows?: number;
+    answer?: string | (() => Promise<string>);
+    timeoutMs?: number;
+    bin?: string;
+  },
 ): Promise<TerminalRun> {
   const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
   const cols = o.cols ?? 120;
   const rows = o.rows ?? 40;
-  const cmd = `stty rows ${rows} cols ${cols}; exec ${[process.execPath, join(ROOT, 'dist/bin.js'), ...args].map(quote).join(' ')}`;
+  const cmd = `stty rows ${rows} cols ${cols}; exec ${[process.execPath, o.bin ?? join(ROOT, 'dist/bin.js'), ...args].map(quote).join(' ')}`;
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
     cwd: o.cwd,
     env: { TERM: 'xterm', ...o.env, COLUMNS: String(cols), LINES: String(rows) },
@@ -29,11 +37,21 @@ export function onTerminal(
   });
   let output = '';
   let atQuestion: string | undefined;
+  let failed: Error | undefined;
   const onData = (d: Buffer) => {
     output += d.toString('utf8');
     if (atQuestion === undefined && output.includes('[y/N]')) {
       atQuestion = output;
-      if (o.answer !== undefined) child.stdin.write(o.answer);
+      const { answer } = o;
+      if (typeof answer === 'string') child.stdin.write(answer);
+      else if (answer)
+        answer().then(
+          (a) => child.stdin.write(a),
+          (e: Error) => {
+            failed = e;
+            child.kill('SIGKILL');
+          },
+        );
     }
   };
   child.stdout.on('data', onData);
@@ -45,7 +63,8 @@ export function onTerminal(
     }, o.timeoutMs ?? 60_000);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, output, atQuestion: atQuestion ?? output });
+      if (failed) reject(failed);
+      else resolve({ code, output, atQuestion: atQuestion ?? output });
     });
   });
 }

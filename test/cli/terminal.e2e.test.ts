@@ -100,4 +100,12 @@ describe('run on a terminal', () => {
     expect(t.screen).toContain('environment  custom (a base URL given with --base-url');
     expect(sent()).toBe(before);
   });
+
+  it('Ctrl-D at the question (end of input) answers no, as Ctrl-C does: exit 3, nothing sent', async () => {
+    const before = sent();
+    const t = await onTerminal('TTYEOF', '\x04');
+    expect(t.code, t.screen).toBe(3);
+    expect(t.screen).toContain('declined at the confirmation: nothing was sent');
+    expect(sent()).toBe(before);
+  });
 });

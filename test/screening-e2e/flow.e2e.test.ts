@@ -5,11 +5,13 @@
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { ROOT, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { ROOT, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { onTerminal } from '../cli/pty.ts';
+import { until } from '../ops/helpers.ts';
 import { install } from '../approvals/install.ts';
 
 const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
@@ -228,6 +230,34 @@ it('a clearance approvers signed lets its row go, the results name it; a changed
   rewrite(ROWS.map((l) => (l.startsWith('PAYROLL-2025-01-001,') ? l.replace('0123456785', '0123456792') : l)));
   const again = JSON.parse((await screen()).stdout) as { held: { reference: string }[] };
   expect(again.held.map((h) => h.reference)).toContain(ref);
+});
+
+it('a clearance that expires while the run waits at its confirmation no longer lets its row go: nothing is sent', async () => {
+  const { dir, env, prefix, service, approve } = await scene();
+  const ref = `${prefix}-001`;
+  // made 50 seconds ago for a minute: in force when the run starts, expired by the time it is answered
+  const madeAt = Date.now() - 50_000;
+  vi.useFakeTimers({ toFake: ['Date'], now: madeAt });
+  try {
+    const clear = ['--sanctions-list', LIST, '--clear', ref, '--entry', 'ofac-sdn:90001', '--reason', 'born 1990, the listed person 1961'];
+    const made = await runMain(['screen', join(dir, 'payroll.csv'), ...clear, '--expires', '1m', '--as', 'Dan'], { cwd: dir, env }); // prettier-ignore
+    expect(made.code, made.stderr).toBe(0);
+  } finally {
+    vi.useRealTimers();
+  }
+  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+  expect((await approve(join('clearances', clearance!))).code).toBe(0);
+  const before = initiates(sb).length;
+  const expired = async () => {
+    await until(() => Date.now() > madeAt + 61_000, 20_000, 'the clearance to expire');
+    return 'y\r';
+  };
+  const args = ['run', 'payroll.csv', '--allow-partial', '--sanctions-list', LIST, '--approvers', 'approvers.json', ...service];
+  const t = await onTerminal(args, { env, cwd: dir, answer: expired });
+  expect(t.atQuestion).toContain(`Send ${ROWS.length - 1} payouts`);
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toMatch(/sanctions clearance of row 2 expired/);
+  expect(initiates(sb)).toHaveLength(before);
 });
 
 it("screen counts a clearance as the account's policy does, not by the list it is given", async () => {
