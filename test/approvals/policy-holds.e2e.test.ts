@@ -271,8 +271,8 @@ it('approvals that expire while the run waits at its confirmation no longer coun
   person('Dan');
   const made = await inProcess('plan', join(dir, 'payroll.csv'), '--out', join(dir, 'ok.plan.json'), '--no-quote', '--as', 'Dan', '--approver-key', join(dir, 'Dan.pem'), ...service); // prettier-ignore
   expect(made.code, made.stderr).toBe(0);
-  // signed 50 seconds ago: counted when the run starts, expired by the time it is answered
-  const signedAt = Date.now() - 50_000;
+  // signed 30 seconds ago (30 for the run to reach its question on a busy machine): counted when the run starts, expired by the time it is answered
+  const signedAt = Date.now() - 30_000;
   vi.useFakeTimers({ toFake: ['Date'], now: signedAt });
   try {
     for (const n of ['Alice', 'Bob']) await approveAs(join(dir, 'ok.plan.json'), n, keys.get(n)!.privatePem);
@@ -281,7 +281,7 @@ it('approvals that expire while the run waits at its confirmation no longer coun
   }
   const before = initiates(sb).length;
   const expired = async () => {
-    await until(() => Date.now() > signedAt + 61_000, 20_000, 'the approvals to expire');
+    await until(() => Date.now() > signedAt + 61_000, 45_000, 'the approvals to expire');
     return 'y\r';
   };
   const t = await onTerminal(['run', '--plan', 'ok.plan.json', ...service], { env, cwd: dir, bin: inst.bin, answer: expired });
