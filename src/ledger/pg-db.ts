@@ -47,7 +47,7 @@ function connectionLost(e: unknown): boolean {
   return (
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code) ||
     /^(57P01|57P02|57P03|08\d\d\d)$/.test(code) ||
-    /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test(msg)
+    /^(Connection terminated|connection is closed|Client has encountered a connection error|timeout)/i.test(msg)
   );
 }
 

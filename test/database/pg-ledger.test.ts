@@ -97,6 +97,21 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     await expect(reservation.release()).rejects.toThrow(/refused by a check/);
   });
 
+  it('a refusal naming a reference with "timeout" in it is a refusal (exit 3), not a lost database', async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const [E, F] = ['e'.repeat(64), 'f'.repeat(64)];
+    const reservation = await alice.reserve({ batchId: E, file: '/f/eeee.csv', command: 'run', fresh: ['INV-TIMEOUT-7'] });
+    const journal = alice.open(E);
+    journal.append(header(E));
+    await reservation.guard('INV-TIMEOUT-7', () =>
+      journal.append({ t: 'initiating', ref: 'INV-TIMEOUT-7', row: 2, attempt: 1, key: 'k-t', body: '{}', at: '2026-01-01T00:00:01Z' }),
+    );
+    await reservation.release();
+    const again = { batchId: F, file: '/f/ffff.csv', command: 'run' as const, fresh: ['INV-TIMEOUT-7'] };
+    await expect(bob.reserve(again)).rejects.toMatchObject({ reason: 'references-sent-by-another-batch' });
+    expect(bob.lost).toBeUndefined();
+  });
+
   it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
     const admin = await processes.connect();
     // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
