@@ -112,6 +112,15 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     expect(bob.lost).toBeUndefined();
   });
 
+  it("the day's payouts sent without approval are counted on the database's UTC day, whatever the day a host's clock says", async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const take = (reference: string) => ({ payouts: [{ reference, currency: 'USD', amount: '80' }], above: { USD: '100' } });
+    // two hosts whose clocks disagree on the day (bob's a day ahead): one day's allowance for both
+    expect((await alice.unapproved('2026-11-30', take('U-1'))).taken).toBe(true);
+    const bobs = await bob.unapproved('2026-12-01', take('U-2'));
+    expect(bobs).toMatchObject({ taken: false, totals: { USD: '80' } });
+  });
+
   it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
     const admin = await processes.connect();
     // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
