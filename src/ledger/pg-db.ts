@@ -171,7 +171,8 @@ export class TeamDb {
     };
     client.on('error', onError);
     try {
-      await client.query('BEGIN');
+      // (read committed whatever the database's default: a check under the lock sees what was committed while it waited)
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       // an `initiating` line must survive a crash of the server once its request may leave
       await client.query('SET LOCAL synchronous_commit TO on');
       if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
+import { LOCK_NAMESPACE, lockIdOf } from '../../src/ledger/pg-db.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 
 describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () => {
@@ -134,5 +135,35 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     const alice = await ledgerOfAProcess();
     await alice.setPolicy('{"requireApprovals":2}');
     expect((await alice.policy())?.text).toBe('{"requireApprovals":2}');
+  });
+
+  it("a check under the account's lock reads what was committed while it waited, whatever the database's default isolation", async () => {
+    const admin = await processes.connect();
+    // (as an administrator may set it: a snapshot taken when the statement asking for the lock starts, before it is granted)
+    const isolation = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await isolation(`SET default_transaction_isolation = ''repeatable read''`);
+    try {
+      const account = 'http://127.0.0.1:3';
+      const [alice, bob] = [new PgLedgers(await processes.connect()).of(account), new PgLedgers(await processes.connect()).of(account)];
+      const take = (reference: string) => ({ payouts: [{ reference, currency: 'USD', amount: '80' }], above: { USD: '100' } });
+      const waiting = async () => {
+        const sql = `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1::bigint::oid
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+        return (await admin.query<{ n: number }>(sql, [lockIdOf(account)])).rows[0]!.n;
+      };
+      // both hosts ask while another holds the account's lock (a reserve), then get it one after the other
+      const asked = await admin.tx(async (q) => {
+        await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(account)]);
+        const first = alice.unapproved('2026-11-30', take('U-A'));
+        await vi.waitFor(async () => expect(await waiting()).toBe(1));
+        const second = bob.unapproved('2026-11-30', take('U-B'));
+        await vi.waitFor(async () => expect(await waiting()).toBe(2));
+        return [first, second] as const;
+      });
+      const [a, b] = await Promise.all(asked);
+      expect([a.taken, b.taken].sort()).toEqual([false, true]);
+    } finally {
+      await isolation('RESET default_transaction_isolation');
+    }
   });
 });
