@@ -46,7 +46,7 @@ function connectionLost(e: unknown): boolean {
   const msg = e instanceof Error ? e.message : String(e);
   return (
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code) ||
-    /^(57P01|57P02|57P03|08\d\d\d)$/.test(code) ||
+    /^(57P01|57P02|57P03|57014|55P03|08\d\d\d)$/.test(code) ||
     /^(Connection terminated|connection is closed|Client has encountered a connection error|timeout)/i.test(msg)
   );
 }

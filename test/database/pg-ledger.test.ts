@@ -166,4 +166,23 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
       await isolation('RESET default_transaction_isolation');
     }
   });
+
+  it("a wait for the account's lock the database cancels (its lock_timeout) stops the command as a lost ledger (exit 4)", async () => {
+    const admin = await processes.connect();
+    const timeout = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await timeout(`SET lock_timeout = ''100ms''`);
+    try {
+      const alice = await ledgerOfAProcess();
+      const G = '7'.repeat(64);
+      // (another host's reserve or import holds the lock longer than the database lets a statement wait)
+      await admin.tx(async (q) => {
+        await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(ACCOUNT)]);
+        await expect(alice.reserve({ batchId: G, file: '/f/7777.csv', command: 'run', fresh: ['R7'] })).rejects.toMatchObject({
+          code: 'LEDGER_LOST',
+        });
+      });
+    } finally {
+      await timeout('RESET lock_timeout');
+    }
+  });
 });
