@@ -101,6 +101,8 @@ export class TeamDb {
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       await db.checkSchema(o.init);
+      // (idle by design while it holds the lock: a server's idle_session_timeout, PostgreSQL 14 on, must not end it)
+      await session.query(`SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'idle_session_timeout'`);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
       if (!o.init) {
         const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];
