@@ -175,8 +175,11 @@ export class TeamDb {
     try {
       // (read committed whatever the database's default: a check under the lock sees what was committed while it waited)
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      // an `initiating` line must survive a crash of the server once its request may leave
-      await client.query('SET LOCAL synchronous_commit TO on');
+      // an `initiating` line must survive a crash of the server once its request may leave; a reserve waits, idle, while it reads
+      // the account's batches on other connections
+      await client.query(
+        `SELECT set_config('synchronous_commit', 'on', true), set_config('idle_in_transaction_session_timeout', '0', true)`,
+      );
       if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
       const out = await body(client);
       await client.query('COMMIT');
