@@ -12,26 +12,28 @@ const DEFAULT_DUPLICATE_WINDOW_MS = 24 * 3600_000;
 
 interface RecentPayout {
   reference: string;
-  payoutId: string;
+  /** None while its outcome is not known (a run stopped between its request and the answer). */
+  payoutId?: string;
   payoutRef?: string;
-  /** Journalled created at. */
+  /** Journalled created at (sent at, its outcome not known). */
   at: string;
 }
 
-/** The payouts created within the window and not failed since, by the probable-duplicate key of their journalled body. */
+/** The payouts created (or sent, their outcome not known) within the window and not failed since, by the probable-duplicate key of their journalled body. */
 async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, RecentPayout>> {
   const since = now.getTime() - windowMs;
   const out = new Map<string, RecentPayout>();
   for (const batchId of await ledger.batches()) {
     // (a body is kept only until its answer: a journal of 100,000 rows is never held as its bodies)
-    const bodies = new Map<string, string>();
+    const bodies = new Map<string, { body: string; at: string }>();
     const created = new Map<string, { key: string; payout: RecentPayout }>();
     const failed = new Set<string>();
     await ledger.read(batchId, (line) => {
       const e = line as JournalLine;
-      if (e.t === 'initiating') bodies.set(`${e.ref}\u0000${e.key}`, e.body);
+      if (e.t === 'initiating') bodies.set(`${e.ref}\u0000${e.key}`, { body: e.body, at: e.at });
+      else if (e.t === 'rejected' || e.t === 'conflict') bodies.delete(`${e.ref}\u0000${e.key}`);
       else if (e.t === 'created') {
-        const body = bodies.get(`${e.ref}\u0000${e.key}`);
+        const body = bodies.get(`${e.ref}\u0000${e.key}`)?.body;
         bodies.delete(`${e.ref}\u0000${e.key}`);
         const key = body !== undefined && Date.parse(e.at) >= since ? keyOfBody(body) : undefined;
         if (key)
@@ -42,6 +44,11 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
       } else if (e.t === 'status' && isFailedAfterCreation(e.status)) failed.add(e.payoutId);
     });
     for (const [id, c] of created) if (!failed.has(id)) out.set(c.key, c.payout);
+    // (a request left and its answer was never recorded: the payout may exist)
+    for (const [k, b] of bodies) {
+      const key = Date.parse(b.at) >= since ? keyOfBody(b.body) : undefined;
+      if (key && !out.has(key)) out.set(key, { reference: k.split('\u0000')[0]!, at: b.at });
+    }
   }
   return out;
 }
@@ -89,8 +96,11 @@ export async function refuseRecentDuplicates(
         file: batch.file,
         row: row.rowNumber,
         message:
-          `same beneficiary account, amount and currency as ${e.reference}, paid at this account as payout ` +
-          `${e.payoutRef ?? e.payoutId} on ${e.at}: a probable duplicate, not sent. If it is meant, send it with --allow-duplicate ${p.reference}`,
+          `same beneficiary account, amount and currency as ${e.reference}, ` +
+          (e.payoutId
+            ? `paid at this account as payout ${e.payoutRef ?? e.payoutId} on ${e.at}`
+            : `sent at this account on ${e.at}, its outcome not known yet (run its batch again to settle it)`) +
+          `: a probable duplicate, not sent. If it is meant, send it with --allow-duplicate ${p.reference}`,
       },
     ];
     batch.rows.set(i, { ...row, problems, payout: undefined });

@@ -99,7 +99,7 @@ export interface Ledger {
   open(batchId: string): JournalAppender;
   /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /** Sent without approval on the UTC `day`; `take`: its payouts recorded under the lock unless they pass `take.above`. */
+  /** Sent without approval on the UTC `day` (a team ledger: its database's day); `take`: recorded under the lock unless past `take.above`. */
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount>;
   /** One claim per content on a ledger shared by hosts; a file ledger holds none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;

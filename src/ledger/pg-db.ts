@@ -46,8 +46,8 @@ function connectionLost(e: unknown): boolean {
   const msg = e instanceof Error ? e.message : String(e);
   return (
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code) ||
-    /^(57P01|57P02|57P03|08\d\d\d)$/.test(code) ||
-    /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test(msg)
+    /^(57P01|57P02|57P03|57014|55P03|08\d\d\d)$/.test(code) ||
+    /^(Connection terminated|connection is closed|Client has encountered a connection error|timeout)/i.test(msg)
   );
 }
 
@@ -101,6 +101,8 @@ export class TeamDb {
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       await db.checkSchema(o.init);
+      // (idle by design while it holds the lock: a server's idle_session_timeout, PostgreSQL 14 on, must not end it)
+      await session.query(`SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'idle_session_timeout'`);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
       if (!o.init) {
         const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];
@@ -171,9 +173,13 @@ export class TeamDb {
     };
     client.on('error', onError);
     try {
-      await client.query('BEGIN');
-      // an `initiating` line must survive a crash of the server once its request may leave
-      await client.query('SET LOCAL synchronous_commit TO on');
+      // (read committed whatever the database's default: a check under the lock sees what was committed while it waited)
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      // an `initiating` line must survive a crash of the server once its request may leave; a reserve waits, idle, while it reads
+      // the account's batches on other connections
+      await client.query(
+        `SELECT set_config('synchronous_commit', 'on', true), set_config('idle_in_transaction_session_timeout', '0', true)`,
+      );
       if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
       const out = await body(client);
       await client.query('COMMIT');

@@ -217,18 +217,19 @@ export class PgLedger implements Ledger, PolicyKeeper {
     await this.db.tx((q) => q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]));
   }
 
-  unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
+  /** On the database's UTC day, not `day`: hosts whose clocks disagree share one day's allowance. */
+  unapproved(_day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     return this.db.tx(
       async (q) => {
         const recorded = await q.query<UnapprovedPayout>(
-          'SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = $2 ORDER BY id',
-          [this.account, day],
+          `SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = ${DAY} ORDER BY id`,
+          [this.account],
         );
         const r = countUnapproved(recorded.rows, take);
         await q.query(
           `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
-           SELECT $1, $2, r, c, a FROM unnest($3::text[], $4::text[], $5::text[]) AS u(r, c, a)`,
-          [this.account, day, ...(['reference', 'currency', 'amount'] as const).map((k) => r.add.map((p) => p[k]))],
+           SELECT $1, ${DAY}, r, c, a FROM unnest($2::text[], $3::text[], $4::text[]) AS u(r, c, a)`,
+          [this.account, ...(['reference', 'currency', 'amount'] as const).map((k) => r.add.map((p) => p[k]))],
         );
         return r;
       },
@@ -255,6 +256,9 @@ export class PgLedger implements Ledger, PolicyKeeper {
     await endClaim(this.db, { account: this.account, sha256, claim }, state);
   }
 }
+
+/** The transaction's UTC day by the database's clock. */
+const DAY = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
 
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
 // primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
+import { LOCK_NAMESPACE, lockIdOf } from '../../src/ledger/pg-db.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 
 describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () => {
@@ -97,6 +98,30 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     await expect(reservation.release()).rejects.toThrow(/refused by a check/);
   });
 
+  it('a refusal naming a reference with "timeout" in it is a refusal (exit 3), not a lost database', async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const [E, F] = ['e'.repeat(64), 'f'.repeat(64)];
+    const reservation = await alice.reserve({ batchId: E, file: '/f/eeee.csv', command: 'run', fresh: ['INV-TIMEOUT-7'] });
+    const journal = alice.open(E);
+    journal.append(header(E));
+    await reservation.guard('INV-TIMEOUT-7', () =>
+      journal.append({ t: 'initiating', ref: 'INV-TIMEOUT-7', row: 2, attempt: 1, key: 'k-t', body: '{}', at: '2026-01-01T00:00:01Z' }),
+    );
+    await reservation.release();
+    const again = { batchId: F, file: '/f/ffff.csv', command: 'run' as const, fresh: ['INV-TIMEOUT-7'] };
+    await expect(bob.reserve(again)).rejects.toMatchObject({ reason: 'references-sent-by-another-batch' });
+    expect(bob.lost).toBeUndefined();
+  });
+
+  it("the day's payouts sent without approval are counted on the database's UTC day, whatever the day a host's clock says", async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const take = (reference: string) => ({ payouts: [{ reference, currency: 'USD', amount: '80' }], above: { USD: '100' } });
+    // two hosts whose clocks disagree on the day (bob's a day ahead): one day's allowance for both
+    expect((await alice.unapproved('2026-11-30', take('U-1'))).taken).toBe(true);
+    const bobs = await bob.unapproved('2026-12-01', take('U-2'));
+    expect(bobs).toMatchObject({ taken: false, totals: { USD: '80' } });
+  });
+
   it("an approval policy set is committed to disk before setPolicy returns, whatever the server's synchronous_commit", async () => {
     const admin = await processes.connect();
     // (as a hurried administrator might set it: a commit answered before it is on disk, lost in a crash)
@@ -110,5 +135,54 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     const alice = await ledgerOfAProcess();
     await alice.setPolicy('{"requireApprovals":2}');
     expect((await alice.policy())?.text).toBe('{"requireApprovals":2}');
+  });
+
+  it("a check under the account's lock reads what was committed while it waited, whatever the database's default isolation", async () => {
+    const admin = await processes.connect();
+    // (as an administrator may set it: a snapshot taken when the statement asking for the lock starts, before it is granted)
+    const isolation = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await isolation(`SET default_transaction_isolation = ''repeatable read''`);
+    try {
+      const account = 'http://127.0.0.1:3';
+      const [alice, bob] = [new PgLedgers(await processes.connect()).of(account), new PgLedgers(await processes.connect()).of(account)];
+      const take = (reference: string) => ({ payouts: [{ reference, currency: 'USD', amount: '80' }], above: { USD: '100' } });
+      const waiting = async () => {
+        const sql = `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1::bigint::oid
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+        return (await admin.query<{ n: number }>(sql, [lockIdOf(account)])).rows[0]!.n;
+      };
+      // both hosts ask while another holds the account's lock (a reserve), then get it one after the other
+      const asked = await admin.tx(async (q) => {
+        await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(account)]);
+        const first = alice.unapproved('2026-11-30', take('U-A'));
+        await vi.waitFor(async () => expect(await waiting()).toBe(1));
+        const second = bob.unapproved('2026-11-30', take('U-B'));
+        await vi.waitFor(async () => expect(await waiting()).toBe(2));
+        return [first, second] as const;
+      });
+      const [a, b] = await Promise.all(asked);
+      expect([a.taken, b.taken].sort()).toEqual([false, true]);
+    } finally {
+      await isolation('RESET default_transaction_isolation');
+    }
+  });
+
+  it("a wait for the account's lock the database cancels (its lock_timeout) stops the command as a lost ledger (exit 4)", async () => {
+    const admin = await processes.connect();
+    const timeout = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await timeout(`SET lock_timeout = ''100ms''`);
+    try {
+      const alice = await ledgerOfAProcess();
+      const G = '7'.repeat(64);
+      // (another host's reserve or import holds the lock longer than the database lets a statement wait)
+      await admin.tx(async (q) => {
+        await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(ACCOUNT)]);
+        await expect(alice.reserve({ batchId: G, file: '/f/7777.csv', command: 'run', fresh: ['R7'] })).rejects.toMatchObject({
+          code: 'LEDGER_LOST',
+        });
+      });
+    } finally {
+      await timeout('RESET lock_timeout');
+    }
   });
 });

@@ -1,8 +1,10 @@
 // The team ledger's connection and schema (src/ledger): migrations applied once however many
 // run them at once, what the tables refuse, a holder known gone once its session is, and a
 // connection string never shown with its password.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redactUrl, TeamDb } from '../../src/ledger/pg-db.ts';
+import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { migrate, SCHEMA_VERSION, schemaVersionOf } from '../../src/ledger/schema.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
@@ -67,5 +69,58 @@ describe.runIf(withPostgres)('the schema and the connection', () => {
     await expect.poll(() => victim.lost?.code).toBe('LEDGER_LOST');
     await expect(victim.tx(async () => 1)).rejects.toMatchObject({ code: 'LEDGER_LOST' });
     expect(told).toBe(1);
+  });
+
+  it("keeps a running process's session, and so its lock, past the server's idle_session_timeout", async () => {
+    const own = await testDatabase();
+    const raw = async () => {
+      const c = new pg.Client({ connectionString: own });
+      await c.connect();
+      return c;
+    };
+    const admin = await raw();
+    // (as an administrator may set it, to end forgotten connections; the session of a long run is idle by design)
+    await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = ''200ms''', current_database()); END $$`);
+    try {
+      const runner = await connect(own, { command: 'long run' });
+      // a connection left as idle, opened after the runner's: once the server has ended it, the runner's was as idle
+      const idle = await raw();
+      await new Promise<void>((resolve) => idle.once('end', resolve).on('error', () => undefined));
+      expect(runner.lost).toBeUndefined();
+      const watcher = await connect(own);
+      expect(await watcher.holderAlive(runner.holder)).toBe(true);
+    } finally {
+      await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET idle_session_timeout', current_database()); END $$`);
+      await admin.end();
+    }
+  });
+
+  it("a reserve that reads the account's batches longer than the server's idle_in_transaction_session_timeout still holds", async () => {
+    const own = await testDatabase();
+    const raw = async () => {
+      const c = new pg.Client({ connectionString: own });
+      await c.connect();
+      return c;
+    };
+    const admin = await raw();
+    const setting = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await setting(`SET idle_in_transaction_session_timeout = ''200ms''`);
+    try {
+      const alice = new PgLedgers(await connect(own)).of('http://127.0.0.1:4');
+      // the reserve's transaction waits, idle, while every batch of the account is read on other connections: here until a
+      // transaction begun meanwhile, as idle, was ended by the server
+      const batches = alice.batches.bind(alice);
+      vi.spyOn(alice, 'batches').mockImplementation(async () => {
+        const idle = await raw();
+        await idle.query('BEGIN');
+        await new Promise<void>((resolve) => idle.once('end', resolve).on('error', () => undefined));
+        return batches();
+      });
+      await alice.reserve({ batchId: '8'.repeat(64), file: '/f/8888.csv', command: 'run', fresh: ['R8'] });
+      expect(alice.lost).toBeUndefined();
+    } finally {
+      await setting('RESET idle_in_transaction_session_timeout');
+      await admin.end();
+    }
   });
 });

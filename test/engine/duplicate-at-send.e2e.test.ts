@@ -93,6 +93,29 @@ describe('a new file paying the same people the same amounts as a recent payout 
     expect(await allPayouts(sb)).toHaveLength(4);
   }, 60_000);
 
+  it("a payee whose payout's outcome is not known yet (its run killed after the request left) is a probable duplicate too", async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    await writeBatch(dir, 'monday.csv', { rows: 2, currencies: ['GBP'], prefix: 'MON' });
+    await writeBatch(dir, 'again.csv', { rows: 2, currencies: ['GBP'], prefix: 'AGAIN' });
+    const { cli, state, results } = cliIn(dir, sb.url);
+    expect((await cli('run', 'monday.csv', '--yes')).code).toBe(0);
+    // killed once MON-0002's request had left: the service created it, the journal holds its `initiating` line alone
+    const [journal] = ledgerJournals(state);
+    const lines = (await readFile(journal!, 'utf8')).split('\n');
+    const answered = (l: string) => (l.includes('"t":"created"') && l.includes('"ref":"MON-0002"')) || l.includes('"t":"run-end"');
+    await writeFile(journal!, lines.filter((l) => !answered(l)).join('\n'));
+    expect(await allPayouts(sb)).toHaveLength(2);
+
+    // a re-export under new references, run before that batch is settled
+    const run = await cli('run', 'again.csv', '--yes');
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    const refused = await results('again.results.csv');
+    expect(refused.map((r) => r.errorCode)).toEqual(['PROBABLE_DUPLICATE', 'PROBABLE_DUPLICATE']);
+    expect(refused[1]!.errorMessage).toContain('as MON-0002, sent at this account on');
+    expect(await allPayouts(sb)).toHaveLength(2);
+  }, 60_000);
+
   it("a weekly payroll: the same people and amounts as last week's are paid, outside the window", async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
