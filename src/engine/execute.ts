@@ -190,10 +190,12 @@ const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.ser
 
 function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
   const { id, status, payoutRef, destinationAmount, transactionFees, exchangeRate } = p;
+  // (§2's "amount debited" may add the fee: the amount sent is kept, so that the fee counts once)
+  const debit = p.sourceAmount !== undefined && fromApi(p.sourceAmount).eq(fromApi(sent.sourceAmount).plus(fromApi(transactionFees ?? 0)));
   return {
     id,
     status,
-    sourceAmount: p.sourceAmount ?? sent.sourceAmount,
+    sourceAmount: debit ? sent.sourceAmount : (p.sourceAmount ?? sent.sourceAmount),
     sourceCurrency: p.sourceCurrency ?? sent.sourceCurrency,
     destinationCurrency: p.destinationCurrency ?? sent.destinationCurrency,
     documents: p.supportingDocuments?.length ?? 0,
