@@ -5,7 +5,7 @@ import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import type { GuardOptions } from '../../src/engine/guards.ts';
 import { runBatch, type RunSettings } from '../../src/engine/pipeline.ts';
-import { readResults } from '../../src/results/results.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -57,6 +57,13 @@ export async function paidBatch(
 }
 
 /** The sandbox's operations staff: one move of the state table. */
+/** A two-row results file whose batch columns were sorted apart from its result columns (each row's cells now the other's). */
+export async function sortApart(results: string): Promise<void> {
+  const table = await readResults(results);
+  const cells = table.rows.map((r) => r.cells);
+  await writeResults(results, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
+}
+
 export async function setStatus(sb: { url: string }, payoutId: string, status: string, extra: Record<string, unknown> = {}): Promise<void> {
   const r = await fetch(`${sb.url}/_sandbox/payouts/${payoutId}/status`, {
     method: 'POST',
