@@ -16,6 +16,13 @@ it('redactUrl hides the password of the authority and of a password= parameter, 
   expect(redactUrl('postgres://alice:pw@[bad')).toBe('postgres://alice:***@[bad');
 });
 
+/** A plain client of `url`, outside the ledger's own connections. */
+async function rawClient(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  return c;
+}
+
 describe.runIf(withPostgres)('the schema and the connection', () => {
   const open: TeamDb[] = [];
   const connect = async (url: string, o: { init?: boolean; command?: string } = {}) => {
@@ -73,11 +80,7 @@ describe.runIf(withPostgres)('the schema and the connection', () => {
 
   it("keeps a running process's session, and so its lock, past the server's idle_session_timeout", async () => {
     const own = await testDatabase();
-    const raw = async () => {
-      const c = new pg.Client({ connectionString: own });
-      await c.connect();
-      return c;
-    };
+    const raw = () => rawClient(own);
     const admin = await raw();
     // (as an administrator may set it, to end forgotten connections; the session of a long run is idle by design)
     await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = ''200ms''', current_database()); END $$`);
@@ -97,11 +100,7 @@ describe.runIf(withPostgres)('the schema and the connection', () => {
 
   it("a reserve that reads the account's batches longer than the server's idle_in_transaction_session_timeout still holds", async () => {
     const own = await testDatabase();
-    const raw = async () => {
-      const c = new pg.Client({ connectionString: own });
-      await c.connect();
-      return c;
-    };
+    const raw = () => rawClient(own);
     const admin = await raw();
     const setting = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
     await setting(`SET idle_in_transaction_session_timeout = ''200ms''`);
