@@ -2,6 +2,7 @@
 // `export ... from` included (a cycle of types is still two files that cannot be read apart), and
 // `import('...')` of a literal path. The cycles are the strongly connected components of the graph
 // of files (Tarjan), so a cycle through many files is reported once, with all of them.
+// Also: a test file that mocks a module runs in vitest's isolated project (test/vitest.config.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,5 +85,14 @@ describe('import cycles in src/', () => {
   it('has none', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(cycles.map(key)).toEqual([]);
+  });
+});
+
+describe('test files that mock a module (vi.mock)', () => {
+  it('run in the isolated project: in the shared module cache the real module may be loaded already', () => {
+    const config = readFileSync(join(ROOT, 'test/vitest.config.ts'), 'utf8');
+    const mocking = sourceFiles('test').filter((f) => f.endsWith('.test.ts') && /\bvi\.mock\(/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(mocking.length).toBeGreaterThan(0);
+    expect(mocking.filter((f) => !config.includes(`'${f}'`))).toEqual([]);
   });
 });
