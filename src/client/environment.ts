@@ -1,6 +1,7 @@
 // Which server: production and sandbox from one gateway host (spec §1.5), `local` (the embedded
 // sandbox) or --base-url. Production is never the default nor a fallback: only asked for by name.
 import { sandboxHostOf } from '../spec/endpoints.ts';
+import { isLoopbackHost } from '../spec/schemas.ts';
 import { ApiKey, ClientConfigError } from './api-key.ts';
 import type { KeyEnvironment } from './quota.ts';
 
@@ -44,12 +45,6 @@ function normaliseBaseUrl(raw: string): string {
     );
   }
   return u.origin + u.pathname.replace(/\/+$/, '');
-}
-
-/** URL.hostname: IPv4 already in dotted decimal, IPv6 in brackets. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/\.$/, '');
-  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 /** The account a base URL names, however spelled: lower case, no default port, trailing dot or slash, every loopback as 127.0.0.1. */

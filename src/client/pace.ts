@@ -7,7 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock, type HeldLock } from '../files/lock.ts';
-import { accountOf, isLoopbackHost } from './environment.ts';
+import { accountOf } from './environment.ts';
+import { isLoopbackHost } from '../spec/schemas.ts';
 
 /** A start granted and not marked sent yet counts as starting now, for at most this long. */
 export const PENDING_MS = 2000;

@@ -114,7 +114,11 @@ export type ToggleRequest = z.infer<typeof ToggleRequest>;
 export const MethodsQuery = QuoteRequest.pick({ sourceCurrency: true, destinationCurrency: true, destinationCountryCode: true });
 export type MethodsQuery = z.infer<typeof MethodsQuery>;
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** This machine, as URL.hostname writes it (IPv4 dotted decimal, IPv6 in brackets): localhost, 127.0.0.0/8, ::1. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
 
 const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.changed.v1']);
 /** Spec §4.13: HTTPS; a listener on this machine has no TLS, so plain http only on a loopback host. */
@@ -122,8 +126,8 @@ export const WebhookRegisterRequest = z.object({
   // (zod runs the refinement even when z.url() failed: a text that is no URL is no HTTPS URL either)
   url: z.url().refine((u) => {
     const url = URL.canParse(u) ? new URL(u) : undefined;
-    return url?.protocol === 'https:' || (url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)'),
+    return url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopbackHost(url.hostname));
+  }, 'an HTTPS URL (plain http only on this machine: localhost, 127.0.0.0/8, ::1)'),
   secret: z.string().min(1).optional(),
   eventTypes: z.array(WebhookEventType).optional(),
 });

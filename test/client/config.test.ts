@@ -6,6 +6,7 @@ import { inspect } from 'node:util';
 import { ApiKey, ClientConfigError, keyFingerprint, loadApiKey, parseKeyFile } from '../../src/client/api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment } from '../../src/client/environment.ts';
 import { connect } from '../../src/client/connect.ts';
+import { WebhookRegisterRequest } from '../../src/spec/schemas.ts';
 import { quotaSentence, UsageCounter } from '../../src/client/quota.ts';
 
 describe('resolveEnvironment', () => {
@@ -42,6 +43,18 @@ describe('resolveEnvironment', () => {
     expect(() => resolveEnvironment({ env: 'sandbox', gatewayHost: 'api.example.com', vars: {} })).toThrow(/gateway\./);
     expect(() => resolveEnvironment({ env: 'local', baseUrl: 'http://x.test', vars })).toThrow(ClientConfigError);
     expect(() => resolveEnvironment({ baseUrl: 'https://u:p@x.test', vars })).toThrow(/user name/);
+  });
+  it('takes plain http for a base URL and a webhook URL on the same hosts: this machine only', () => {
+    const asBaseUrl = (url: string) => resolveEnvironment({ baseUrl: url, vars: {} }).baseUrl !== undefined;
+    const asWebhook = (url: string) => WebhookRegisterRequest.safeParse({ url }).success;
+    for (const url of ['http://127.0.0.1:9/h', 'http://127.1.2.3:9/h', 'http://LocalHost.:9/h', 'http://[::1]:9/h']) {
+      expect(asBaseUrl(url), url).toBe(true);
+      expect(asWebhook(url), url).toBe(true);
+    }
+    for (const url of ['http://10.0.0.5/h', 'http://127.0.0.1.example.com/h', 'http://localhost.example.com/h', 'http://[::2]/h']) {
+      expect(() => asBaseUrl(url), url).toThrow(/plain http/);
+      expect(asWebhook(url), url).toBe(false);
+    }
   });
 });
 
