@@ -36,8 +36,8 @@ const ALONE: Take = { ok: true, id: '' };
 /** Another process holds the lock for a millisecond or so. */
 const BUSY_RETRY_MS = 2;
 
-/** The same clock in every process of the host. */
-export const wallNow = (): number => performance.timeOrigin + performance.now();
+/** The same clock in every process of the host (not timeOrigin + performance.now(): it stands still while the host sleeps). */
+export const wallNow = (): number => Date.now();
 
 interface Start {
   /** `<pid>.<tag>-<n>` */

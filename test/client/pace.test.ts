@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PENDING_MS, SharedPace, SlidingWindowLimiter, pacePath, wallNow } from '../../src/client/pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { mostInWindow, startThrough } from './starts.ts';
@@ -64,6 +64,24 @@ describe('the shared pace of a key (pace.ts)', () => {
     expect(abandoned.ok).toBe(true);
     // a damaged file is read as empty
     expect((await at('{"v":1,"starts":[')).ok).toBe(true);
+  });
+
+  it('a process that ran across a suspend and one started after it share one clock', async () => {
+    const path = pacePath(await tempDir(), 'http://127.0.0.1:5', 'fp');
+    const fresh = new SharedPace(path, undefined, () => Date.now());
+    const hour = 3_600_000;
+    const monotonic = performance.now.bind(performance);
+    // (Linux: the monotonic clock stands still while the machine sleeps, the wall clock does not)
+    const spy = vi.spyOn(performance, 'now').mockImplementation(() => monotonic() - hour);
+    try {
+      const slept = new SharedPace(path);
+      expect([fresh.take(2, 1000), fresh.take(2, 1000)].every((t) => t.ok)).toBe(true);
+      const refused = slept.take(2, 1000);
+      // waits for the fresh one's starts to leave the second, not for an hour
+      expect(!refused.ok && refused.waitMs).toBeLessThanOrEqual(1001);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('two limiters sharing the file keep their combined starts within N per window + margin', async () => {
