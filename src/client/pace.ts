@@ -85,8 +85,10 @@ export class SharedPace implements PaceShare {
     return this.locked(
       () => {
         const now = this.now();
-        // (read() applied our marks: they are written with them)
-        const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
+        // (read() applied our marks: they are written with them; a start after now: the clock stepped back)
+        const starts = this.read()
+          .map((s) => ({ ...s, t: Math.min(s.t, now) }))
+          .filter((s) => effective(s, now) > now - spanMs);
         const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
         const waitMs = waitBeforeStart(times, limit, spanMs, now);
         const id = `${this.tag}-${++this.seq}`;

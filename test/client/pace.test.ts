@@ -84,6 +84,19 @@ describe('the shared pace of a key (pace.ts)', () => {
     }
   });
 
+  it('a start dated after now (the clock stepped back) counts as now, not until the clock gets there', async () => {
+    const path = pacePath(await tempDir(), 'http://127.0.0.1:6', 'fp');
+    const t = Date.now();
+    let now = t;
+    const pace = new SharedPace(path, undefined, () => now);
+    for (const x of [pace.take(2, 1000), pace.take(2, 1000)]) pace.markSent(x.ok ? x.id : 'refused');
+    now = t - 3_600_000;
+    const refused = pace.take(2, 1000);
+    expect(!refused.ok && refused.waitMs).toBeLessThanOrEqual(1001);
+    now += 1001;
+    expect(pace.take(2, 1000).ok).toBe(true);
+  });
+
   it('two limiters sharing the file keep their combined starts within N per window + margin', async () => {
     const path = pacePath(await tempDir(), 'http://127.0.0.1:2', 'fp');
     const windowMs = 200;
