@@ -1,6 +1,7 @@
 // Which server: production and sandbox from one gateway host (spec §1.5), `local` (the embedded
 // sandbox) or --base-url. Production is never the default nor a fallback: only asked for by name.
 import { sandboxHostOf } from '../spec/endpoints.ts';
+import { attempt } from '../files/attempt.ts';
 import { isLoopbackHost } from '../spec/schemas.ts';
 import { ApiKey, ClientConfigError } from './api-key.ts';
 import type { KeyEnvironment } from './quota.ts';
@@ -89,6 +90,9 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   if (baseUrl) {
     if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
     const url = normaliseBaseUrl(baseUrl);
+    const gateway = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;
+    if (name !== 'production' && gateway && new URL(url).hostname.replace(/\.$/, '') === attempt(() => normaliseHost(gateway)))
+      throw new ClientConfigError(`${url} is the production host: name --env production on the command line to pay for real`, 'refused');
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }
 

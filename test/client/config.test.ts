@@ -44,6 +44,18 @@ describe('resolveEnvironment', () => {
     expect(() => resolveEnvironment({ env: 'local', baseUrl: 'http://x.test', vars })).toThrow(ClientConfigError);
     expect(() => resolveEnvironment({ baseUrl: 'https://u:p@x.test', vars })).toThrow(/user name/);
   });
+  it('refuses a base URL at the production host unless production is named on the command line', () => {
+    const vars = { PAYOUT_GATEWAY_HOST: 'gateway.example.com', PAYOUT_BASE_URL: 'https://Gateway.Example.com./' };
+    expect(() => resolveEnvironment({ env: 'sandbox', vars })).toThrow(/production host: name --env production/);
+    expect(() => resolveEnvironment({ vars })).toThrow(ClientConfigError);
+    expect(() => resolveEnvironment({ baseUrl: 'https://gateway.example.com:443', gatewayHost: 'gateway.example.com', vars: {} })).toThrow(
+      /--env production/,
+    );
+    expect(resolveEnvironment({ env: 'production', vars })).toMatchObject({ name: 'production', keyClass: 'production' });
+    // the staging host, another host, or no gateway host known: a custom server as before
+    expect(resolveEnvironment({ vars: { ...vars, PAYOUT_BASE_URL: 'https://gateway.staging.example.com' } }).name).toBe('custom');
+    expect(resolveEnvironment({ baseUrl: 'https://gateway.example.com', vars: {} }).name).toBe('custom');
+  });
   it('takes plain http for a base URL and a webhook URL on the same hosts: this machine only', () => {
     const asBaseUrl = (url: string) => resolveEnvironment({ baseUrl: url, vars: {} }).baseUrl !== undefined;
     const asWebhook = (url: string) => WebhookRegisterRequest.safeParse({ url }).success;
