@@ -36,7 +36,7 @@ import { attempt } from '../files/attempt.ts';
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 
 export const STATE_DIR_HELP =
-  'State folder holding the ledger of each service account and the quota count (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
+  'State folder holding the ledger of each service account (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
 
 /** Which service and ledger, and the logs: `ledger` takes these alone. */
 export function serviceOptions<T>(y: Argv<T>) {
@@ -397,7 +397,8 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
       ...(team ? { shared: team } : {}),
       keyFile: args['key-file'],
       cwd: io.cwd,
-      stateDir: stateRoot,
+      // the key's pace and month are per user, whatever folder holds the ledger (a watch's, --state-dir)
+      stateDir: defaultStateDir(io.env),
       logger,
       sandbox,
       fallbackKey: sandbox && sandboxSeedKey(sandbox.keys[0]!.key),

@@ -9,6 +9,9 @@ import { PENDING_MS, SharedPace, SlidingWindowLimiter, pacePath, wallNow } from 
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { mostInWindow, startThrough } from './starts.ts';
 import { until } from '../ops/helpers.ts';
+import { openConnection } from '../../src/cli/options.ts';
+import { createLogger } from '../../src/log.ts';
+import type { CliIO } from '../../src/cli/command.ts';
 
 const dirs: string[] = [];
 const tempDir = async () => {
@@ -143,5 +146,21 @@ describe('the monthly count of a key across processes (quota.ts)', () => {
     };
     expect(file.keys.fp!.months[month]).toBe(rounds * 3);
     expect((await new UsageCounter({ stateDir: dir }).usage('fp')).used).toBe(rounds * 3);
+  });
+
+  it("a watch folder's state and a person's run on this host: one count and one pace for the key", async () => {
+    const io = { cwd: await tempDir(), env: { PAYOUT_BATCH_STATE_DIR: await tempDir(), PAYOUT_API_KEY: 'sk_sandbox_one_key_1' } };
+    const open = (stateRoot?: string) =>
+      openConnection({ 'base-url': 'http://127.0.0.1:9' }, io as unknown as CliIO, createLogger({ level: 'silent' }), {
+        stateRoot,
+      });
+    const watch = await open(join(await tempDir(), '.state'));
+    const person = await open();
+    const fp = watch.client.apiKey.fingerprint;
+    watch.usage!.count(fp, 3);
+    await watch.close();
+    expect((await person.client.quotaUsage())!.used).toBe(3);
+    expect(person.usage!.stateDir).toBe(watch.usage!.stateDir);
+    await person.close();
   });
 });
