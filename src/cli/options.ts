@@ -1,5 +1,5 @@
 // The flags several commands share, and the connection, logger and state folder they give (README.md).
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
@@ -397,8 +397,7 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
       ...(team ? { shared: team } : {}),
       keyFile: args['key-file'],
       cwd: io.cwd,
-      // the key's pace and month are per user, whatever folder holds the ledger (a watch's, --state-dir)
-      stateDir: defaultStateDir(io.env),
+      stateDir: keyStateDir(stateRoot, io.env),
       logger,
       sandbox,
       fallbackKey: sandbox && sandboxSeedKey(sandbox.keys[0]!.key),
@@ -414,6 +413,13 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
       throw new CommandError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
   }
+}
+
+/** The key's pace and month: the per-user folder, whatever folder holds the ledger (a watch's, --state-dir); the ledger's when this user has none to write. */
+function keyStateDir(stateRoot: string, env: NodeJS.ProcessEnv): string {
+  const perUser = defaultStateDir(env);
+  if (unsafeStateFolder(perUser)) return stateRoot;
+  return attempt(() => (mkdirSync(perUser, { recursive: true, mode: 0o700 }), perUser)) ?? stateRoot;
 }
 
 /** The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL: unreachable exits 4, not initialised 2 (`init` opens it as it is). */

@@ -162,5 +162,20 @@ describe('the monthly count of a key across processes (quota.ts)', () => {
     expect((await person.client.quotaUsage())!.used).toBe(3);
     expect(person.usage!.stateDir).toBe(watch.usage!.stateDir);
     await person.close();
+    // a user with no per-user folder to write (a service account's HOME): the ledger's folder, as before
+    const file = join(await tempDir(), 'a-file');
+    await writeFile(file, '');
+    const stateRoot = await tempDir();
+    const homeless = { ...io, env: { ...io.env, PAYOUT_BATCH_STATE_DIR: join(file, 'state') } };
+    const conn = await openConnection(
+      { 'base-url': 'http://127.0.0.1:9' },
+      homeless as unknown as CliIO,
+      createLogger({ level: 'silent' }),
+      {
+        stateRoot,
+      },
+    );
+    expect(conn.usage!.stateDir).toBe(stateRoot);
+    await conn.close();
   });
 });
