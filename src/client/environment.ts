@@ -68,6 +68,12 @@ function normaliseHost(raw: string): string {
   return h;
 }
 
+/** The production gateway's host, when one is configured (a staging host names none). */
+function productionHost(raw: string | undefined): string | undefined {
+  const h = raw ? attempt(() => normaliseHost(raw)) : undefined;
+  return h?.startsWith('gateway.staging.') ? undefined : h;
+}
+
 export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEnvironment {
   const vars = options.vars ?? process.env;
   const rawName = options.env ?? vars.PAYOUT_ENV;
@@ -90,8 +96,10 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   if (baseUrl) {
     if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
     const url = normaliseBaseUrl(baseUrl);
-    const gateway = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;
-    if (name !== 'production' && gateway && new URL(url).hostname.replace(/\.$/, '') === attempt(() => normaliseHost(gateway)))
+    if (
+      name !== 'production' &&
+      new URL(url).hostname.replace(/\.$/, '') === productionHost(options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST)
+    )
       throw new ClientConfigError(`${url} is the production host: name --env production on the command line to pay for real`, 'refused');
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }

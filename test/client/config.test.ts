@@ -55,6 +55,8 @@ describe('resolveEnvironment', () => {
     // the staging host, another host, or no gateway host known: a custom server as before
     expect(resolveEnvironment({ vars: { ...vars, PAYOUT_BASE_URL: 'https://gateway.staging.example.com' } }).name).toBe('custom');
     expect(resolveEnvironment({ baseUrl: 'https://gateway.example.com', vars: {} }).name).toBe('custom');
+    const staging = { PAYOUT_GATEWAY_HOST: 'gateway.staging.example.com', PAYOUT_BASE_URL: 'https://gateway.staging.example.com' };
+    expect(resolveEnvironment({ env: 'sandbox', vars: staging }).name).toBe('sandbox');
   });
   it('takes plain http for a base URL and a webhook URL on the same hosts: this machine only', () => {
     const asBaseUrl = (url: string) => resolveEnvironment({ baseUrl: url, vars: {} }).baseUrl !== undefined;
