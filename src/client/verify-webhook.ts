@@ -67,8 +67,8 @@ export function verifyWebhook(options: VerifyOptions) {
       `the delivery is not an event of the spec: ${listFieldErrors(zodFieldErrors(parsed.error))}`,
     );
   }
-  // without the header (§6) or a body deliveryId, the body's hash still recognises a delivery sent twice
+  // without the header (§6; an empty one is none) or a body deliveryId, the body's hash still recognises a delivery sent twice
   const deliveryId =
-    header(options.headers, names.deliveryId) ?? parsed.data.deliveryId ?? `sha256:${createHash('sha256').update(text).digest('hex')}`;
+    header(options.headers, names.deliveryId) || parsed.data.deliveryId || `sha256:${createHash('sha256').update(text).digest('hex')}`;
   return { event: parsed.data, deliveryId, signed: !!options.secret };
 }

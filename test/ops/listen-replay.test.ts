@@ -80,6 +80,17 @@ describe('listen: one record per event, whatever the delivery id', () => {
     expect((await readResults(results)).rows[0]!.result.status).toBe('SUCCESSFUL');
   });
 
+  it('an empty delivery id header is no id: two events under one are both recorded and applied', async () => {
+    const { results, ids, stateDir } = await setup();
+    const first = statusChanged(ids[0]!, 'PROCESSING', new Date().toISOString());
+    const second = statusChanged(ids[1]!, 'PROCESSING', new Date().toISOString());
+    expect(await deliver(first, '')).toEqual({ status: 200, body: { received: true } });
+    expect(await deliver(second, '')).toEqual({ status: 200, body: { received: true } });
+    await listener!.idle();
+    expect(deliveries(stateDir).map((l) => l.deliveryId)).toEqual([JSON.parse(first).deliveryId, JSON.parse(second).deliveryId]);
+    expect((await readResults(results)).rows.map((r) => r.result.status)).toEqual(['PROCESSING', 'PROCESSING']);
+  });
+
   it('a wallet event replayed under a new id is one record; a body over the limit is refused (413) and not recorded', async () => {
     const { stateDir } = await setup();
     const wallet = JSON.stringify({
