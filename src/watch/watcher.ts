@@ -68,6 +68,8 @@ export interface WatchResult {
   kind: RunKind;
   files: FileOutcome[];
   notComplete: string[];
+  /** --once stopped on request with a file of ours left in processing/ (exit 130, as `run`); a long-running watch ends so. */
+  stopped?: boolean;
 }
 
 type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
@@ -201,7 +203,8 @@ export class FolderWatch {
 
   private result(files: FileOutcome[]): WatchResult {
     const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
-    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
+    const stopped = this.o.once && this.o.stop?.aborted === true && this.mine.size > 0;
+    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete], stopped };
   }
 
   /** Claims left by a stopped run, and our own halted ones, resumed through their journals; then new files. */

@@ -175,6 +175,7 @@ describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to se
     expect(stop.signal.aborted).toBe(true);
     expect(r.files).toEqual([]);
     expect(list(dir, 'inbox')).toEqual(['young.csv']);
+    expect(r.stopped).toBe(false); // (exit 0: nothing left half done)
   });
 });
 
@@ -192,6 +193,7 @@ describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => 
     expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.reason])).toEqual([
       ['read.csv', 'processing', 'ok', 'stopped on request: resumed on the next start'],
     ]);
+    expect(r.stopped).toBe(true); // (exit 130)
     expect(list(dir, 'failed')).toEqual([]);
     // the next start: this process stands for one that is gone
     const claimDir = join(dir, 'processing', list(dir, 'processing')[0]!);
