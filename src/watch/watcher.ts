@@ -189,15 +189,23 @@ export class FolderWatch {
   }
 
   async run(): Promise<WatchResult> {
-    if (this.o.once) await this.tick();
-    else
-      while (!this.stopped) {
-        const from = this.files.length;
-        await this.o.onTick?.();
-        await this.tick();
-        await this.o.onTick?.(this.result(this.files.slice(from)));
-        await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
-      }
+    // every claim held, run or waiting its turn, is touched: another host takes over one untouched for claimStaleSeconds
+    const touch = () => this.mine.forEach((d) => void utimes(claimFile(d), new Date(), new Date()).catch(() => undefined)); // (moved meanwhile)
+    const beat = setInterval(touch, Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
+    beat.unref();
+    try {
+      if (this.o.once) await this.tick();
+      else
+        while (!this.stopped) {
+          const from = this.files.length;
+          await this.o.onTick?.();
+          await this.tick();
+          await this.o.onTick?.(this.result(this.files.slice(from)));
+          await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
+        }
+    } finally {
+      clearInterval(beat);
+    }
     return this.result(this.files);
   }
 
@@ -417,18 +425,11 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** Runs one claimed file and settles it, touching claim.json meanwhile so that other hosts see its owner alive. */
+  /** Runs one claimed file and settles it. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
-    const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
-    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
-    beat.unref();
-    try {
-      const { out, summary } = await this.judge(claimDir, claim, resumed);
-      await this.settle(claimDir, claim, out, summary);
-    } finally {
-      clearInterval(beat);
-    }
+    const { out, summary } = await this.judge(claimDir, claim, resumed);
+    await this.settle(claimDir, claim, out, summary);
   }
 
   /** Refused before sending, or its run through the engine judged. */

@@ -13,7 +13,7 @@ import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
-import { allPayouts, connectionTo, startSb } from './helpers.ts';
+import { allPayouts, connectionTo, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-watch-edges-');
@@ -200,6 +200,50 @@ describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => 
     writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
     const again = await watchOnce(dir);
     expect(again.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['read.csv', 'done', 'ok', true]]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: claims taken over together, run one after another', () => {
+  it('the one waiting its turn keeps its heartbeat, so that a watch on another host does not take it over too', async () => {
+    const dir = await dirs.make();
+    // two files a watch left in processing/ (its process gone), taken over by the next start at once
+    const claimDirs = ['first', 'second'].map((stem, f) => {
+      const name = `${stem}.csv`;
+      const claimDir = join(dir, 'processing', `20260101T000000Z-00000${f}-${name}`);
+      mkdirSync(claimDir, { recursive: true });
+      writeFileSync(join(claimDir, name), generateCsv({ rows: 1, currencies: ['GBP'], prefix: `TURN${f}`, amount: () => `${900 + f}.00` }));
+      writeClaim(claimDir, { name, pid: process.pid, host: hostname(), pidStart: 'gone', claimedAt: new Date().toISOString() });
+      return claimDir;
+    });
+    // the first file's payout is held at the service until the second claim's heartbeat is seen
+    let held: (() => void) | undefined;
+    const release = new Promise<void>((r) => (held = r));
+    let initiating = false;
+    const slow: typeof fetch = async (input, init) => {
+      if (new Headers(init?.headers).has('Idempotency-Key') && !initiating) {
+        initiating = true;
+        await release;
+      }
+      return fetch(input, init);
+    };
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 4 });
+    const run = watchOnce(dir, { config, conn: connectionTo(sb, slow) });
+    await until(() => initiating, 10_000, 'the first file under way');
+    // another host judges a claim by its claim.json's age (claimStaleSeconds)
+    const since = Date.now();
+    const touched = await until(() => statSync(join(claimDirs[1]!, 'claim.json')).mtimeMs > since, 10_000).then(
+      () => true,
+      () => false,
+    );
+    held!();
+    const r = await run;
+    expect(touched).toBe(true);
+    expect(r.files.map((f) => [f.name, f.outcome, f.resumed])).toEqual([
+      ['first.csv', 'done', true],
+      ['second.csv', 'done', true],
+    ]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
