@@ -278,9 +278,11 @@ export class FolderWatch {
     if (this.readyIn(name) !== 0) return;
     // on its latest ReqdExctnDt (a pain.001's, or a column's), so that no row of it is left unsent when it moves to done/
     const path = join(this.L.inbox, name);
-    const date = await latestExecutionDate(path);
+    // (a link or a hard-linked file is refused unread: no date of it holds it, or every scan would take it again)
+    const st = attempt(() => lstatSync(path));
+    const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
     if (date && date > today()) {
-      this.notDue.set(name, { mtimeMs: lstatSync(path).mtimeMs, date });
+      this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
       this.o.logger?.info({ file: name, notBefore: date }, `not due until ${date} (ReqdExctnDt): left in the inbox`);
       return;
     }

@@ -1,10 +1,22 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
-// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
-// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
+// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused, a link is
+// refused at once whatever its target's dates; a failure once payouts went out leaves the file in
+// processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
 // resume.
-import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +81,24 @@ describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
     expect(r.files[0]!.reason).toContain('1 invalid row (row 2)');
     expect(list(dir, 'inbox')).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before);
+  });
+
+  it('a link, or a file with a second name, dated later is refused at once (the watch ends), never read for its date', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'target.csv', 'LINKED', ['2099-12-31'], 450);
+    mkdirSync(join(dir, 'elsewhere'));
+    renameSync(join(dir, 'inbox', 'target.csv'), join(dir, 'elsewhere', 'target.csv'));
+    symlinkSync(join(dir, 'elsewhere', 'target.csv'), join(dir, 'inbox', 'linked.csv'));
+    dated(dir, 'hard.csv', 'HARD', ['2099-12-31'], 460);
+    linkSync(join(dir, 'inbox', 'hard.csv'), join(dir, 'elsewhere', 'hard.csv'));
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([
+      ['hard.csv', 'failed', 'refused'],
+      ['linked.csv', 'failed', 'refused'],
+    ]);
+    expect(r.files[0]!.reason).toMatch(/is a file with 2 hard links/);
+    expect(r.files[1]!.reason).toMatch(/is a symbolic link .*links are never followed/);
+    expect(list(dir, 'inbox')).toEqual([]);
   });
 });
 
