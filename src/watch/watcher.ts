@@ -363,7 +363,12 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      const sha = await fileSha256(claimed);
+      // (one this watch's user cannot read is refused, not a crash of this run and of every later one on its claim)
+      const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
+      if (sha instanceof Error) {
+        const why = `cannot be read (${sha.code ?? sha.message}): make it readable by the user this watch runs as, then drop it again`;
+        return { claimDir, refused: `refused: inbox/${name} ${why}. Nothing was sent.` };
+      }
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
