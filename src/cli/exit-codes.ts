@@ -13,7 +13,7 @@ export const ExitCode = {
   SERVICE_UNAVAILABLE: 4,
   /** `status`: some payouts still in progress, nothing else wrong; `run`, `retry`: the only rows not sent are NOT_DUE. */
   NOT_FINISHED: 5,
-  /** `run`, `retry`: stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); resume is safe. */
+  /** `run`, `retry`, `watch --once` with a file left in processing/: stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); resume is safe. */
   INTERRUPTED: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -68,6 +68,8 @@ export interface WatchResult {
   kind: RunKind;
   files: FileOutcome[];
   notComplete: string[];
+  /** --once stopped on request with a file of ours left in processing/ (exit 130, as `run`); a long-running watch ends so. */
+  stopped?: boolean;
 }
 
 type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
@@ -187,21 +189,30 @@ export class FolderWatch {
   }
 
   async run(): Promise<WatchResult> {
-    if (this.o.once) await this.tick();
-    else
-      while (!this.stopped) {
-        const from = this.files.length;
-        await this.o.onTick?.();
-        await this.tick();
-        await this.o.onTick?.(this.result(this.files.slice(from)));
-        await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
-      }
+    // every claim held, run or waiting its turn, is touched: another host takes over one untouched for claimStaleSeconds
+    const touch = () => this.mine.forEach((d) => void utimes(claimFile(d), new Date(), new Date()).catch(() => undefined)); // (moved meanwhile)
+    const beat = setInterval(touch, Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
+    beat.unref();
+    try {
+      if (this.o.once) await this.tick();
+      else
+        while (!this.stopped) {
+          const from = this.files.length;
+          await this.o.onTick?.();
+          await this.tick();
+          await this.o.onTick?.(this.result(this.files.slice(from)));
+          await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
+        }
+    } finally {
+      clearInterval(beat);
+    }
     return this.result(this.files);
   }
 
   private result(files: FileOutcome[]): WatchResult {
     const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
-    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
+    const stopped = this.o.once && this.o.stop?.aborted === true && this.mine.size > 0;
+    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete], stopped };
   }
 
   /** Claims left by a stopped run, and our own halted ones, resumed through their journals; then new files. */
@@ -267,9 +278,11 @@ export class FolderWatch {
     if (this.readyIn(name) !== 0) return;
     // on its latest ReqdExctnDt (a pain.001's, or a column's), so that no row of it is left unsent when it moves to done/
     const path = join(this.L.inbox, name);
-    const date = await latestExecutionDate(path);
+    // (a link or a hard-linked file is refused unread: no date of it holds it, or every scan would take it again)
+    const st = attempt(() => lstatSync(path));
+    const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
     if (date && date > today()) {
-      this.notDue.set(name, { mtimeMs: lstatSync(path).mtimeMs, date });
+      this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
       this.o.logger?.info({ file: name, notBefore: date }, `not due until ${date} (ReqdExctnDt): left in the inbox`);
       return;
     }
@@ -350,7 +363,12 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      const sha = await fileSha256(claimed);
+      // (one this watch's user cannot read is refused, not a crash of this run and of every later one on its claim)
+      const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
+      if (sha instanceof Error) {
+        const why = `cannot be read (${sha.code ?? sha.message}): make it readable by the user this watch runs as, then drop it again`;
+        return { claimDir, refused: `refused: inbox/${name} ${why}. Nothing was sent.` };
+      }
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
@@ -414,18 +432,11 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** Runs one claimed file and settles it, touching claim.json meanwhile so that other hosts see its owner alive. */
+  /** Runs one claimed file and settles it. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
-    const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
-    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
-    beat.unref();
-    try {
-      const { out, summary } = await this.judge(claimDir, claim, resumed);
-      await this.settle(claimDir, claim, out, summary);
-    } finally {
-      clearInterval(beat);
-    }
+    const { out, summary } = await this.judge(claimDir, claim, resumed);
+    await this.settle(claimDir, claim, out, summary);
   }
 
   /** Refused before sending, or its run through the engine judged. */

@@ -1,10 +1,22 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
-// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused; a
-// failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
+// later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused, a link is
+// refused at once whatever its target's dates; a failure once payouts went out leaves the file in
+// processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
 // resume.
-import { appendFileSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +25,7 @@ import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
-import { allPayouts, connectionTo, startSb } from './helpers.ts';
+import { allPayouts, connectionTo, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-watch-edges-');
@@ -69,6 +81,24 @@ describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
     expect(r.files[0]!.reason).toContain('1 invalid row (row 2)');
     expect(list(dir, 'inbox')).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before);
+  });
+
+  it('a link, or a file with a second name, dated later is refused at once (the watch ends), never read for its date', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'target.csv', 'LINKED', ['2099-12-31'], 450);
+    mkdirSync(join(dir, 'elsewhere'));
+    renameSync(join(dir, 'inbox', 'target.csv'), join(dir, 'elsewhere', 'target.csv'));
+    symlinkSync(join(dir, 'elsewhere', 'target.csv'), join(dir, 'inbox', 'linked.csv'));
+    dated(dir, 'hard.csv', 'HARD', ['2099-12-31'], 460);
+    linkSync(join(dir, 'inbox', 'hard.csv'), join(dir, 'elsewhere', 'hard.csv'));
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([
+      ['hard.csv', 'failed', 'refused'],
+      ['linked.csv', 'failed', 'refused'],
+    ]);
+    expect(r.files[0]!.reason).toMatch(/is a file with 2 hard links/);
+    expect(r.files[1]!.reason).toMatch(/is a symbolic link .*links are never followed/);
+    expect(list(dir, 'inbox')).toEqual([]);
   });
 });
 
@@ -175,6 +205,7 @@ describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to se
     expect(stop.signal.aborted).toBe(true);
     expect(r.files).toEqual([]);
     expect(list(dir, 'inbox')).toEqual(['young.csv']);
+    expect(r.stopped).toBe(false); // (exit 0: nothing left half done)
   });
 });
 
@@ -192,12 +223,57 @@ describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => 
     expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.reason])).toEqual([
       ['read.csv', 'processing', 'ok', 'stopped on request: resumed on the next start'],
     ]);
+    expect(r.stopped).toBe(true); // (exit 130)
     expect(list(dir, 'failed')).toEqual([]);
     // the next start: this process stands for one that is gone
     const claimDir = join(dir, 'processing', list(dir, 'processing')[0]!);
     writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
     const again = await watchOnce(dir);
     expect(again.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['read.csv', 'done', 'ok', true]]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: claims taken over together, run one after another', () => {
+  it('the one waiting its turn keeps its heartbeat, so that a watch on another host does not take it over too', async () => {
+    const dir = await dirs.make();
+    // two files a watch left in processing/ (its process gone), taken over by the next start at once
+    const claimDirs = ['first', 'second'].map((stem, f) => {
+      const name = `${stem}.csv`;
+      const claimDir = join(dir, 'processing', `20260101T000000Z-00000${f}-${name}`);
+      mkdirSync(claimDir, { recursive: true });
+      writeFileSync(join(claimDir, name), generateCsv({ rows: 1, currencies: ['GBP'], prefix: `TURN${f}`, amount: () => `${900 + f}.00` }));
+      writeClaim(claimDir, { name, pid: process.pid, host: hostname(), pidStart: 'gone', claimedAt: new Date().toISOString() });
+      return claimDir;
+    });
+    // the first file's payout is held at the service until the second claim's heartbeat is seen
+    let held: (() => void) | undefined;
+    const release = new Promise<void>((r) => (held = r));
+    let initiating = false;
+    const slow: typeof fetch = async (input, init) => {
+      if (new Headers(init?.headers).has('Idempotency-Key') && !initiating) {
+        initiating = true;
+        await release;
+      }
+      return fetch(input, init);
+    };
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 4 });
+    const run = watchOnce(dir, { config, conn: connectionTo(sb, slow) });
+    await until(() => initiating, 10_000, 'the first file under way');
+    // another host judges a claim by its claim.json's age (claimStaleSeconds)
+    const since = Date.now();
+    const touched = await until(() => statSync(join(claimDirs[1]!, 'claim.json')).mtimeMs > since, 10_000).then(
+      () => true,
+      () => false,
+    );
+    held!();
+    const r = await run;
+    expect(touched).toBe(true);
+    expect(r.files.map((f) => [f.name, f.outcome, f.resumed])).toEqual([
+      ['first.csv', 'done', true],
+      ['second.csv', 'done', true],
+    ]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });

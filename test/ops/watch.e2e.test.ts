@@ -239,6 +239,28 @@ describe('payout-batch watch --once', () => {
     expect(claims(dir, 'processing')).toEqual([]);
   });
 
+  it('--once stopped (SIGTERM) with a file half done exits 130 as `run` does, not 0: cron reads no success; the next run finishes it', async () => {
+    sb = await startSb({ faults: { latencyMs: [30, 60] } });
+    const dir = await folder(sb, { rate: 20, concurrency: 2 });
+    const ROWS = 30;
+    drop(dir, 'half.csv', ROWS, 'WS');
+    const stopped = await watch(dir, ['--json'], (child) => {
+      void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(
+        () => child.kill('SIGTERM'),
+        () => child.kill('SIGKILL'),
+      );
+    });
+    expect(stopped.code, stopped.stderr.slice(-2000)).toBe(130);
+    expect(JSON.parse(stopped.stdout)).toMatchObject({ exitCode: 130, files: [{ name: 'half.csv', outcome: 'processing' }] });
+    expect(claims(dir, 'processing')).toHaveLength(1);
+    expect(initiatesSeen(sb)).toBeLessThan(ROWS);
+
+    const resumed = await watch(dir);
+    expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
+    expect(resumed.stdout).toContain('half.csv: done (resumed)');
+    expect(await allPayouts(sb)).toHaveLength(ROWS);
+  });
+
   it('content a manual run was killed part way through: refused, naming the command that finishes it, which pays each row once', async () => {
     sb = await startSb({ faults: { latencyMs: [30, 60] } });
     const dir = await folder(sb, { rate: 20, concurrency: 2 });

@@ -1,0 +1,63 @@
+// A file dropped that the watch's user cannot read (a writer's umask 077, another user's file): it is
+// refused to failed/ naming why, and the rest of the inbox is paid. It used to end the run with an
+// unexpected error, its claim left in processing/, and every later run ended on it again: nothing
+// more was paid from the folder. (root reads any file: the read is refused here as it would be.)
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/engine/identity.ts')>();
+  return {
+    ...real,
+    fileSha256: async (path: string) => {
+      if (path.endsWith('locked.csv')) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES' });
+      return real.fileSha256(path);
+    },
+  };
+});
+
+const { WatchConfig } = await import('../../src/watch/config.ts');
+const { watchFolder } = await import('../../src/watch/watcher.ts');
+const { generateCsv, tempDirs } = await import('../engine/helpers.ts');
+const { allPayouts, connectionTo, startSb } = await import('./helpers.ts');
+
+let sb: Awaited<ReturnType<typeof startSb>>;
+const dirs = tempDirs('pb-watch-unreadable-');
+beforeAll(async () => {
+  sb = await startSb({ monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+describe('watch: a file its user cannot read', () => {
+  it('is refused to failed/, naming why; the rest of the inbox is paid, and the next run is not stopped by it', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const csv = (prefix: string, base: number) => generateCsv({ rows: 2, currencies: ['GBP'], prefix, amount: (i) => `${base + i}.00` });
+    writeFileSync(join(dir, 'inbox', 'a-locked.csv'), csv('LOCKED', 610));
+    writeFileSync(join(dir, 'inbox', 'b-open.csv'), csv('OPEN', 620));
+    const before = (await allPayouts(sb)).length;
+    const once = () =>
+      watchFolder({
+        dir,
+        config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 }),
+        conn: connectionTo(sb),
+        once: true,
+        crashWaitMs: 0,
+      });
+    const r = await once();
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([
+      ['a-locked.csv', 'failed', 'refused'],
+      ['b-open.csv', 'done', 'ok'],
+    ]);
+    expect(r.files[0]!.reason).toBe(
+      'refused: inbox/a-locked.csv cannot be read (EACCES): make it readable by the user this watch runs as, then drop it again. Nothing was sent.',
+    );
+    expect(readdirSync(join(dir, 'processing'))).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+    expect((await once()).files).toEqual([]);
+  });
+});
