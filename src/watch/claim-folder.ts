@@ -1,4 +1,4 @@
-// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim,
+// processing/<claim>/: the file, and .claim.json (a dotfile: no batch is named so) saying who holds it and what it held at the claim,
 // touched as a heartbeat.
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
@@ -42,7 +42,7 @@ export async function changedOrEdited(file: string, c: ClaimRecord): Promise<str
   return now === c.sha256 ? undefined : `its content was edited in place: sha256 ${c.sha256} at the claim, ${now} now`;
 }
 
-export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');
+export const claimFile = (claimDir: string) => join(claimDir, '.claim.json');
 export const readClaim = (claimDir: string): ClaimRecord | undefined =>
   attempt(() => JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord);
 export const writeClaim = (claimDir: string, c: ClaimRecord): void =>

@@ -308,7 +308,7 @@ export class FolderWatch {
         if (!st?.isDirectory()) continue;
         const c = readClaim(claimDir);
         if (!c) {
-          // (crashed before claim.json: nothing was claimed)
+          // (crashed before .claim.json: nothing was claimed)
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }

@@ -9,6 +9,7 @@ import {
   appendFileSync,
   linkSync,
   mkdirSync,
+  readFileSync,
   readdirSync,
   renameSync,
   rmSync,
@@ -261,9 +262,9 @@ describe('watch: claims taken over together, run one after another', () => {
     const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 4 });
     const run = watchOnce(dir, { config, conn: connectionTo(sb, slow) });
     await until(() => initiating, 10_000, 'the first file under way');
-    // another host judges a claim by its claim.json's age (claimStaleSeconds)
+    // another host judges a claim by its .claim.json's age (claimStaleSeconds)
     const since = Date.now();
-    const touched = await until(() => statSync(join(claimDirs[1]!, 'claim.json')).mtimeMs > since, 10_000).then(
+    const touched = await until(() => statSync(join(claimDirs[1]!, '.claim.json')).mtimeMs > since, 10_000).then(
       () => true,
       () => false,
     );
@@ -274,6 +275,21 @@ describe('watch: claims taken over together, run one after another', () => {
       ['first.csv', 'done', true],
       ['second.csv', 'done', true],
     ]);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a batch file named like the claim record', () => {
+  it('inbox/claim.json is paid and kept whole, not overwritten by the record of its claim', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const csv = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'CLAIMNAME', amount: (i) => `${310 + i}.00` });
+    writeFileSync(join(dir, 'inbox', 'claim.json'), csv);
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['claim.json', 'done', 'ok']]);
+    const [claim] = list(dir, 'done');
+    expect(readFileSync(join(dir, 'done', claim!, 'claim.json'), 'utf8')).toBe(csv);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });

@@ -396,11 +396,11 @@ describe('watch: a claim is never taken over from a live process on this host', 
     mkdirSync(claimDir, { recursive: true });
     writeFileSync(join(claimDir, name), csv(rows, `CLM${owner.pid}`));
     writeFileSync(
-      join(claimDir, 'claim.json'),
+      join(claimDir, '.claim.json'),
       JSON.stringify({ name, host: hostname(), claimedAt: new Date(Date.now() - 3_600_000).toISOString(), ...owner }),
     );
     const old = new Date(Date.now() - 3_600_000);
-    utimesSync(join(claimDir, 'claim.json'), old, old);
+    utimesSync(join(claimDir, '.claim.json'), old, old);
     return claimDir;
   }
 
@@ -411,7 +411,7 @@ describe('watch: a claim is never taken over from a live process on this host', 
     const claimDir = leftClaim(dir, 'payroll.csv', { pid, pidStart: pidStartOf(pid) }, 3);
     const r = await run(dir, { claimStaleSeconds: 1 });
     expect(r).toMatchObject({ kind: 'ok', files: [] });
-    expect(JSON.parse(readFileSync(join(claimDir, 'claim.json'), 'utf8')).pid).toBe(pid);
+    expect(JSON.parse(readFileSync(join(claimDir, '.claim.json'), 'utf8')).pid).toBe(pid);
     expect(sandboxRequests()).toBe(0);
 
     const child = children.find((c) => c.pid === pid)!;

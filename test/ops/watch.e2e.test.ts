@@ -53,7 +53,7 @@ describe('payout-batch watch --once', () => {
     expect(r.stdout).toContain('payroll-a.csv: done');
     const [claim] = claims(dir, 'done');
     expect(readdirSync(join(dir, 'done', claim!)).sort()).toEqual([
-      'claim.json',
+      '.claim.json',
       'payroll-a.csv',
       'payroll-a.results.csv',
       'payroll-a.summary.json',
@@ -155,7 +155,7 @@ describe('payout-batch watch --once', () => {
     expect(done).toHaveLength(4);
     expect(
       done
-        .map((c) => readFileSync(join(dir, 'done', c, 'claim.json'), 'utf8'))
+        .map((c) => readFileSync(join(dir, 'done', c, '.claim.json'), 'utf8'))
         .map((t) => JSON.parse(t).name)
         .sort(),
     ).toEqual(files);
