@@ -39,7 +39,7 @@ interface Transaction {
 interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField, string>>;
+  elements: Partial<Record<XmlIssue['field'], string>>;
   issues: XmlIssue[];
 }
 
@@ -114,6 +114,18 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
       message: 'EndToEndId NOTPROVIDED names no transfer: the reference makes a payout idempotent, so each needs its own',
       expected: 'an EndToEndId unique to the transfer',
     });
+  // Who bears the charges (the transaction's, else its block's): the service always charges the sender, on top of the amount
+  const chrgBr = first(tx, 'ChrgBr') || first(block, 'ChrgBr');
+  if (chrgBr && chrgBr !== 'DEBT' && chrgBr !== 'SLEV') {
+    elements.ChrgBr = `${tx.has('ChrgBr') ? txPath : blockPath}/ChrgBr`;
+    const message = 'the payee is to bear (CRED) or share (SHAR) the charges, but would get the full amount: the fee is on top';
+    issues.push({
+      field: 'ChrgBr',
+      value: chrgBr,
+      message,
+      expected: 'the service always charges the sender: DEBT or SLEV, or leave it out',
+    });
+  }
   // The amount: instructed in the debit wallet's currency, or an equivalent amount (debited) and the currency of transfer.
   const debitCcy = first(block, 'DbtrAcct/Ccy');
   const eqvt = first(tx, 'Amt/EqvtAmt/Amt');

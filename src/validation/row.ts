@@ -95,7 +95,7 @@ function readerOf(row: RawRow, ctx: RowContext) {
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const r = readerOf(row, ctx);
   // a pain.001 transaction the reader could not map (an ambiguous method): that error, not the empty value it left
-  for (const i of row.xml?.issues ?? []) r.add('error', 'UNMAPPABLE_TRANSACTION', i.field, i.message, i.expected);
+  for (const i of row.xml?.issues ?? []) r.add('error', 'UNMAPPABLE_TRANSACTION', i.field, i.message, i.expected, i.value);
   const mapped = r.problems.length;
   checkShape(r);
   // the day not to send before (a pain.001's, kept by its results file): one Excel rewrote is no date to drop
