@@ -187,8 +187,9 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // unstructured remittance, else the structured: a creditor reference (RF...), else the documents referred to
   const rmtInf = ['RmtInf/Ustrd', 'RmtInf/Strd/CdtrRefInf/Ref', 'RmtInf/Strd/RfrdDocInf/Nb'].find((p) => tx.has(p)) ?? 'RmtInf/Ustrd';
   set('narration', (tx.get(rmtInf) ?? []).join(' '), rmtInf);
-  // An intra-company or cash management transfer is to the payer's own account: a withdrawal, which needs no document.
-  set('withdrawal', ['INTC', 'CASH'].includes(first(tx, 'Purp/Cd')) ? 'true' : 'false', 'Purp/Cd');
+  // A withdrawal (no document needed) is to an own account: AccountManagement (ACCT) is between accounts of the same
+  // holder; an intra-company payment (INTC) goes to another company of the group, a cash management one (CASH) names no holder.
+  set('withdrawal', first(tx, 'Purp/Cd') === 'ACCT' ? 'true' : 'false', 'Purp/Cd');
 
   // The method (methodOf), from the transaction's payment type, else its block's.
   const svcAt = tx.has('PmtTpInf/SvcLvl/Cd') ? txPath : blockPath;

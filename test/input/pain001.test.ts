@@ -280,6 +280,19 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('only a transfer between accounts of the same holder (Purp/Cd ACCT) is a withdrawal, never an intra-company payment (INTC)', async () => {
+    const purpose = (cd: string) => pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<RmtInf>', `<Purp><Cd>${cd}</Cd></Purp><RmtInf>`);
+    for (const [cd, withdrawal] of [
+      ['ACCT', true],
+      ['INTC', false],
+      ['CASH', false],
+      ['SUPP', false],
+    ] as const) {
+      const { rows } = await read(file(purpose(cd)));
+      expect([cd, rows[0]!.payout!.withdrawal]).toEqual([cd, withdrawal]);
+    }
+  });
+
   it('--documents: by end-to-end id first, else by the referred document number, saying which', async () => {
     const docs = join(dir, 'docs');
     mkdirSync(docs);
