@@ -26,16 +26,14 @@ export interface RawRow {
   /** How many non-empty cells lay beyond the last header (a delimiter inside an unquoted value). */
   extraCells?: number;
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
-  xml?: { path: string; elements: Partial<Record<XmlIssue['field'], string>>; issues: XmlIssue[] };
+  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr', string>>; issues: XmlIssue[] };
 }
 
 /** What the pain.001 reader found wrong with a transaction's elements (an ambiguous method): an error on `field`. */
 export interface XmlIssue {
-  field: CanonicalField | 'ChrgBr';
+  field: CanonicalField;
   message: string;
   expected: string;
-  /** The element's value when it is no field's (ChrgBr). */
-  value?: string;
 }
 
 export interface InputWarning {
