@@ -3,6 +3,7 @@
 // period, oldest first. What each element holds: src/results/REFERENCE.md.
 import { Dec } from '../money.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
+import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from '../results/iso-xml.ts';
 import { batchColumns } from '../results/read.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -19,7 +20,9 @@ const DOMAIN: Partial<Record<Kind, [string, string, string]>> = { payout: ['PMNT
 function ownersOf(table: ResultsTable) {
   const owners = payoutIndex<{ row: ResultRow; fee?: string }>();
   for (const row of table.rows) {
-    owners.add({ row, fee: row.result.fee }, row.result.payoutId, row.result.payoutRef);
+    // (a row already paid by another batch: that batch's payout, never this message's)
+    if (row.result.status !== ENGINE_STATUSES.ALREADY_PAID)
+      owners.add({ row, fee: row.result.fee }, row.result.payoutId, row.result.payoutRef);
     for (const e of parseEarlierPayouts(row.result.earlierPayouts).payouts) owners.add({ row, fee: e.fee }, e.payoutId, e.payoutRef);
   }
   return owners;

@@ -12,6 +12,7 @@ export type Elements = Map<string, string[]>;
 
 /** The columns a pain.001 row carries to its results besides the payout columns (iso-contract: kept unchanged). */
 export const PAIN001_CARRIED = [
+  'ChrgBr',
   'MsgId',
   'MsgNmId',
   'PmtInfId',
@@ -39,7 +40,7 @@ interface Transaction {
 interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField, string>>;
+  elements: Partial<Record<CanonicalField | 'ChrgBr', string>>;
   issues: XmlIssue[];
 }
 
@@ -107,13 +108,9 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const txOr = (path: string) => first(tx, path) || first(block, path);
 
   set('reference', first(tx, 'PmtId/EndToEndId'), 'PmtId/EndToEndId');
-  // ISO 20022's "no end-to-end id": as a reference, every such transfer would be one payout, paid once
-  if (cells.reference?.toUpperCase() === 'NOTPROVIDED')
-    issues.push({
-      field: 'reference',
-      message: 'EndToEndId NOTPROVIDED names no transfer: the reference makes a payout idempotent, so each needs its own',
-      expected: 'an EndToEndId unique to the transfer',
-    });
+  // who bears the charges (the transaction's, else its block's): checked with the row (validation/row.ts checkOrdered)
+  cells.ChrgBr = first(tx, 'ChrgBr') || first(block, 'ChrgBr');
+  elements.ChrgBr = `${tx.has('ChrgBr') ? txPath : blockPath}/ChrgBr`;
   // The amount: instructed in the debit wallet's currency, or an equivalent amount (debited) and the currency of transfer.
   const debitCcy = first(block, 'DbtrAcct/Ccy');
   const eqvt = first(tx, 'Amt/EqvtAmt/Amt');
@@ -123,14 +120,6 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   set('sourceAmount', isoAmount(amount, debitCcy || amountCcy), amountPath);
   Object.assign(cells, { Amt: amount, AmtCcy: amountCcy }); // (as sent, for the status report: a retry may edit sourceAmount)
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
-  if (debitCcy && amountCcy && debitCcy !== amountCcy)
-    issues.push({
-      field: 'sourceAmount',
-      message: `the amount is in ${amountCcy} but the debtor account (DbtrAcct/Ccy) is in ${debitCcy}: the service debits an amount in the wallet's currency`,
-      expected: eqvt
-        ? `Amt/EqvtAmt/Amt in ${debitCcy}`
-        : `Amt/InstdAmt in ${debitCcy}, or Amt/EqvtAmt (Amt in ${debitCcy}, CcyOfTrf ${amountCcy})`,
-    });
   const creditCcy = first(tx, 'CdtrAcct/Ccy');
   if (eqvt) set('destinationCurrency', first(tx, 'Amt/EqvtAmt/CcyOfTrf'), 'Amt/EqvtAmt/CcyOfTrf');
   else set('destinationCurrency', creditCcy || amountCcy, creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy');
@@ -175,8 +164,9 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // unstructured remittance, else the structured: a creditor reference (RF...), else the documents referred to
   const rmtInf = ['RmtInf/Ustrd', 'RmtInf/Strd/CdtrRefInf/Ref', 'RmtInf/Strd/RfrdDocInf/Nb'].find((p) => tx.has(p)) ?? 'RmtInf/Ustrd';
   set('narration', (tx.get(rmtInf) ?? []).join(' '), rmtInf);
-  // An intra-company or cash management transfer is to the payer's own account: a withdrawal, which needs no document.
-  set('withdrawal', ['INTC', 'CASH'].includes(first(tx, 'Purp/Cd')) ? 'true' : 'false', 'Purp/Cd');
+  // A withdrawal (no document needed) is to an own account: AccountManagement (ACCT) is between accounts of the same
+  // holder; an intra-company payment (INTC) goes to another company of the group, a cash management one (CASH) names no holder.
+  set('withdrawal', first(tx, 'Purp/Cd') === 'ACCT' ? 'true' : 'false', 'Purp/Cd');
 
   // The method (methodOf), from the transaction's payment type, else its block's.
   const svcAt = tx.has('PmtTpInf/SvcLvl/Cd') ? txPath : blockPath;

@@ -41,12 +41,12 @@ const ISO_REASON = byOurs({
   DUPL: ['ALREADY_PAID', 'CONFLICT'],
 });
 
-/** A FAILED or REJECTED payout carries only the service's text (spec §3: reasons "not shown"): these words name a code. */
+/** A FAILED or REJECTED payout carries only the service's text (spec §3: reasons "not shown"): these words name a code, else NARR. */
 const REASON_WORDS: [RegExp, string][] = [
-  [/insufficient/i, 'AM04'],
-  [/closed/i, 'AC04'],
-  [/account/i, 'AC01'],
-  [/beneficiary/i, 'BE01'],
+  [/insufficient (funds|balance)/i, 'AM04'],
+  [/account (is |was |has been )?closed|closed account/i, 'AC04'],
+  [/name (does not|doesn't) match|name mismatch/i, 'BE01'],
+  [/(invalid|incorrect|unknown|wrong) (beneficiary )?account|account (number )?(is )?(invalid|incorrect|unknown|not found)/i, 'AC01'],
 ];
 
 /** A results row's ISO status, and why it is rejected, pending or not sent: the reason's code, and the service's or our text in Max105Text pieces. */

@@ -55,7 +55,7 @@ export const PROBLEM_CODES = {
   DOCUMENT_TOO_LARGE: 'a supporting document is over 10 MB',
   TOO_MANY_DOCUMENTS: 'more than 5 supporting documents',
   UNMAPPABLE_TRANSACTION:
-    "a pain.001 transaction that maps to no payout: an ambiguous or unsupported method, an amount not in the debtor account's currency",
+    "a pain.001 transaction that maps to no payout: an ambiguous or unsupported method, an amount not in the debtor account's currency, charges the payee is to bear",
   NO_DOCUMENT: 'no supporting document on a payout that is not a withdrawal: the service will hold it',
 } as const;
 export type ProblemCode = keyof typeof PROBLEM_CODES;

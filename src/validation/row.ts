@@ -110,6 +110,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       due,
     );
   const top = payoutFields(r);
+  checkOrdered(r, top);
   const method = top.method as PayoutMethod | undefined;
   const trapped = excelDateTraps(r);
   const overrides = excelNumberTraps(r, method, trapped);
@@ -143,6 +144,42 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const { UltmtCdtr: name, UltmtCdtrCtry: country } = row.cells;
   if (name) payout.ultimateCreditor = { name, ...(country && { country }) };
   return { problems, payout, duplicateKey };
+}
+
+/**
+ * What a pain.001 ordered that no payout does, from the columns its row carries: so the row of its
+ * results file, read again by a retry, stays invalid until the cells themselves say otherwise.
+ */
+function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): void {
+  const { MsgNmId, ChrgBr: bearer, AmtCcy: ordered = '', CcyOfTrf } = r.row.cells;
+  if (MsgNmId === undefined) return;
+  const [unmappable, debited] = ['UNMAPPABLE_TRANSACTION', top.sourceCurrency ?? ''] as const;
+  // ISO 20022's "no end-to-end id": as a reference, every such transfer would be one payout, paid once
+  if (top.reference?.toUpperCase() === 'NOTPROVIDED')
+    r.add(
+      'error',
+      unmappable,
+      'reference',
+      'EndToEndId NOTPROVIDED names no transfer: the reference makes a payout idempotent, so each needs its own',
+      'an EndToEndId unique to the transfer',
+    );
+  if (bearer && bearer !== 'DEBT' && bearer !== 'SLEV')
+    r.add(
+      'error',
+      unmappable,
+      'ChrgBr',
+      'the payee is to bear (CRED) or share (SHAR) the charges, but would get the full amount: the fee is on top',
+      'the service always charges the sender: DEBT or SLEV, or leave it out',
+      bearer,
+    );
+  if (ordered && debited && ordered !== debited.toUpperCase())
+    r.add(
+      'error',
+      unmappable,
+      'sourceAmount',
+      `the amount is in ${ordered} but the debtor account (DbtrAcct/Ccy) is in ${debited}: the service debits an amount in the wallet's currency`,
+      CcyOfTrf ? `Amt/EqvtAmt/Amt in ${debited}` : `Amt/InstdAmt in ${debited}, or Amt/EqvtAmt (Amt in ${debited}, CcyOfTrf ${ordered})`,
+    );
 }
 
 /** Invisible and bidirectional characters, refused in every cell: a right-to-left override makes "Invoice 0012" read as another text. */

@@ -75,7 +75,7 @@ function transaction(r: Row, v: Pain001Version, n: number): Obj {
       }),
     },
     CdtrAcct: { Id: id, ...(r.accountType && { Tp: { Cd: r.accountType === 'savings' ? 'SVGS' : 'CACC' } }), Ccy: r.accountCurrency },
-    ...(r.withdrawal === 'true' && { Purp: { Cd: 'INTC' } }),
+    ...(r.withdrawal === 'true' && { Purp: { Cd: 'ACCT' } }),
     RmtInf: {
       Ustrd: r.narration,
       ...(referred.length && { Strd: { RfrdDocInf: referred } }),

@@ -133,3 +133,32 @@ it('a payment information dated later: plan says so, run sends the others and le
   expect(due.code, due.stdout + due.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(rows.length - 3);
 });
+
+it("a retry never sends a transfer the pain.001's reader found invalid: the row carries why", async () => {
+  const { sb, dir, cli } = await setup();
+  const [cred, none, usd] = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
+  const paid = sampleRows().find((r) => r.method === 'NIP')!; // (a row sent: a retry is of a batch that sent some)
+  const xml = pain001([cred!, none!, usd!, paid], 'pain.001.001.09')
+    .replace(/(<EndToEndId>PAYROLL-2025-01-032<\/EndToEndId>\s*<\/PmtId>\s*<Amt>[^]*?<\/Amt>)/, '$1<ChrgBr>CRED</ChrgBr>')
+    .replace(`<EndToEndId>${none!.reference}<`, '<EndToEndId>NOTPROVIDED<')
+    .replace(`<InstdAmt Ccy="EUR">${usd!.sourceAmount}<`, `<InstdAmt Ccy="USD">${usd!.sourceAmount}<`);
+  expect(cred!.reference).toBe('PAYROLL-2025-01-032');
+  writeFileSync(join(dir, 'erp.xml'), xml);
+  const run = await cli('run', 'erp.xml', '--documents', 'documents', '--yes');
+  expect(initiates(sb), run.stdout + run.stderr).toHaveLength(1);
+  const retry = await cli('retry', 'erp.results.csv', '--yes');
+  expect(initiates(sb), retry.stdout + retry.stderr).toHaveLength(1);
+  const table = await readResults(join(dir, 'erp.results.csv'));
+  expect(table.rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'UNMAPPABLE_TRANSACTION'],
+    ['INVALID', 'UNMAPPABLE_TRANSACTION'],
+    ['INVALID', 'UNMAPPABLE_TRANSACTION'],
+    ['PENDING', undefined],
+  ]);
+  expect(table.rows.map((r) => r.result.errorMessage)).toEqual([
+    expect.stringContaining('the payee is to bear (CRED) or share (SHAR) the charges'),
+    expect.stringContaining('EndToEndId NOTPROVIDED'),
+    expect.stringContaining('the amount is in USD'),
+    undefined,
+  ]);
+});

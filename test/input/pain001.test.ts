@@ -261,6 +261,38 @@ describe('pain.001 transactions', () => {
     expect(p.column).toBe('/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/CdtrAgt/FinInstnId/ClrSysMmbId/MmbId');
   });
 
+  it("charges borne by the payee (ChrgBr CRED or SHAR, the transaction's over its block's) are invalid: the service charges the sender", async () => {
+    const block = (chrgBr: string) => pain001(usa.slice(0, 3), 'pain.001.001.09').replace('<ChrgBr>SLEV<', `<ChrgBr>${chrgBr}<`);
+    // (a transaction's ChrgBr follows its Amt)
+    const tx = (xml: string, n: number, chrgBr: string) =>
+      xml.replace(new RegExp(`(${usa[n]!.reference}</EndToEndId>\\s*</PmtId>\\s*<Amt>[^]*?</Amt>)`), `$1<ChrgBr>${chrgBr}</ChrgBr>`);
+    const { rows } = await read(file(tx(block('CRED'), 1, 'DEBT')));
+    expect(rows.map((r) => r.valid)).toEqual([false, true, false]);
+    const p = rows[0]!.problems.filter((x) => x.severity === 'error');
+    expect(p).toMatchObject([{ code: 'UNMAPPABLE_TRANSACTION', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/ChrgBr', value: 'CRED' }]);
+    expect(formatProblem(p[0]!)).toMatch(
+      /\.xml \/Document\/CstmrCdtTrfInitn\/PmtInf\[1\]\/ChrgBr: error .*\(value "CRED"\); expected .*DEBT or SLEV, or leave it out/,
+    );
+    const shared = await read(file(tx(block('DEBT'), 0, 'SHAR')));
+    expect(shared.rows.map((r) => r.valid)).toEqual([false, true, true]);
+    expect(shared.rows[0]!.problems.filter((x) => x.severity === 'error')).toMatchObject([
+      { column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/ChrgBr', value: 'SHAR' },
+    ]);
+  });
+
+  it('only a transfer between accounts of the same holder (Purp/Cd ACCT) is a withdrawal, never an intra-company payment (INTC)', async () => {
+    const purpose = (cd: string) => pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<RmtInf>', `<Purp><Cd>${cd}</Cd></Purp><RmtInf>`);
+    for (const [cd, withdrawal] of [
+      ['ACCT', true],
+      ['INTC', false],
+      ['CASH', false],
+      ['SUPP', false],
+    ] as const) {
+      const { rows } = await read(file(purpose(cd)));
+      expect([cd, rows[0]!.payout!.withdrawal]).toEqual([cd, withdrawal]);
+    }
+  });
+
   it('--documents: by end-to-end id first, else by the referred document number, saying which', async () => {
     const docs = join(dir, 'docs');
     mkdirSync(docs);

@@ -92,6 +92,29 @@ describe('camt.053 statement', () => {
     expect(texts(xml, 'EndToEndId')).toEqual(['SWAP-1', 'E2E-1', 'E2E-2', 'E2E-2', 'SWAP-1']);
   });
 
+  it("never names another batch's payout of a row's reference (ALREADY_PAID) as this message's payment", async () => {
+    const path = tmp.path('already-paid.xml');
+    const paid = {
+      rowNumber: 4,
+      cells: { reference: 'E2E-3', MsgId: 'ERP-1', PmtInfId: 'PMT-A', InstrId: 'I-3' },
+      result: { payoutId: 'p-other', payoutRef: 'OTHER-BATCH', fee: '1.00', status: 'ALREADY_PAID', errorCode: 'ALREADY_PAID' },
+    };
+    await writeStatement(path, { table: { ...table, rows: [...table.rows, paid] }, transactions, swaps, period: { by: 'dates' } });
+    const xml = readFileSync(path, 'utf8');
+    expect(await schemaErrors(xml, 'camt.053.001.02')).toEqual([]);
+    const other = xml
+      .split('<Ntry>')
+      .slice(1)
+      .map((e) => e.split('</Ntry>')[0]!)
+      .find((e) => texts(e, 'AcctSvcrRef').includes('OTHER-BATCH'))!;
+    expect([texts(other, 'Cd'), texts(other, 'MsgId'), texts(other, 'EndToEndId'), texts(other, 'Amt')]).toEqual([
+      ['OTHER'],
+      [],
+      [],
+      ['20'],
+    ]);
+  });
+
   it('writes no statement when the service gives no balance', async () => {
     const path = tmp.path('none.xml');
     const bare = transactions.map(({ balanceAfter: _, ...t }) => t);

@@ -33,6 +33,13 @@ describe('the ISO status and reason of a results row', () => {
     [{ status: 'CONFLICT', errorCode: 'IDEMPOTENCY_KEY_CONFLICT' }, 'RJCT', 'DUPL'],
     [{ status: 'FAILED', payoutId: 'p', statusReason: 'Beneficiary account closed' }, 'RJCT', 'AC04'],
     [{ status: 'REJECTED', payoutId: 'p', statusReason: 'compliance review' }, 'RJCT', 'NARR'],
+    // the service's words name a code only when they say it: else NARR, never another reason
+    [{ status: 'FAILED', payoutId: 'p', statusReason: 'Insufficient funds at the correspondent bank' }, 'RJCT', 'AM04'],
+    [{ status: 'FAILED', payoutId: 'p', statusReason: 'Invalid account number' }, 'RJCT', 'AC01'],
+    [{ status: 'REJECTED', payoutId: 'p', statusReason: 'Beneficiary name does not match the account' }, 'RJCT', 'BE01'],
+    [{ status: 'REJECTED', payoutId: 'p', statusReason: 'Insufficient documents for this beneficiary' }, 'RJCT', 'NARR'],
+    [{ status: 'FAILED', payoutId: 'p', statusReason: 'Beneficiary bank closed for a public holiday' }, 'RJCT', 'NARR'],
+    [{ status: 'REJECTED', payoutId: 'p', statusReason: 'Compliance review of the account holder' }, 'RJCT', 'NARR'],
   ])('%j → %s %s', (result, status, reason) => {
     const tx = isoTxOf(result);
     expect([tx.status, tx.reason?.code]).toEqual([status, reason]);
