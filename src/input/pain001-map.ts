@@ -56,8 +56,8 @@ const CLEARING: Record<string, CanonicalField> = {
 };
 /** CdtrAcct/Id/Othr/SchmeNm/Prtry naming a wallet identifier instead of an account number. */
 const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'alipayId', WECHAT: 'wechatUserId', OPENID: 'openId' };
-/** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's). */
-const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
+/** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's); the agent's BIC is kept, to be screened. */
+const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'beneficiaryCountry', 'accountType'];
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
 function methodOf(

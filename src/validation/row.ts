@@ -142,6 +142,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   if (due) payout.notBefore = due;
   const { UltmtCdtr: name, UltmtCdtrCtry: country } = row.cells;
   if (name) payout.ultimateCreditor = { name, ...(country && { country }) };
+  // the bank the file names, though the method does not send its BIC: where the money goes all the same, so screened
+  if (r.cell('swiftCode') && !beneficiary.swiftCode) payout.creditorAgentBic = r.cell('swiftCode');
   return { problems, payout, duplicateKey };
 }
 
@@ -331,7 +333,7 @@ function beneficiaryOf(
     if (fields.includes(f)) {
       const v = overrides[f] ?? cell;
       if (v !== '') input[f] = v;
-    } else if (cell !== '') {
+    } else if (cell !== '' && !(r.row.xml && f === 'swiftCode')) {
       r.add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
     }
   }
