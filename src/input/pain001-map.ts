@@ -24,6 +24,7 @@ export const PAIN001_CARRIED = [
   'documentsMatchedBy',
   'UltmtCdtr',
   'UltmtCdtrCtry',
+  'UltmtCdtrBIC',
 ] as const;
 
 interface Transaction {
@@ -157,6 +158,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   set('email', first(tx, 'Cdtr/CtctDtls/EmailAdr'), 'Cdtr/CtctDtls/EmailAdr');
   // whom the money is for, behind the creditor: never sent, screened as the payee is (engine/screen-batch.ts)
   Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
+  cells.UltmtCdtrBIC = first(tx, 'UltmtCdtr/Id/OrgId/AnyBIC') || first(tx, 'UltmtCdtr/Id/OrgId/BICOrBEI'); // (.09, .03)
 
   // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry) or hybrid (with AdrLine).
   const adr = 'Cdtr/PstlAdr';

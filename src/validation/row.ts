@@ -140,8 +140,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
   if (due) payout.notBefore = due;
-  const { UltmtCdtr: name, UltmtCdtrCtry: country } = row.cells;
-  if (name) payout.ultimateCreditor = { name, ...(country && { country }) };
+  const { UltmtCdtr: name, UltmtCdtrCtry: country, UltmtCdtrBIC: bic } = row.cells;
+  if (name || bic) payout.ultimateCreditor = { name: name ?? '', ...(country && { country }), ...(bic && { bic }) };
   // the bank the file names, though the method does not send its BIC: where the money goes all the same, so screened
   if (r.cell('swiftCode') && !beneficiary.swiftCode) payout.creditorAgentBic = r.cell('swiftCode');
   return { problems, payout, duplicateKey };
