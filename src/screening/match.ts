@@ -17,10 +17,12 @@ export function tokens(name: string): string[] {
     .replace(/1/g, 'l')
     .replace(/rn/g, 'm')
     .replace(/ß/g, 'ss')
-    .replace(/\.(?=\S)/g, '') // S.A. → sa, L.L.C. → llc
+    .replace(/(?<![\p{L}\p{N}])\p{L}(\.\p{L})+(?![\p{L}\p{N}])/gu, dotted)
     .split(/[^\p{L}\p{N}]+/u) // a name in another script is its words (the UN list gives names so)
     .filter(Boolean);
 }
+/** Letters with dots: S.A. → sa, L.L.C. → llc (forms, dropped); else initials (Petrov I.S.), as is a letter dotted to a word (C.Okonkwo). */
+const dotted = (m: string) => (DROPPED.has(m.replace(/\./g, '')) ? m.replace(/\./g, '') : m);
 const lookAlikes = new Map<string, string>();
 /**
  * A letter's TR39 skeleton as written, else as the other case is written, when that is Latin letters
@@ -43,9 +45,7 @@ const DROPPED = new Set(
   (
     'ltd limited llc llp lp inc incorporated corp corporation co company cie gmbh ag kg ohg sa sas sarl srl spa plc bv nv oy ab pvt private ' +
     'as asa pte pty jsc ojsc pjsc cjsc ooo oao zao pao fze fzco fzc bhd sdn kft zrt sro doo the and of et und'
-  )
-    .split(' ')
-    .flatMap(tokens),
+  ).split(' '),
 );
 /** Words too common in firms' names to make two names one when they are all the names share. */
 const WEAK = new Set(
