@@ -42,7 +42,7 @@ export interface Screened {
 }
 
 export function payeeOf(p: PayoutRow): Payee {
-  const b = p.beneficiary as Partial<
+  const b = { swiftCode: p.creditorAgentBic, ...p.beneficiary } as Partial<
     Record<'accountName' | 'swiftCode' | 'intermediarySwift' | 'iban' | 'accountNumber' | 'beneficiaryCountry', string>
   >;
   return {
@@ -65,8 +65,9 @@ const WHERE =
 
 /** A digest of the payee's name, every field of WHERE and the ultimate creditor's name: no account number in a clearance file. */
 export const payeeDigest = (row: PayoutRow): string => {
-  const b = row.beneficiary as Partial<Record<string, string>>;
-  const ultimate = row.ultimateCreditor ? [row.ultimateCreditor.name] : []; // (none: the digest of clearances made before)
+  const b = { swiftCode: row.creditorAgentBic, ...row.beneficiary } as Partial<Record<string, string>>;
+  const u = row.ultimateCreditor;
+  const ultimate = u ? [u.name, ...(u.bic ? [u.bic] : [])] : []; // (none: the digest of clearances made before)
   return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? ''), ...ultimate]));
 };
 
@@ -109,7 +110,7 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     out.screened++;
     const payee = payeeOf(r.payout);
     const ultimate = r.payout.ultimateCreditor;
-    const why = (h: Hit) => ({ ...h, why: `the ultimate creditor (UltmtCdtr) "${ultimate!.name}": ${h.why}` });
+    const why = (h: Hit) => ({ ...h, why: `the ultimate creditor (UltmtCdtr) "${ultimate!.name || ultimate!.bic}": ${h.why}` });
     const hits = [
       ...screener.screen(payee),
       ...(ultimate ? screener.screen({ reference: payee.reference, row: payee.row, ...ultimate }).map(why) : []),

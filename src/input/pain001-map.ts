@@ -25,6 +25,7 @@ export const PAIN001_CARRIED = [
   'documentsMatchedBy',
   'UltmtCdtr',
   'UltmtCdtrCtry',
+  'UltmtCdtrBIC',
 ] as const;
 
 interface Transaction {
@@ -57,8 +58,8 @@ const CLEARING: Record<string, CanonicalField> = {
 };
 /** CdtrAcct/Id/Othr/SchmeNm/Prtry naming a wallet identifier instead of an account number. */
 const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'alipayId', WECHAT: 'wechatUserId', OPENID: 'openId' };
-/** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's). */
-const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
+/** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's); the agent's BIC is kept, to be screened. */
+const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'beneficiaryCountry', 'accountType'];
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
 function methodOf(
@@ -146,6 +147,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   set('email', first(tx, 'Cdtr/CtctDtls/EmailAdr'), 'Cdtr/CtctDtls/EmailAdr');
   // whom the money is for, behind the creditor: never sent, screened as the payee is (engine/screen-batch.ts)
   Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
+  cells.UltmtCdtrBIC = first(tx, 'UltmtCdtr/Id/OrgId/AnyBIC') || first(tx, 'UltmtCdtr/Id/OrgId/BICOrBEI'); // (.09, .03)
 
   // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry) or hybrid (with AdrLine).
   const adr = 'Cdtr/PstlAdr';

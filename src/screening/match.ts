@@ -17,10 +17,25 @@ export function tokens(name: string): string[] {
     .replace(/1/g, 'l')
     .replace(/rn/g, 'm')
     .replace(/ß/g, 'ss')
-    .replace(/\.(?=\S)/g, '') // S.A. → sa, L.L.C. → llc
+    .replace(/(?<![\p{L}\p{N}])\p{L}(\.\p{L})+(?![\p{L}\p{N}])/gu, dotted)
     .split(/[^\p{L}\p{N}]+/u) // a name in another script is its words (the UN list gives names so)
     .filter(Boolean);
 }
+/** Letters with dots: S.A. → sa, L.L.C. → llc (forms, dropped); else initials (Petrov I.S.), as is a letter dotted to a word (C.Okonkwo). */
+const dotted = (m: string) => (DROPPED.has(m.replace(/\./g, '')) ? m.replace(/\./g, '') : m);
+/** Russian, Ukrainian and Belarusian letters as the lists transliterate them (BGN/PCGN, the signs dropped). */
+const LATIN = 'a b v g d e e zh z i y k l m n o p r s t u f kh ts ch sh shch  y  e yu ya i yi ye g u'.split(' ');
+const CYRILLIC = new Map([...'абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў'].map((c, i) => [c, LATIN[i]!]));
+/** A name with Cyrillic letters as the lists write it in Latin (Иван Петров: ivan petrov); their skeleton is only a look-alike. */
+export const latinOf = (name: string): string[] =>
+  /\p{Script=Cyrillic}/u.test(name)
+    ? [
+        name
+          .normalize('NFC')
+          .toLowerCase()
+          .replace(/\p{Script=Cyrillic}/gu, (c) => CYRILLIC.get(c) ?? c),
+      ]
+    : [];
 const lookAlikes = new Map<string, string>();
 /**
  * A letter's TR39 skeleton as written, else as the other case is written, when that is Latin letters
@@ -38,14 +53,13 @@ function lookAlike(c: string): string {
   return k;
 }
 
-/** Dropped from both sides before scoring: legal forms and filler words never make a name alike. */
+/** Dropped from both sides before scoring: legal forms, titles and filler words never make a name alike. */
 const DROPPED = new Set(
   (
     'ltd limited llc llp lp inc incorporated corp corporation co company cie gmbh ag kg ohg sa sas sarl srl spa plc bv nv oy ab pvt private ' +
-    'as asa pte pty jsc ojsc pjsc cjsc ooo oao zao pao fze fzco fzc bhd sdn kft zrt sro doo the and of et und'
-  )
-    .split(' ')
-    .flatMap(tokens),
+    'as asa pte pty jsc ojsc pjsc cjsc ooo oao zao pao fze fzco fzc bhd sdn kft zrt sro doo the and of et und ' +
+    'mr mrs ms miss mx dr prof'
+  ).split(' '),
 );
 /** Words too common in firms' names to make two names one when they are all the names share. */
 const WEAK = new Set(
@@ -505,13 +519,13 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
           score: 1,
           why: `the payee's ${on === 'iban' ? 'IBAN' : 'account'} is listed`,
         });
-  const payeeTokens = nameTokens(payee.name);
   const best = new Map<Entry, { name: ListedName; score: number }>();
-  for (const id of candidates(index, payeeTokens, thresholds.review)) {
-    const name = index.names[id]!;
-    const score = nameScore(payeeTokens, name.tokens, thresholds.review);
-    if (score >= thresholds.review && score > (best.get(name.entry)?.score ?? 0)) best.set(name.entry, { name, score });
-  }
+  for (const payeeTokens of [payee.name, ...latinOf(payee.name)].map(nameTokens))
+    for (const id of candidates(index, payeeTokens, thresholds.review)) {
+      const name = index.names[id]!;
+      const score = nameScore(payeeTokens, name.tokens, thresholds.review);
+      if (score >= thresholds.review && score > (best.get(name.entry)?.score ?? 0)) best.set(name.entry, { name, score });
+    }
   for (const [entry, { name, score }] of best) {
     const band = score >= thresholds.hit ? 'hit' : 'review';
     hit(name.list, entry, { matched: name.text, on: name.on, band, score, why: why(payee, name, score) });

@@ -129,7 +129,9 @@ export const PayoutRowSchema = z.object({
   withdrawal: z.boolean(),
   /** Not sent before this day (YYYY-MM-DD, UTC): a pain.001's ReqdExctnDt, a column of that name in any batch. */
   notBefore: z.string().optional(),
-  /** Whom the money is for, behind the beneficiary: a pain.001's UltmtCdtr, a column UltmtCdtr (and UltmtCdtrCtry) in any batch. */
-  ultimateCreditor: z.object({ name: z.string(), country: z.string().optional() }).optional(),
+  /** Whom the money is for, behind the beneficiary: a pain.001's UltmtCdtr, a column UltmtCdtr (and UltmtCdtrCtry, UltmtCdtrBIC) in any batch. */
+  ultimateCreditor: z.object({ name: z.string(), country: z.string().optional(), bic: z.string().optional() }).optional(),
+  /** The creditor agent's BIC (swiftCode) the file gives and the method does not send: screened, never sent. */
+  creditorAgentBic: z.string().optional(),
 });
 export type PayoutRow = z.infer<typeof PayoutRowSchema>;

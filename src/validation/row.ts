@@ -141,8 +141,10 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
   if (due) payout.notBefore = due;
-  const { UltmtCdtr: name, UltmtCdtrCtry: country } = row.cells;
-  if (name) payout.ultimateCreditor = { name, ...(country && { country }) };
+  const { UltmtCdtr: name, UltmtCdtrCtry: country, UltmtCdtrBIC: bic } = row.cells;
+  if (name || bic) payout.ultimateCreditor = { name: name ?? '', ...(country && { country }), ...(bic && { bic }) };
+  // the bank the file names, though the method does not send its BIC: where the money goes all the same, so screened
+  if (r.cell('swiftCode') && !beneficiary.swiftCode) payout.creditorAgentBic = r.cell('swiftCode');
   return { problems, payout, duplicateKey };
 }
 
@@ -368,7 +370,7 @@ function beneficiaryOf(
     if (fields.includes(f)) {
       const v = overrides[f] ?? cell;
       if (v !== '') input[f] = v;
-    } else if (cell !== '') {
+    } else if (cell !== '' && !(r.row.xml && f === 'swiftCode')) {
       r.add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
     }
   }

@@ -15,10 +15,14 @@ const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
 const DOCS = join(ROOT, 'samples/documents');
 const dir = mkdtempSync(join(tmpdir(), 'pb-ultmt-'));
 
-/** A pain.001 of the sample's rows 002 and 003 (both clean), row 002 for the ultimate creditor `name` (none: none). */
-async function batch(name?: string, file = 'p.xml') {
+/** A pain.001 of the sample's rows 002 and 003 (both clean), row 002 for the ultimate creditor `name` and/or `bic` (none: none). */
+async function batch(name?: string, file = 'p.xml', bic?: string) {
   const rows = sampleRows().filter((r) => ['PAYROLL-2025-01-002', 'PAYROLL-2025-01-003'].includes(r.reference!));
-  const ultmt = name ? `</CdtrAcct><UltmtCdtr><Nm>${name}</Nm><PstlAdr><Ctry>NG</Ctry></PstlAdr></UltmtCdtr>` : '</CdtrAcct>';
+  const id = bic ? `<Id><OrgId><AnyBIC>${bic}</AnyBIC></OrgId></Id>` : '';
+  const ultmt =
+    name || bic
+      ? `</CdtrAcct><UltmtCdtr>${name ? `<Nm>${name}</Nm><PstlAdr><Ctry>NG</Ctry></PstlAdr>` : ''}${id}</UltmtCdtr>`
+      : '</CdtrAcct>';
   writeFileSync(join(dir, file), pain001(rows, 'pain.001.001.09').replace('</CdtrAcct>', ultmt));
   const b = await loadBatch(join(dir, file), { documents: DOCS });
   expect([...b.rows].every((r) => r.payout)).toBe(true);
@@ -31,6 +35,19 @@ describe('the ultimate creditor (UltmtCdtr)', () => {
     const s = await screenRows((await batch('Adaeze Okafor')).rows, { lists: [LIST] });
     expect([...s.held.keys()]).toEqual([1]);
     expect(s.held.get(1)!.hits).toEqual([expect.objectContaining({ entryId: '90001', why: expect.stringContaining('ultimate creditor') })]);
+  });
+
+  it('given by a listed bank identifier (AnyBIC), with or without a name, holds the row; a clearance names it', async () => {
+    for (const name of [undefined, 'Someone Clean']) {
+      const s = await screenRows((await batch(name, 'bic.xml', 'BKCHCNBJXXX')).rows, { lists: [LIST] });
+      expect([...s.held.keys()], name).toEqual([1]);
+      expect(s.held.get(1)!.hits).toEqual([
+        expect.objectContaining({ entryId: '90005', on: 'bic', why: expect.stringContaining('BKCHCNBJXXX') }),
+      ]);
+    }
+    // (and a clearance names it)
+    const digest = async (bic: string) => payeeDigest((await batch(undefined, 'd.xml', bic)).rows.at(0)!.payout!);
+    expect(await digest('BKCHCNBJXXX')).not.toBe(await digest('DEUTDEFFXXX'));
   });
 
   it('a clearance of its hit names that ultimate creditor: another one behind the same payee is held again', async () => {

@@ -121,6 +121,22 @@ it('run: held rows are never sent; the others only with --allow-partial, and the
   }
 });
 
+it('retry without --sanctions-list sends no row the screening held: they stay HELD_SCREENING', async () => {
+  const { prefix, service, cli } = await scene();
+  const before = initiates(sb).length;
+  const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
+  expect(r.code, r.stderr).toBe(1);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+  const again = await cli('retry', 'payroll.results.csv', '--yes', ...service);
+  expect(again.code, again.stderr).toBe(1);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+  const retried = parse<Record<string, string>>(readFileSync(again.stdout.match(/results\s+(\S+)/)![1]!, 'utf8'), {
+    columns: true,
+    bom: true,
+  });
+  expect(HELD.map((h) => retried.find((x) => x.reference === `${prefix}-${h}`)!.status)).toEqual(['HELD_SCREENING', 'HELD_SCREENING']);
+});
+
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
   const { dir, service, cli, approve } = await scene();
   const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--sanctions-list', LIST, '--prepared-by', 'Dan', ...service);

@@ -89,7 +89,7 @@ async function clear(
     v: 1,
     reference: payee.reference,
     payee: payeeDigest(p),
-    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
+    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name || p.ultimateCreditor.bic}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
     list,
     entryId: id,
     entryName: hit.entryName,
