@@ -348,7 +348,8 @@ async function retryBatch(
           reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
         });
       }
-    } else if (!s && isCreatedStatus(r.result.status) && !journalledIds.has(r.result.payoutId ?? '')) out.keep.set(r.rowNumber, r.result);
+    } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
+      out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
