@@ -253,8 +253,9 @@ export async function planStage(
   };
   // (offline, before any request: a list that cannot be read stops the command here)
   const screened = o.screening && (await screenRows(batch.rows.filter((r) => !!r.payout && inScope(r.payout)).map(asSent), o.screening));
-  // (a row about to go under a new key; one settling its outcome goes with its journalled key)
-  const fresh = (r: EngineRow) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected');
+  // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
+  const fresh = (r: EngineRow) =>
+    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>

@@ -29,7 +29,7 @@ import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { firstError, loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { listView, type SpillList } from '../files/spill.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -106,6 +106,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     o.settings.events?.emit('event', e);
   });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
+    // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
+    for (const row of batch.rows) {
+      const p = row.reference && !row.payout && resend.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
+      const e = firstError(row.problems);
+      if (p && e)
+        notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason: e.message });
+    }
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
     if (written) await publishResults(partial, results.path);
@@ -353,7 +360,7 @@ async function retryBatch(
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
-    if (['initiating', 'unknown', 'created'].includes(s.phase)) settling.add(r.rowNumber);
+    if (['initiating', 'unknown', 'created'].includes(s.phase) && !out.resend.has(s.ref)) settling.add(r.rowNumber);
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
     if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
     // an unsettled row edited into an invalid one is still settled with its journalled body
