@@ -24,7 +24,7 @@ import { formatApiAmount } from '../money.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { spillResults } from '../results/read.ts';
-import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
+import { newestResults, partialResultsPath, resultsPathFor } from '../results/paths.ts';
 import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
@@ -141,9 +141,10 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
 }
 
 /**
- * The results file of a batch named by its id, for a command run in `here`: the run's own when
- * `here` is its folder; else `<batch16>.results.csv` in `here` (nothing written into another host's
- * folder): kept, else copied from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
+ * The results file of a batch named by its id, for a command run in `here`: the run's own as last
+ * written (its latest retry-N: the rows as last edited and sent) when `here` is its folder; else
+ * `<batch16>.results.csv` in `here` (nothing written into another host's folder): kept, else copied
+ * from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
  */
 export async function resultsHere(
   ledgers: Iterable<Ledger>,
@@ -153,7 +154,8 @@ export async function resultsHere(
 ): Promise<{ path: string; made?: 'copy' | 'ledger' } | undefined> {
   const batch = await batchNamed(ledgers, arg);
   if (!batch) return undefined;
-  const recorded = batch.folded.header?.results;
+  const run = batch.folded.header?.results;
+  const recorded = run && newestResults(run);
   if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
   const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
   const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);
