@@ -143,7 +143,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
 /**
  * The results file of a batch named by its id, for a command run in `here`: the run's own as last
  * written (its latest retry-N: the rows as last edited and sent) when `here` is its folder; else
- * `<batch16>.results.csv` in `here` (nothing written into another host's folder): kept, else copied
+ * `<batch16>.results.csv` in `here` (nothing written into another host's folder): kept (its latest retry-N), else copied
  * from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
  */
 export async function resultsHere(
@@ -159,7 +159,7 @@ export async function resultsHere(
   if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
   const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
   const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);
-  if (existsSync(path)) return { path };
+  if (existsSync(path)) return { path: newestResults(path) };
   if (recorded && existsSync(recorded)) {
     await copyFile(recorded, path);
     return { path, made: 'copy' };
