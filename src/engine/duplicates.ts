@@ -6,7 +6,7 @@ import type { Ledger } from '../ledger/account-ledger.ts';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { referenceOf, rowLookup, type EngineRow, type LoadedBatch } from './prepare.ts';
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 24 * 3600_000;
 
@@ -82,12 +82,14 @@ export async function refuseRecentDuplicates(
   if (!batch.rows.some((r) => !!r.payout && fresh(r))) return;
   const earlier = await recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS);
   const allow = new Set(o.allowDuplicates);
-  const mine = new Set(batch.rows.map(referenceOf));
+  const mine = rowLookup(batch.rows, referenceOf);
   batch.rows.forEach((row, i) => {
     const p = row.payout;
     if (!p || !fresh(row)) return;
     const e = earlier.get(probableDuplicateKey(p));
-    if (!e || mine.has(e.reference) || allow.has(p.reference) || allow.has(e.reference)) return;
+    // (this batch's own payout is validation's while its row still names that payee, not once edited or sorted apart)
+    const own = e && mine(e.reference)?.payout;
+    if (!e || (own && probableDuplicateKey(own) === probableDuplicateKey(p)) || allow.has(p.reference) || allow.has(e.reference)) return;
     const problems: EngineRow['problems'] = [
       ...row.problems,
       {

@@ -244,15 +244,18 @@ export async function planStage(
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
+  // (a row settling its outcome is resent as journalled, whatever its cells say now: its journalled payee is screened)
+  const asSent = (r: EngineRow): EngineRow => {
+    const s = rowState(folded, r.payout!.reference);
+    if ((s.phase !== 'initiating' && s.phase !== 'unknown') || !s.body) return r;
+    const { beneficiary, destinationCountryCode } = JSON.parse(s.body) as PayoutRow;
+    return { ...r, payout: { ...r.payout!, beneficiary, destinationCountryCode } };
+  };
   // (offline, before any request: a list that cannot be read stops the command here)
-  const screened =
-    o.screening &&
-    (await screenRows(
-      batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
-      o.screening,
-    ));
-  // (a row about to go under a new key; one settling its outcome goes with its journalled key)
-  const fresh = (r: EngineRow) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected');
+  const screened = o.screening && (await screenRows(batch.rows.filter((r) => !!r.payout && inScope(r.payout)).map(asSent), o.screening));
+  // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
+  const fresh = (r: EngineRow) =>
+    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>

@@ -24,12 +24,12 @@ import { formatApiAmount } from '../money.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { spillResults } from '../results/read.ts';
-import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
+import { newestResults, partialResultsPath, resultsPathFor } from '../results/paths.ts';
 import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { firstError, loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { listView, type SpillList } from '../files/spill.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -106,6 +106,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     o.settings.events?.emit('event', e);
   });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
+    // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
+    for (const row of batch.rows) {
+      const p = row.reference && !row.payout && resend.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
+      const e = firstError(row.problems);
+      if (p && e)
+        notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason: e.message });
+    }
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
     if (written) await publishResults(partial, results.path);
@@ -134,9 +141,10 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
 }
 
 /**
- * The results file of a batch named by its id, for a command run in `here`: the run's own when
- * `here` is its folder; else `<batch16>.results.csv` in `here` (nothing written into another host's
- * folder): kept, else copied from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
+ * The results file of a batch named by its id, for a command run in `here`: the run's own as last
+ * written (its latest retry-N: the rows as last edited and sent) when `here` is its folder; else
+ * `<batch16>.results.csv` in `here` (nothing written into another host's folder): kept (its latest retry-N), else copied
+ * from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
  */
 export async function resultsHere(
   ledgers: Iterable<Ledger>,
@@ -146,11 +154,12 @@ export async function resultsHere(
 ): Promise<{ path: string; made?: 'copy' | 'ledger' } | undefined> {
   const batch = await batchNamed(ledgers, arg);
   if (!batch) return undefined;
-  const recorded = batch.folded.header?.results;
+  const run = batch.folded.header?.results;
+  const recorded = run && newestResults(run);
   if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
   const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
   const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);
-  if (existsSync(path)) return { path };
+  if (existsSync(path)) return { path: newestResults(path) };
   if (recorded && existsSync(recorded)) {
     await copyFile(recorded, path);
     return { path, made: 'copy' };
@@ -348,13 +357,14 @@ async function retryBatch(
           reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
         });
       }
-    } else if (!s && isCreatedStatus(r.result.status) && !journalledIds.has(r.result.payoutId ?? '')) out.keep.set(r.rowNumber, r.result);
+    } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
+      out.keep.set(r.rowNumber, r.result);
     // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go)
     else if (r.result.status === ENGINE_STATUSES.HELD_SCREENING && !o.screening) out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
-    if (['initiating', 'unknown', 'created'].includes(s.phase)) settling.add(r.rowNumber);
+    if (['initiating', 'unknown', 'created'].includes(s.phase) && !out.resend.has(s.ref)) settling.add(r.rowNumber);
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
     if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
     // an unsettled row edited into an invalid one is still settled with its journalled body

@@ -94,8 +94,9 @@ async function causeGone(
     if (code === 'CORRIDOR_NOT_ENABLED') {
       const pairs = (await client.listPairs()).data;
       const cur = [p.sourceCurrency, p.destinationCurrency];
+      // (the listing holds the enabled pairs, spec §4.9: one that does not say is on)
       const on = pairs.some(
-        (x) => x.enabled && cur.includes(x.baseCurrency) && cur.includes(x.quoteCurrency) && x.baseCurrency !== x.quoteCurrency,
+        (x) => x.enabled !== false && cur.includes(x.baseCurrency) && cur.includes(x.quoteCurrency) && x.baseCurrency !== x.quoteCurrency,
       );
       return { read: 'pairs', causeGone: on };
     }

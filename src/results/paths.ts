@@ -51,6 +51,14 @@ export function resultsPathFor(
   return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
 }
 
+/** A run's results file as last written: its highest retry-N beside it (in either format), else itself. */
+export function newestResults(path: string): string {
+  const base = /^(.*)\.results$/i.exec(basename(path, extname(path)))?.[1];
+  const n = base === undefined ? 0 : highestRetry(dirname(path), base);
+  const exts = RESULTS_WRITERS.flatMap((w) => w.extensions);
+  return (n && exts.map((e) => join(dirname(path), `${base}.results.retry-${n}${e}`)).find((f) => existsSync(f))) || path;
+}
+
 /** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or an unreadable folder). */
 function highestRetry(dir: string, base: string): number {
   let names: string[];

@@ -43,4 +43,23 @@ describe('retry of a results file with a paid row copied and edited into a new p
       expect(await allPayouts(sb)).toHaveLength(3);
       expect(retried.summary.money.GBP?.payouts).toBe(3);
     });
+
+  it('pays the copy once when its payout id and key were cleared, its status left as copied', async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'CC' });
+    const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+    const table = await readResults(run.resultsPath);
+    const copy = structuredClone(table.rows[0]!);
+    Object.assign(copy.cells, { reference: 'CC-NEW', accountName: 'Grace Hopper', sourceAmount: '77.00' });
+    for (const k of ['payoutId', 'payoutRef', 'idempotencyKey'] as const) delete copy.result[k];
+    table.rows.push({ ...copy, rowNumber: 4 });
+    await writeResults(run.resultsPath, table);
+
+    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const row = (await readResults(retried.resultsPath)).rows.find((r) => r.cells.reference === 'CC-NEW')!.result;
+    expect([row.status, row.destinationAmount, row.payoutId !== undefined]).toEqual(['PENDING', '77.00', true]);
+    expect(await allPayouts(sb)).toHaveLength(3);
+    expect(retried.kind).toBe('ok');
+  });
 });

@@ -1,6 +1,7 @@
 // A spreadsheet sort of the batch's columns without the result columns ("continue with the current
 // selection") leaves each row with another row's key, payout id and status. retry must not report a
-// row refused by the service as paid with another row's payout, nor leave it unsent.
+// row refused by the service as paid with another row's payout, nor leave it unsent. Sorted without the
+// reference too, a refused row names a paid row's payee: never paid to them a second time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -46,5 +47,22 @@ describe('retry of a results file whose batch columns were sorted apart from its
       ['SA-0002', 'PENDING'],
     ]);
     expect(await allPayouts(sb)).toHaveLength(2);
+  });
+
+  it("sorted without its reference: the refused row now naming the paid row's payee and amount is not paid again", async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'SB' });
+    const refuse = refusingInitiates((body) => body.includes('Amelia Jones'));
+    const run = await runBatch({ file: path, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+    const table = await readResults(run.resultsPath);
+    const [paid, refused] = table.rows.map((r) => r.cells);
+    for (const c of table.inputColumns) if (c !== 'reference') [paid![c], refused![c]] = [refused![c]!, paid![c]!];
+    await writeResults(run.resultsPath, table);
+
+    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const row = (await readResults(retried.resultsPath)).rows[1]!;
+    expect([row.cells.reference, row.cells.accountName, row.result.errorCode]).toEqual(['SB-0002', 'Oliver Brown', 'PROBABLE_DUPLICATE']);
+    expect(await allPayouts(sb)).toHaveLength(1);
   });
 });

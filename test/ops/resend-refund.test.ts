@@ -1,13 +1,15 @@
 // retry --resend-failed sends nothing while the refund of a failed payout is not in the wallet's
 // transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
-// a payout that is not failed and refunded. `status` reports no X -> X refresh as a move.
+// a payout that is not failed and refunded. `status` reports no X -> X refresh as a move. A failed
+// row edited into another row's payee and amount is a new payment: refused as a probable duplicate.
 import { describe, expect, it, afterEach } from 'vitest';
 import { retryResults } from '../../src/engine/retry-batch.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { applyToTable, isRealMove } from '../../src/follow-up/apply-status.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+import { allPayouts, unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -45,6 +47,27 @@ describe('resend only after the refund', () => {
     expect(r.kind).toBe('rows-failed');
     expect(r.plan?.toSend).toEqual([]);
   });
+
+  for (const other of ['kept', 'deleted'] as const)
+    it(`a failed row edited into another row's payee and amount (that row ${other}) is not resent: a probable duplicate, said`, async () => {
+      sb = await startSb();
+      const { results, ids } = await paidBatch(sb, { rows: 2, amount: () => '20.00' });
+      await setStatus(sb, ids[0]!, 'FAILED');
+      await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
+      const table = await readResults(results);
+      for (const c of table.inputColumns) if (c !== 'reference') table.rows[0]!.cells[c] = table.rows[1]!.cells[c]!;
+      if (other === 'deleted') table.rows.pop();
+      await writeResults(results, table);
+      const r = await retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: results,
+        conn: connectionTo(sb),
+        resendFailed: true,
+      });
+      expect(r.resent).toBe(0);
+      expect(r.notResent).toEqual([expect.objectContaining({ payoutId: ids[0], reason: expect.stringMatching(/probable duplicate/) })]);
+      expect(await allPayouts(sb)).toHaveLength(2);
+    });
 
   it('folds a resend line only for a failed, refunded payout', () => {
     const payout = { id: 'p1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'GBP', destinationCurrency: 'EUR', documents: 0 };
