@@ -599,6 +599,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     results: results.path,
     only,
     read,
+    screens: !!o.screening?.lists.length,
   });
   const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
   return preparePipeline(batch, session, pipeline, async (result) => ({

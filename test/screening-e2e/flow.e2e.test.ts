@@ -138,8 +138,8 @@ it('retry without --sanctions-list sends no row the screening held: they stay HE
   expect(HELD.map((h) => retried.find((x) => x.reference === `${prefix}-${h}`)!.status)).toEqual(['HELD_SCREENING', 'HELD_SCREENING']);
 });
 
-it('run again without --sanctions-list sends no row an earlier run held, also one refused whole', async () => {
-  const { prefix, service, cli, results } = await scene();
+it('run again without --sanctions-list sends no row an earlier run held, also one refused whole, nor another batch', async () => {
+  const { dir, prefix, service, cli, results } = await scene();
   const before = initiates(sb).length;
   const held = () => HELD.map((h) => results().find((x) => x.reference === `${prefix}-${h}`)!);
   // refused whole (no --allow-partial): nothing sent, but the hold is kept
@@ -156,6 +156,13 @@ it('run again without --sanctions-list sends no row an earlier run held, also on
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
   // screened again, the rows are judged afresh: still on the list, still held
   expect((await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
+  // the held rows alone in another file (another batch) are held too
+  const lines = readFileSync(join(dir, 'payroll.csv'), 'utf8').trim().split('\n');
+  writeFileSync(join(dir, 'held.csv'), [lines[0], ...lines.filter((l) => HELD.some((h) => l.startsWith(`${prefix}-${h},`)))].join('\n'));
+  const other = await cli('run', 'held.csv', '--yes', ...service);
+  expect(other.code, other.stderr).toBe(3);
+  expect(other.stderr).toContain('2 references of this file (' + HELD.map((h) => `${prefix}-${h}`).join(', '));
+  expect(other.stderr).toContain('held by sanctions screening in another batch');
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
 });
 
