@@ -186,6 +186,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   // (a row being settled too: resent, a payout not created yet would be)
   const held = o.screened?.held.get(r.rowNumber);
   if (held) return { kind: 'screened', issue: leftOut(HELD, `held by sanctions screening: ${held.hits.map(hitText).join('; ')}`) };
+  if (s.held && !o.screened?.lists.length) return { kind: 'screened', issue: leftOut(HELD, heldBefore(s.held.at)) };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)
@@ -211,6 +212,9 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   };
   return { kind: 'candidate', candidate };
 }
+
+const heldBefore = (at: string) =>
+  `held by sanctions screening on ${at.slice(0, 10)} and not screened since: run with --sanctions-list to screen it again (an approved clearance, screen --clear, lets a false positive go)`;
 
 /** The code of a row dated later (ReqdExctnDt): a run or retry of the same file on or after its date sends it. */
 export const NOT_DUE = 'NOT_DUE';

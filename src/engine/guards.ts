@@ -4,6 +4,7 @@
 import type { RowList } from '../files/spill.ts';
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
+import { ENGINE_STATUSES } from './outcome.ts';
 import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan, type payableTotals } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
@@ -96,12 +97,13 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   return { ok: true, confirm: !a.yes };
 }
 
-/** Rows held by sanctions screening stop the batch unless --allow-partial. */
-export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartial: boolean): string[] {
-  const held = plan.screening?.held.size ?? 0;
+/** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
+export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial: boolean): string[] {
+  const rows = [...plan.notSent].filter(([, i]) => i.code === ENGINE_STATUSES.HELD_SCREENING).map(([n]) => n);
+  const held = rows.length;
   if (!held || allowPartial) return [];
   return [
-    `${held === 1 ? '1 row is' : `${held} rows are`} held by sanctions screening (HELD_SCREENING, rows ${[...plan.screening!.held.keys()].join(', ')}): ` +
+    `${held === 1 ? '1 row is' : `${held} rows are`} held by sanctions screening (HELD_SCREENING, rows ${rows.join(', ')}): ` +
       'pass --allow-partial to send the others, or clear a false positive (payout-batch screen --clear)',
   ];
 }

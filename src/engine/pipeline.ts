@@ -52,7 +52,7 @@ import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 import { listView } from '../files/spill.ts';
-import { screenRows, type ScreeningOptions } from './screen-batch.ts';
+import { payeeDigest, screenRows, type ScreeningOptions } from './screen-batch.ts';
 
 /** What `run` and `retry` share. */
 export interface SendOptions extends DuplicateOptions {
@@ -196,6 +196,7 @@ export async function preparePipeline<R>(
       return { resume, halted, notes: [], confirm: false, go };
     }
     const { plan } = staged;
+    recordHolds(session, batch, plan, o.only);
     const fees = new Map([...staged.preflight.estimatedFees, ...(quotedFees ?? [])]);
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
     const approval = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
@@ -274,6 +275,17 @@ export async function planStage(
   if (!first.plan.swapRefusals.length || pf.pairs || o.approvedSwaps) return first;
   await readSwapPairs(conn.client, pf);
   return planned();
+}
+
+/** Journals each row the screening held, and each held before that passes now: a run that screens nobody keeps it held. */
+function recordHolds(session: BatchSession, batch: LoadedBatch, plan: BatchPlan, only?: Set<number>): void {
+  const at = new Date().toISOString();
+  for (const { payout: p } of plan.screening?.lists.length ? batch.rows : []) {
+    if (!p || (only && !only.has(p.rowNumber))) continue;
+    const held = plan.screening!.held.has(p.rowNumber);
+    if (held || rowState(session.folded, p.reference).held)
+      record(session, { t: 'screened', ref: p.reference, payee: payeeDigest(p), held, at });
+  }
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
@@ -590,6 +602,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     results: results.path,
     only,
     read,
+    screens: !!o.screening?.lists.length,
   });
   const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
   return preparePipeline(batch, session, pipeline, async (result) => ({

@@ -165,6 +165,7 @@ export async function reservedSession(
     resend?: Set<string>;
     allowDuplicates?: string[];
     duplicateWindowMs?: number;
+    screens?: boolean;
   },
 ): Promise<BatchSession> {
   const fresh: string[] = [];
@@ -188,7 +189,7 @@ export async function reservedSession(
   }
   const { command, results, ledger } = o;
   const reservation = await ledger.reserve({
-    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling },
+    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling, screens: o.screens },
     fresh: fresh.concat(payees),
   });
   try {

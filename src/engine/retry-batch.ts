@@ -98,6 +98,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     results: results.path,
     only,
     resend,
+    screens: !!o.screening?.lists.length,
   });
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();

@@ -136,6 +136,8 @@ const RowLine = z.discriminatedUnion('t', [
   z.object({ t: z.literal('resend'), ...ofPayout, at }),
   /** `retry` of a refused row: key `attempt` proven to hold no payout, ever (engine/spent.ts): attempt + 1 may go. */
   z.object({ t: z.literal('key-spent'), ...step, proof: z.string(), at }),
+  /** Sanctions screening held the row's payee (`payee`: screen-batch.ts payeeDigest), or passed one held before. */
+  z.object({ t: z.literal('screened'), ref: z.string(), payee: z.string(), held: z.boolean(), at }),
   SwapLine,
 ]);
 export type RowEvent = z.infer<typeof RowLine>;
@@ -167,6 +169,8 @@ export interface RowState {
   quote?: Omit<Extract<RowEvent, { t: 'quote' }>, 't' | 'ref'>;
   /** Earlier payouts, failed after creation, refunded and sent again (`resend`). */
   earlier?: PayoutSnapshot[];
+  /** Held by the last screening of the row: a run that screens nobody keeps it held. */
+  held?: { payee: string; at: string };
 }
 
 /** A created payout that failed after creation (refunded by the service), which `retry --resend-failed` may send again. */
@@ -266,6 +270,9 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'resend':
       if (created) applyResend(s, e);
+      break;
+    case 'screened':
+      s.held = e.held ? { payee: e.payee, at: e.at } : undefined;
       break;
   }
 }

@@ -54,6 +54,8 @@ export interface ReserveOptions {
   fresh: Iterable<string>;
   /** References it settles with their journalled keys: reserved, not checked (they are sent already). */
   settling?: Iterable<string>;
+  /** It screens its payees: a fresh reference another batch's screening held is screened again, not refused. */
+  screens?: boolean;
 }
 
 export interface Reservation {
@@ -198,7 +200,8 @@ export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promis
 /** A reference another batch of the account sent; `since`: when that batch was first run. */
 export interface SentElsewhere {
   ref: string;
-  phase: 'created' | 'initiating' | 'unknown' | 'conflict';
+  /** held: never sent, its last screening held it (only `withHeld`). */
+  phase: 'created' | 'initiating' | 'unknown' | 'conflict' | 'held';
   batchId: string;
   file: string;
   results?: string;
@@ -207,7 +210,12 @@ export interface SentElsewhere {
 }
 
 /** The references among `refs` another batch of the account sent, created or of unknown outcome (a `rejected` one may go again). */
-export async function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<string>): Promise<Map<string, SentElsewhere>> {
+export async function sentByOtherBatches(
+  ledger: Ledger,
+  batchId: string,
+  refs: Set<string>,
+  withHeld = false,
+): Promise<Map<string, SentElsewhere>> {
   const out = new Map<string, SentElsewhere>();
   if (!refs.size) return out;
   for (const other of await ledger.batches()) {
@@ -216,10 +224,11 @@ export async function sentByOtherBatches(ledger: Ledger, batchId: string, refs: 
     const h = folded.header;
     if (h?.batchId === batchId) continue;
     for (const s of folded.rows.values()) {
-      if (s.phase === 'none' || s.phase === 'rejected' || !refs.has(s.ref) || out.get(s.ref)?.phase === 'created') continue;
+      const phase = s.phase === 'none' || s.phase === 'rejected' ? (withHeld && s.held ? 'held' : undefined) : s.phase;
+      if (!phase || !refs.has(s.ref) || out.get(s.ref)?.phase === 'created' || (phase === 'held' && out.has(s.ref))) continue;
       out.set(s.ref, {
         ref: s.ref,
-        phase: s.phase,
+        phase,
         batchId: h?.batchId ?? '?',
         file: h?.file ?? path,
         ...(h?.results ? { results: h.results } : {}),
@@ -280,10 +289,17 @@ export function referencesBeingSent(held: string[], by: BatchRunner | undefined)
 
 /** Run under the account's lock by each implementation's reserve: paying the same person again takes a new reference. */
 export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): Promise<void> {
-  const sent = [...(await sentByOtherBatches(ledger, o.batchId, fresh)).values()];
-  if (!sent.length) return;
-  const first = sent[0]!;
+  const all = [...(await sentByOtherBatches(ledger, o.batchId, fresh, !o.screens)).values()];
+  const sent = all.filter((x) => x.phase !== 'held');
+  const first = sent[0] ?? all[0];
+  if (!first) return;
   const by = `${first.file} (batch ${first.batchId.slice(0, 16)}${first.results ? `, results ${first.results}` : ''})`;
+  if (!sent.length)
+    throw new BatchRefused(
+      `${plural(all.length, 'reference')} of this file (${list(all.map((x) => x.ref))}) were held by sanctions screening in another batch, ${by}, ` +
+        'and this run screens nobody. Nothing was sent. Run with --sanctions-list to screen them again (an approved clearance, screen --clear, lets a false positive go).',
+      'references-held-by-screening',
+    );
   const paid = sent.filter((x) => x.phase === 'created').length;
   throw new BatchRefused(
     `${plural(sent.length, 'reference')} of this file (${list(sent.map((x) => x.ref))}) ` +

@@ -647,11 +647,11 @@ export class FolderWatch {
       'plan',
     );
     // a payee held by the screening refuses the file whole, whatever "allowPartial" says
-    const held = p.screening?.held.size;
+    const held = screeningReasons(p, false)[0];
     const refused = changedAtPlan
       ? `${claim.name} changed after it was claimed (${changedAtPlan})`
       : held
-        ? `${claim.name} is refused whole: ${screeningReasons(p, false)[0]}`
+        ? `${claim.name} is refused whole: ${held}`
         : refusedAtPlan && `${claim.name} is paid whole or not at all: ${refusedAtPlan.length} problems`;
     return { r: await execute(prepared, { refused }), changedAtPlan, refusedAtPlan };
   }

@@ -13,6 +13,7 @@ import { ROOT, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
 import { install } from '../approvals/install.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
 const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').trim().split('\n');
@@ -135,6 +136,51 @@ it('retry without --sanctions-list sends no row the screening held: they stay HE
     bom: true,
   });
   expect(HELD.map((h) => retried.find((x) => x.reference === `${prefix}-${h}`)!.status)).toEqual(['HELD_SCREENING', 'HELD_SCREENING']);
+});
+
+it('run again without --sanctions-list sends no row an earlier run held, also one refused whole, nor another batch', async () => {
+  const { dir, prefix, service, cli, results } = await scene();
+  const before = initiates(sb).length;
+  const held = () => HELD.map((h) => results().find((x) => x.reference === `${prefix}-${h}`)!);
+  // refused whole (no --allow-partial): nothing sent, but the hold is kept
+  expect((await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
+  const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', ...service);
+  expect(r.code, r.stderr).toBe(1);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+  expect(held().map((x) => [x.status, x.payoutId])).toEqual(HELD.map(() => ['HELD_SCREENING', '']));
+  expect(held()[0]!.errorMessage).toContain('--sanctions-list');
+  // (and without --allow-partial the batch is refused, as a run that holds them now)
+  const again = await cli('run', 'payroll.csv', '--yes', ...service);
+  expect(again.code, again.stderr).toBe(3);
+  expect(again.stderr).toContain('2 rows are held by sanctions screening');
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+  // screened again, the rows are judged afresh: still on the list, still held
+  expect((await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
+  // the held rows alone in another file (another batch) are held too
+  const lines = readFileSync(join(dir, 'payroll.csv'), 'utf8').trim().split('\n');
+  writeFileSync(join(dir, 'held.csv'), [lines[0], ...lines.filter((l) => HELD.some((h) => l.startsWith(`${prefix}-${h},`)))].join('\n'));
+  const other = await cli('run', 'held.csv', '--yes', ...service);
+  expect(other.code, other.stderr).toBe(3);
+  expect(other.stderr).toContain('2 references of this file (' + HELD.map((h) => `${prefix}-${h}`).join(', '));
+  expect(other.stderr).toContain('held by sanctions screening in another batch');
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+});
+
+it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brought by ledger import', async () => {
+  const before = initiates(sb).length;
+  const sent = before + 2 * (ROWS.length - HELD.length);
+  for (const imported of [false, true]) {
+    const { prefix, service, cli, results } = await scene();
+    const team = ['--ledger', await testDatabase()];
+    const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service, ...(imported ? [] : team));
+    expect(r.code, r.stderr).toBe(1);
+    const im = imported && (await cli('ledger', 'import', '--from-state-dir', 'state', ...team, ...service.slice(0, 2)));
+    if (im) expect(im.code, im.stderr).toBe(0);
+    const again = await cli('run', 'payroll.csv', '--yes', '--allow-partial', ...team, ...service);
+    expect(again.code, again.stderr).toBe(1);
+    expect(HELD.map((h) => results().find((x) => x.reference === `${prefix}-${h}`)!.status)).toEqual(HELD.map(() => 'HELD_SCREENING'));
+  }
+  expect(initiates(sb)).toHaveLength(sent);
 });
 
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
