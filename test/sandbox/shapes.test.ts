@@ -1,8 +1,8 @@
 // The sandbox's two readings of the spec (src/sandbox/shapes.ts, src/sandbox/README.md "Readings of the spec"):
 // the same requests to a strict and a variant sandbox, over real HTTP. Variant answers differ
-// from strict ones where the spec says "not shown", carry the same values, and are the same
-// shape on every call; what the spec states (status codes, error codes, request checks) is
-// the same in both.
+// from strict ones where the spec says "not shown", carry the same values (a payout's sourceAmount
+// the debit, fee included: spec §2), and are the same shape on every call; what the spec states
+// (status codes, error codes, request checks) is the same in both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, eventually, GLOBEX, nipBody, P, receiver, setStatus, start, uniqueKey, W, type Answer } from './helpers.ts';
