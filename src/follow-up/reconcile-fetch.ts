@@ -130,9 +130,9 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
 
 /** A list item and get-payout both carry these fields (spec §2). */
 function stateOf(p: PayoutAnswer): PayoutState {
-  const total =
-    p.sourceAmount !== undefined && p.transactionFees !== undefined ? fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)) : undefined;
-  return { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt };
+  const fee = p.transactionFees === undefined ? undefined : fromApi(p.transactionFees);
+  const total = p.sourceAmount !== undefined && fee ? fromApi(p.sourceAmount).plus(fee) : undefined;
+  return { status: p.status, sourceCurrency: p.sourceCurrency, total, fee, createdAt: p.createdAt };
 }
 
 export async function fetchPayoutStates(

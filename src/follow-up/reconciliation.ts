@@ -54,7 +54,7 @@ export interface ReconcileResult {
 }
 
 function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
-  const { reference = 'reference', sourceCurrency = 'sourceCurrency' } = batchColumns(table);
+  const { reference = 'reference', sourceCurrency = 'sourceCurrency', sourceAmount = 'sourceAmount' } = batchColumns(table);
   return table.rows.map((r) => {
     const v = latest.get(r) ?? r.result;
     const earlier = parseEarlierPayouts(v.earlierPayouts);
@@ -67,6 +67,7 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
       payoutRef: v.payoutRef || undefined,
       currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,
+      amount: r.cells[sourceAmount],
       ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
       ...(earlier.problem ? { problems: [earlier.problem] } : {}),
     };

@@ -16,6 +16,8 @@ export interface ReconRow {
   /** The source currency (the wallet debited). */
   currency?: string;
   totalDeductible?: string;
+  /** The amount sent (the batch's amount cell). */
+  amount?: string;
   /** Payouts this row replaced (the `earlierPayouts` cell). */
   earlier?: EarlierPayout[];
   /** What could not be read from the row's cells. */
@@ -50,6 +52,8 @@ export interface PayoutState {
   sourceCurrency?: string;
   /** sourceAmount + transactionFees, when both were given. */
   total?: Dec;
+  /** transactionFees. */
+  fee?: Dec;
   createdAt?: string;
   error?: string;
 }
@@ -252,7 +256,10 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
   const currency = r.currency ?? state?.sourceCurrency ?? mine[0]?.tx.currency;
   const m = movements(mine);
   const read = readAmount(r.totalDeductible);
-  const expected = read ?? state?.total;
+  const { total, fee } = state ?? {};
+  // (§2's "amount debited" may add the fee: a sourceAmount listed as the amount sent plus its fee counts it once)
+  const listed = fee && total?.equals(readAmount(r.amount)?.plus(fee.times(2)) ?? NaN) ? total.minus(fee) : total;
+  const expected = read ?? listed;
   const problems = [...(r.problems ?? [])];
   if (r.payoutId) {
     if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
