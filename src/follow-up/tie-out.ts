@@ -106,7 +106,7 @@ type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
 
-/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference, else metadata.payoutId. */
+/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference (a payoutRef or id, as engine/refund.ts reads it), else metadata.payoutId. */
 export function payoutIndex<T>() {
   const byRef = new Map<string, T>();
   const byId = new Map<string, T>();
@@ -116,7 +116,7 @@ export function payoutIndex<T>() {
       if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
     },
     of: (tx: Pick<ReconTx, 'reference' | 'payoutId'>): T | undefined =>
-      (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined),
+      (tx.reference ? (byRef.get(tx.reference) ?? byId.get(tx.reference)) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined),
   };
 }
 
