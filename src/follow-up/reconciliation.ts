@@ -150,8 +150,10 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    // down to the older of the period's start and the batch's first payout: --since never hides the batch's own
-    const created = [...payouts.values(), { createdAt: o.since }].flatMap((p) => isoTime(p.createdAt) ?? []);
+    // down to the oldest of the period's start, the batch's first payout and its swaps: --since never hides the batch's own
+    const created = [...payouts.values(), ...swaps.flatMap((w) => w.swap ?? []), { createdAt: o.since }].flatMap(
+      (p) => isoTime(p.createdAt) ?? [],
+    );
     const stopBelow = created.length ? created.reduce((x, y) => Math.min(x, y)) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
