@@ -4,6 +4,7 @@
 import { amountText, Dec } from '../money.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
+import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
@@ -269,7 +270,8 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     const refundDue = isFailedAfterCreation(status);
     problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
     sums.add(currency, m, refundDue ? ZERO : expected);
-  }
+  } else if (status === ENGINE_STATUSES.UNKNOWN_OUTCOME)
+    problems.push('sent, its outcome not known: its payout may be debited; run the same command again to settle it, then reconcile');
   const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
   problems.push(...earlier.flatMap((e) => e.problems));
   return {
