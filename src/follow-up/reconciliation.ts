@@ -21,7 +21,7 @@ import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './reconcile-fetch.ts';
 import type { FetchOptions, Listing, RequestCounts } from './reconcile-fetch.ts';
-import { batchSwapsOf } from './swap-views.ts';
+import { batchSwapsOf, refreshSwaps } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
@@ -120,10 +120,17 @@ function checkPeriod(o: ReconcileOptions): void {
       );
 }
 
-/** Spec §4.7: per currency of the rows, and those the journal holds; none without the batch's journal. */
-async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
+/** Spec §4.7: per currency of the rows, and those the journal holds, as the service has them now; none without the batch's journal. */
+async function batchSwaps(
+  o: ReconcileOptions,
+  table: ResultsTable,
+  rows: readonly ReconRow[],
+  requests: RequestCounts,
+): Promise<ReconSwap[]> {
   const batch = await batchSwapsOf(table.rows, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
+  const { halted } = await refreshSwaps(o, batch, requests);
+  if (halted) throw new Halted(halted);
   const swaps = new Map<string, ReconSwap>();
   const paid = rows.flatMap((r) => (r.currency && r.reference ? [{ currency: r.currency, reference: r.reference }] : []));
   const referenceOf = swapReferences(paid);
@@ -137,7 +144,6 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   checkPeriod(o);
   const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table, o.resultsFile);
   const rows = reconRowsOf(table, latest);
-  const swaps = await batchSwaps(o, table, rows);
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;
@@ -149,6 +155,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
+    const swaps = await batchSwaps(o, table, rows, requests);
     const payouts = await fetchPayoutStates(ids, o, requests);
     // down to the oldest of the period's start, the batch's first payout and its swaps: --since never hides the batch's own
     const created = [...payouts.values(), ...swaps.flatMap((w) => w.swap ?? []), { createdAt: o.since }].flatMap(
