@@ -42,6 +42,7 @@ export interface ReconTx {
   reference?: string;
   /** From metadata: a second way to tie a movement to a payout. */
   payoutId?: string;
+  payoutRef?: string;
   createdAt?: string;
   /** The statement's balances (spec §2), when given. */
   balanceAfter?: Dec;
@@ -107,7 +108,7 @@ type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
 
-/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference (a payoutRef or id, as engine/refund.ts reads it), else metadata.payoutId. */
+/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference (a payoutRef or id), else metadata.payoutId or payoutRef, as engine/refund.ts reads it. */
 export function payoutIndex<T>() {
   const byRef = new Map<string, T>();
   const byId = new Map<string, T>();
@@ -116,8 +117,10 @@ export function payoutIndex<T>() {
       if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
       if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
     },
-    of: (tx: Pick<ReconTx, 'reference' | 'payoutId'>): T | undefined =>
-      (tx.reference ? (byRef.get(tx.reference) ?? byId.get(tx.reference)) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined),
+    of: (tx: Pick<ReconTx, 'reference' | 'payoutId' | 'payoutRef'>): T | undefined =>
+      (tx.reference ? (byRef.get(tx.reference) ?? byId.get(tx.reference)) : undefined) ??
+      (tx.payoutId ? byId.get(tx.payoutId) : undefined) ??
+      (tx.payoutRef ? byRef.get(tx.payoutRef) : undefined),
   };
 }
 

@@ -202,6 +202,22 @@ describe('tieOut', () => {
     expect(r.unexplained).toEqual([]);
   });
 
+  it('ties a refund that names the payoutRef in its metadata only, as status finds a refund (engine/refund.ts)', () => {
+    const credit = {
+      id: 't2',
+      type: 'CREDIT',
+      amount: 12.3,
+      currency: 'USD',
+      reference: '',
+      metadata: { payoutRef: 'PO-1' },
+      createdAt: t(2),
+    };
+    const transactions = [normaliseTransaction(credit as never), tx('t1', '-12.30', 'PO-1', t(1))];
+    const r = tieOut({ rows: [row(1, '12.30', { status: 'FAILED' })], transactions, payouts: states([]) });
+    expect(r.problems).toEqual([]);
+    expect(r.rows[0]).toMatchObject({ refund: '12.30', ok: true });
+  });
+
   it("a row sent again after a refund ties its earlier payout's debit and refund to itself", () => {
     // row 2 (REF-1): PO-1 FAILED, refunded, sent again as PO-1b (the earlierPayouts cell, as run/retry write it)
     const cell = earlierPayoutsCell([
