@@ -30,7 +30,7 @@ export interface RowAttempt extends Attempt {
 }
 
 /** One initiate through the send step: the error that stops the run, or `stopped` before its `initiating` line. */
-export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ halt?: unknown; stopped?: boolean }> {
+export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { ref, attempt, key } = a;
   const sent = await sendStep(ctx, a, {
     initiating: (at) => recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at }, ctx.stop),
@@ -55,8 +55,12 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
   });
   if ('notSent' in sent) return sent.stopped ? { stopped: true } : { halt: sent.notSent };
   if ('answer' in sent) {
-    const { id } = sent.answer.payout;
-    const other = otherThanSent(sent.answer.payout, JSON.parse(a.body) as InitiateRequest);
+    const { id, transactionFees } = sent.answer.payout;
+    const body = JSON.parse(a.body) as InitiateRequest;
+    const otherWith = (fee?: ApiAmount) => otherThanSent({ ...sent.answer.payout, transactionFees: fee }, body);
+    // (an answer without the fee that §2's "amount debited" may add: the planned fee, else the one the payout read gives)
+    const read = async () => (await ctx.client.getPayout(id).catch(() => undefined))?.transactionFees;
+    const other = transactionFees !== undefined ? otherWith(transactionFees) : otherWith(fee?.toFixed()) && otherWith(await read());
     const what = `row ${a.row} (${ref}): the service answered with payout ${id} of ${other}, not what was sent`;
     return other ? { halt: new AnswerNotAsSent(`${what}: the run stopped before another row is paid so; ask the service about it`) } : {};
   }
@@ -190,8 +194,10 @@ const notWorking = (e: unknown): boolean => e instanceof PayoutApiError && e.ser
 
 function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
   const { id, status, payoutRef, destinationAmount, transactionFees, exchangeRate } = p;
-  // (§2's "amount debited" may add the fee: the amount sent is kept, so that the fee counts once)
-  const debit = p.sourceAmount !== undefined && fromApi(p.sourceAmount).eq(fromApi(sent.sourceAmount).plus(fromApi(transactionFees ?? 0)));
+  // (§2's "amount debited" may add the fee: the amount sent is kept, so that the fee counts once; no fee: read later)
+  const debit =
+    p.sourceAmount !== undefined &&
+    (transactionFees === undefined || fromApi(p.sourceAmount).eq(fromApi(sent.sourceAmount).plus(fromApi(transactionFees))));
   return {
     id,
     status,
@@ -385,7 +391,7 @@ class RowLoop {
   private async initiate(a: RowAttempt): Promise<RowState> {
     // (after an answer not as sent no payout starts, not even one of a row started before it)
     if (this.answerNotAsSent) throw new Halt(this.halted);
-    const { halt, stopped } = await sendInitiate(this.send, a);
+    const { halt, stopped } = await sendInitiate(this.send, a, this.o.fees?.get(a.row));
     if (stopped) throw this.answerNotAsSent ? new Halt(this.halted) : new Stopped();
     if (halt) this.halt(halt);
     const s = this.state(a.ref);

@@ -51,7 +51,7 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   const raw = fromApi(t.amount);
   const amount = t.type === 'DEBIT' ? raw.abs().negated() : t.type === 'CREDIT' ? raw.abs() : raw;
   const meta = t.metadata ?? {};
-  const payoutId = typeof meta.payoutId === 'string' ? meta.payoutId : undefined;
+  const [payoutId, payoutRef] = [meta.payoutId, meta.payoutRef].map((v) => (typeof v === 'string' ? v : undefined));
   const wallet = t.wallet as { walletId?: string; currency?: string } | undefined;
   const topWalletId = (t as Record<string, unknown>).walletId;
   return {
@@ -61,6 +61,7 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
     walletId: wallet?.walletId ?? (typeof topWalletId === 'string' ? topWalletId : undefined),
     reference: t.reference,
     payoutId,
+    payoutRef,
     createdAt: t.createdAt,
     ...(t.balanceAfter !== undefined ? { balanceAfter: fromApi(t.balanceAfter) } : {}),
   };
@@ -130,9 +131,9 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
 
 /** A list item and get-payout both carry these fields (spec §2). */
 function stateOf(p: PayoutAnswer): PayoutState {
-  const total =
-    p.sourceAmount !== undefined && p.transactionFees !== undefined ? fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)) : undefined;
-  return { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt };
+  const fee = p.transactionFees === undefined ? undefined : fromApi(p.transactionFees);
+  const total = p.sourceAmount !== undefined && fee ? fromApi(p.sourceAmount).plus(fee) : undefined;
+  return { status: p.status, sourceCurrency: p.sourceCurrency, total, fee, createdAt: p.createdAt };
 }
 
 export async function fetchPayoutStates(

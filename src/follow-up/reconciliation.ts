@@ -21,7 +21,7 @@ import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './reconcile-fetch.ts';
 import type { FetchOptions, Listing, RequestCounts } from './reconcile-fetch.ts';
-import { batchSwapsOf } from './swap-views.ts';
+import { batchSwapsOf, refreshSwaps } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
@@ -54,7 +54,7 @@ export interface ReconcileResult {
 }
 
 function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
-  const { reference = 'reference', sourceCurrency = 'sourceCurrency' } = batchColumns(table);
+  const { reference = 'reference', sourceCurrency = 'sourceCurrency', sourceAmount = 'sourceAmount' } = batchColumns(table);
   return table.rows.map((r) => {
     const v = latest.get(r) ?? r.result;
     const earlier = parseEarlierPayouts(v.earlierPayouts);
@@ -67,6 +67,7 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
       payoutRef: v.payoutRef || undefined,
       currency: r.cells[sourceCurrency]?.trim().toUpperCase() || undefined,
       totalDeductible: v.totalDeductible,
+      amount: r.cells[sourceAmount],
       ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
       ...(earlier.problem ? { problems: [earlier.problem] } : {}),
     };
@@ -119,10 +120,17 @@ function checkPeriod(o: ReconcileOptions): void {
       );
 }
 
-/** Spec §4.7: per currency of the rows, and those the journal holds; none without the batch's journal. */
-async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
+/** Spec §4.7: per currency of the rows, and those the journal holds, as the service has them now; none without the batch's journal. */
+async function batchSwaps(
+  o: ReconcileOptions,
+  table: ResultsTable,
+  rows: readonly ReconRow[],
+  requests: RequestCounts,
+): Promise<ReconSwap[]> {
   const batch = await batchSwapsOf(table.rows, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
+  const { halted } = await refreshSwaps(o, batch, requests);
+  if (halted) throw new Halted(halted);
   const swaps = new Map<string, ReconSwap>();
   const paid = rows.flatMap((r) => (r.currency && r.reference ? [{ currency: r.currency, reference: r.reference }] : []));
   const referenceOf = swapReferences(paid);
@@ -136,7 +144,6 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   checkPeriod(o);
   const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table, o.resultsFile);
   const rows = reconRowsOf(table, latest);
-  const swaps = await batchSwaps(o, table, rows);
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;
@@ -148,9 +155,12 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
+    const swaps = await batchSwaps(o, table, rows, requests);
     const payouts = await fetchPayoutStates(ids, o, requests);
-    // down to the older of the period's start and the batch's first payout: --since never hides the batch's own
-    const created = [...payouts.values(), { createdAt: o.since }].flatMap((p) => isoTime(p.createdAt) ?? []);
+    // down to the oldest of the period's start, the batch's first payout and its swaps: --since never hides the batch's own
+    const created = [...payouts.values(), ...swaps.flatMap((w) => w.swap ?? []), { createdAt: o.since }].flatMap(
+      (p) => isoTime(p.createdAt) ?? [],
+    );
     const stopBelow = created.length ? created.reduce((x, y) => Math.min(x, y)) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);

@@ -55,7 +55,7 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
 const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
 
 /** The swaps not final, from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
-async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: RequestCounts) {
+export async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: RequestCounts) {
   const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
   const moved: { currency: string; reference: string; id: string; from: string; to: string }[] = [];
   if (!asked.size) return { moved, failures: [] };

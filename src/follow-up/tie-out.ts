@@ -4,6 +4,7 @@
 import { amountText, Dec } from '../money.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
+import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
@@ -16,6 +17,8 @@ export interface ReconRow {
   /** The source currency (the wallet debited). */
   currency?: string;
   totalDeductible?: string;
+  /** The amount sent (the batch's amount cell). */
+  amount?: string;
   /** Payouts this row replaced (the `earlierPayouts` cell). */
   earlier?: EarlierPayout[];
   /** What could not be read from the row's cells. */
@@ -39,6 +42,7 @@ export interface ReconTx {
   reference?: string;
   /** From metadata: a second way to tie a movement to a payout. */
   payoutId?: string;
+  payoutRef?: string;
   createdAt?: string;
   /** The statement's balances (spec §2), when given. */
   balanceAfter?: Dec;
@@ -50,6 +54,8 @@ export interface PayoutState {
   sourceCurrency?: string;
   /** sourceAmount + transactionFees, when both were given. */
   total?: Dec;
+  /** transactionFees. */
+  fee?: Dec;
   createdAt?: string;
   error?: string;
 }
@@ -102,7 +108,7 @@ type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
 
-/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference, else metadata.payoutId. */
+/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference (a payoutRef or id), else metadata.payoutId or payoutRef, as engine/refund.ts reads it. */
 export function payoutIndex<T>() {
   const byRef = new Map<string, T>();
   const byId = new Map<string, T>();
@@ -111,8 +117,10 @@ export function payoutIndex<T>() {
       if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
       if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
     },
-    of: (tx: Pick<ReconTx, 'reference' | 'payoutId'>): T | undefined =>
-      (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined),
+    of: (tx: Pick<ReconTx, 'reference' | 'payoutId' | 'payoutRef'>): T | undefined =>
+      (tx.reference ? (byRef.get(tx.reference) ?? byId.get(tx.reference)) : undefined) ??
+      (tx.payoutId ? byId.get(tx.payoutId) : undefined) ??
+      (tx.payoutRef ? byRef.get(tx.payoutRef) : undefined),
   };
 }
 
@@ -252,7 +260,10 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
   const currency = r.currency ?? state?.sourceCurrency ?? mine[0]?.tx.currency;
   const m = movements(mine);
   const read = readAmount(r.totalDeductible);
-  const expected = read ?? state?.total;
+  const { total, fee } = state ?? {};
+  // (§2's "amount debited" may add the fee: a sourceAmount listed as the amount sent plus its fee counts it once)
+  const listed = fee && total?.equals(readAmount(r.amount)?.plus(fee.times(2)) ?? NaN) ? total.minus(fee) : total;
+  const expected = read ?? listed;
   const problems = [...(r.problems ?? [])];
   if (r.payoutId) {
     if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
@@ -262,7 +273,8 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     const refundDue = isFailedAfterCreation(status);
     problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
     sums.add(currency, m, refundDue ? ZERO : expected);
-  }
+  } else if (status === ENGINE_STATUSES.UNKNOWN_OUTCOME)
+    problems.push('sent, its outcome not known: its payout may be debited; run the same command again to settle it, then reconcile');
   const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
   problems.push(...earlier.flatMap((e) => e.problems));
   return {

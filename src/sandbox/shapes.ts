@@ -1,5 +1,6 @@
 // The variant reading (README "Readings of the spec"): each route's strict answer rewritten into another
-// plausible one (envelopes, decimal strings, other names, nulls, extra fields), the same on every call.
+// plausible one (envelopes, decimal strings, other names, nulls, extra fields, a payout's sourceAmount the
+// debit), the same on every call.
 // Kept as the spec states them: status codes, the error body and its codes (§7), {data, meta} (§4.4, §4.14, §4.15).
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
@@ -50,6 +51,12 @@ function asText(record: object): Record<string, unknown> {
   };
   return Object.fromEntries(Object.entries(r).map(text));
 }
+
+/** Spec §2 "amount debited from the source wallet": a payout's sourceAmount with its fee added. */
+const debited = <T extends { sourceAmount: number | string; transactionFees: number | string }>(p: T): T => ({
+  ...p,
+  sourceAmount: fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)).toFixed(),
+});
 
 /** The envelope of NestJS services: the status, a message, the object in data. */
 const one =
@@ -133,22 +140,22 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   /** Spec §4.1: amounts as strings. */
   quote: one('Quote retrieved successfully', (q: Quote) => ({ ...asText(q), fee: asText(q.fee) })),
 
-  /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too). */
+  /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too), sourceAmount the debit. */
   initiate: one('Payout initiated successfully', (p: views.Payout) => {
-    const { id, status, payoutRef, sourceAmount, destinationAmount, exchangeRate } = asText(p);
+    const { id, status, payoutRef, sourceAmount, destinationAmount, exchangeRate } = asText(debited(p));
     return { id, status, payoutRef, sourceAmount, destinationAmount, exchangeRate };
   }),
 
-  /** Spec §2 Payout: absent optional fields null, amounts as strings, extra fields. */
+  /** Spec §2 Payout: absent optional fields null, amounts as strings (sourceAmount the debit), extra fields. */
   getPayout: one('Payout retrieved successfully', (p: views.Payout, ctx) => ({
-    ...asText(p),
+    ...asText(debited(p)),
     statusDetail: p.statusDetail ?? null,
     informationRequests: p.informationRequests ?? null,
     businessId: ctx.req.business.id,
     _links: links(ctx, ctx.req.path),
   })),
 
-  listPayouts: each('Payouts retrieved successfully', asText),
+  listPayouts: each('Payouts retrieved successfully', (p: ReturnType<typeof views.payoutListItem>) => asText(debited(p))),
 
   patchDocuments: one('Documents attached successfully', (r: { documents: views.Payout['supportingDocuments'] }) => ({
     ...r,

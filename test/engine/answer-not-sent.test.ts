@@ -5,6 +5,8 @@ import { EventEmitter } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
 import { exitReasonText } from '../../src/cli/render.ts';
 import { runBatch, type EngineEvents } from '../../src/engine/pipeline.ts';
+import { readResults } from '../../src/results/read.ts';
+import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -98,6 +100,49 @@ it('a sourceAmount that is the amount sent plus its fee (spec §2 "amount debite
   expect(await allPayouts(sb!)).toHaveLength(4);
 });
 
+it('an answer without its fee, its sourceAmount the amount sent plus that fee: every row goes, the fee counted once', async () => {
+  const r = await run((p) => {
+    p.sourceAmount = Number(p.sourceAmount) + Number(p.transactionFees);
+    delete p.transactionFees;
+  });
+  expect(r.kind, r.halted).toBe('ok');
+  expect(await allPayouts(sb!)).toHaveLength(4);
+  for (const { cells, result } of (await readResults(r.resultsPath)).rows) {
+    expect(new Dec(result.fee!).gt(0), 'a fee to count').toBe(true);
+    expect(result.totalDeductible).toBe(new Dec(cells.sourceAmount!).plus(result.fee!).toFixed(2));
+  }
+});
+
+it('an answer without its fee, of the amount sent plus a fee no plan knew: the payout read tells, every row goes', async () => {
+  const debit = answering((p) => {
+    p.sourceAmount = Number(p.sourceAmount) + Number(p.transactionFees);
+    delete p.transactionFees;
+  });
+  // (the methods route without fees: no fee planned for any row)
+  const f: typeof fetch = async (input, init) => {
+    if (!String(input instanceof Request ? input.url : input).includes('/payouts/methods')) return debit(input, init);
+    const res = await fetch(input, init);
+    const text = JSON.stringify(await res.json(), (k, v: unknown) => (k === 'fee' ? undefined : v));
+    return new Response(text, { status: res.status, headers: res.headers });
+  };
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const file = await writeBatch(await workDir(), 'batch.csv', { rows: 4, currencies: ['GBP'] });
+  const r = await runBatch({ file, conn: connectionTo(sb, f), ...unattended({ settleDelayMs: 10, concurrency: 1 }) });
+  expect(r.kind, r.halted).toBe('ok');
+  expect(sb.requestLog().filter((e) => e.route === 'getPayout')).toHaveLength(4);
+  for (const { result } of (await readResults(r.resultsPath)).rows) expect(new Dec(result.fee!).gt(0)).toBe(true);
+});
+
+it('an answer without its fee, a hundred times the sourceAmount sent: the run still stops after that row', async () => {
+  const r = await run((p) => {
+    p.sourceAmount = Number(p.sourceAmount) * 100;
+    delete p.transactionFees;
+  });
+  expect(r.kind).toBe('halted');
+  expect(r.halted).toMatch(/row 2 \(GEN-0001\).*sourceAmount 1000 /);
+  expect(await allPayouts(sb!)).toHaveLength(1);
+});
+
 /** A fetch whose initiate answers lack the fee (completed from the payout list after the rows), the list's items rewritten by `change`. */
 const listing =
   (change: (item: Record<string, unknown>) => void, answer?: (payout: Record<string, unknown>) => void): typeof fetch =>
@@ -123,7 +168,8 @@ async function listed(...how: Parameters<typeof listing>) {
 it('a payout the list shows with a hundred times the sourceAmount sent: the run stops naming it, not recorded in silence', async () => {
   const r = await listed((p) => (p.sourceAmount = Number(p.sourceAmount) * 100));
   expect(r.kind).toBe('halted');
-  expect(r.halted).toMatch(/row 2 \(GEN-0001\): the service now shows payout \S+ of sourceAmount 1000 .*10/);
+  // (1200 in the variant reading: its sourceAmount the debit, 10 plus a fee of 2)
+  expect(r.halted).toMatch(/row 2 \(GEN-0001\): the service now shows payout \S+ of sourceAmount 1[02]00 .*10/);
   expect(exitReasonText(r)).toMatch(/ask the service about the payout named above before running the same command again/);
 });
 

@@ -229,9 +229,9 @@ async function getJson<T>(url: string, key: string): Promise<T> {
 
 export const initiates = (sb: LocalSandbox) => sb.requestLog().filter((r) => r.route === 'initiate');
 
-/** Every payout of the key's business at the sandbox. */
+/** Every payout of the key's business at the sandbox, its sourceAmount the amount sent (the variant reading answers the debit, fee included). */
 export async function allPayouts(
-  sb: { url: string },
+  sb: { url: string; shapes?: string },
   key = KEY,
 ): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
   const out: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[] = [];
@@ -240,7 +240,9 @@ export async function allPayouts(
       data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[];
       meta: { total: number };
     }>(`${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, key);
-    out.push(...body.data);
+    const sent = (p: (typeof body.data)[number]) =>
+      new Dec(p.sourceAmount).minus(sb.shapes === 'variant' ? p.transactionFees : 0).toNumber();
+    out.push(...body.data.map((p) => ({ ...p, sourceAmount: sent(p) })));
     if (body.data.length === 0 || page * 100 >= body.meta.total) return out;
   }
 }

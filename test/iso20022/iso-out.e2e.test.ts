@@ -105,7 +105,7 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
     expect(texts(xml, 'Cd')).toEqual(['AM04']);
     expect([texts(xml, 'GrpSts'), texts(xml, 'PmtInfSts')]).toEqual([['PART'], ['ACSP', 'RJCT']]);
     // the amounts and references are the sandbox's payouts'
-    type Payout = { sourceAmount: number | string; payoutRef: string };
+    type Payout = { sourceAmount: number | string; transactionFees: number | string; payoutRef: string };
     const payouts = await Promise.all(
       rows.slice(0, 2).map(async (r) => {
         const p = await get<Payout & { data?: Payout }>(`${sb!.url}${API}/${r.payoutId}`);
@@ -113,7 +113,9 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
       }),
     );
     const amounts = texts(xml, 'InstdAmt').slice(0, 2);
-    expect(amounts.map((a) => new Dec(a).toFixed())).toEqual(payouts.map((p) => new Dec(String(p.sourceAmount)).toFixed()));
+    // (the variant reading answers the amount debited, fee included)
+    const sent = (p: Payout) => new Dec(String(p.sourceAmount)).minus(sb!.shapes === 'variant' ? String(p.transactionFees) : 0);
+    expect(amounts.map((a) => new Dec(a).toFixed())).toEqual(payouts.map((p) => sent(p).toFixed()));
     expect(amounts).toEqual(['100.10', '250.05']); // as the batch wrote them
     expect(texts(xml, 'AcctSvcrRef')).toEqual(payouts.map((p) => p.payoutRef));
 

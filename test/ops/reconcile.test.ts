@@ -194,6 +194,30 @@ describe('tieOut', () => {
     expect(r.ok).toBe(true);
   });
 
+  it('ties a debit and refund whose reference is the payout id, as status finds a refund (engine/refund.ts)', () => {
+    const transactions = [tx('t2', '12.30', 'p1', t(2)), tx('t1', '-12.30', 'p1', t(1))];
+    const r = tieOut({ rows: [row(1, '12.30', { status: 'FAILED' })], transactions, payouts: states([]) });
+    expect(r.problems).toEqual([]);
+    expect(r.rows[0]).toMatchObject({ debit: '-12.30', refund: '12.30', ok: true });
+    expect(r.unexplained).toEqual([]);
+  });
+
+  it('ties a refund that names the payoutRef in its metadata only, as status finds a refund (engine/refund.ts)', () => {
+    const credit = {
+      id: 't2',
+      type: 'CREDIT',
+      amount: 12.3,
+      currency: 'USD',
+      reference: '',
+      metadata: { payoutRef: 'PO-1' },
+      createdAt: t(2),
+    };
+    const transactions = [normaliseTransaction(credit as never), tx('t1', '-12.30', 'PO-1', t(1))];
+    const r = tieOut({ rows: [row(1, '12.30', { status: 'FAILED' })], transactions, payouts: states([]) });
+    expect(r.problems).toEqual([]);
+    expect(r.rows[0]).toMatchObject({ refund: '12.30', ok: true });
+  });
+
   it("a row sent again after a refund ties its earlier payout's debit and refund to itself", () => {
     // row 2 (REF-1): PO-1 FAILED, refunded, sent again as PO-1b (the earlierPayouts cell, as run/retry write it)
     const cell = earlierPayoutsCell([

@@ -1,8 +1,8 @@
 // The sandbox's two readings of the spec (src/sandbox/shapes.ts, src/sandbox/README.md "Readings of the spec"):
 // the same requests to a strict and a variant sandbox, over real HTTP. Variant answers differ
-// from strict ones where the spec says "not shown", carry the same values, and are the same
-// shape on every call; what the spec states (status codes, error codes, request checks) is
-// the same in both.
+// from strict ones where the spec says "not shown", carry the same values (a payout's sourceAmount
+// the debit, fee included: spec §2), and are the same shape on every call; what the spec states
+// (status codes, error codes, request checks) is the same in both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, eventually, GLOBEX, nipBody, P, receiver, setStatus, start, uniqueKey, W, type Answer } from './helpers.ts';
@@ -80,7 +80,8 @@ describe('payouts (spec §4.1-4.5)', () => {
     const created = expectEnvelope(v, 201);
     expect(Object.keys(created).sort()).toEqual(['destinationAmount', 'exchangeRate', 'id', 'payoutRef', 'sourceAmount', 'status']);
     expect(created.status).toBe('PENDING');
-    sameAmount(created.sourceAmount, s.body.sourceAmount);
+    // spec §2 "amount debited from the source wallet": the amount sent plus its fee
+    sameAmount(created.sourceAmount, s.body.sourceAmount + s.body.transactionFees);
     sameAmount(created.destinationAmount, s.body.destinationAmount);
     sameRate(created.exchangeRate, s.body.exchangeRate);
 
@@ -110,7 +111,8 @@ describe('payouts (spec §4.1-4.5)', () => {
       businessId: variant.keys[0]!.businessId,
       _links: { self: { href: `${variant.url}${P}/${cv.body.data.id}` } },
     });
-    for (const k of ['sourceAmount', 'transactionFees'] as const) sameAmount(p[k], s.body[k]);
+    sameAmount(p.sourceAmount, s.body.sourceAmount + s.body.transactionFees);
+    sameAmount(p.transactionFees, s.body.transactionFees);
     sameAmount(p.destinationAmount, s.body.destinationAmount);
     sameRate(p.exchangeRate, s.body.exchangeRate);
     // Whatever the spec states of a payout is there in both readings.
@@ -134,7 +136,7 @@ describe('payouts (spec §4.1-4.5)', () => {
     expect(items).toHaveLength(2);
     items.forEach((item: Record<string, unknown>, i: number) => {
       expect(Object.keys(item).sort()).toEqual(Object.keys(s.body.data[i]).sort());
-      sameAmount(item.sourceAmount, s.body.data[i].sourceAmount);
+      sameAmount(item.sourceAmount, s.body.data[i].sourceAmount + s.body.data[i].transactionFees);
       sameAmount(item.destinationAmount, s.body.data[i].destinationAmount);
       sameAmount(item.transactionFees, s.body.data[i].transactionFees);
       sameRate(item.exchangeRate, s.body.data[i].exchangeRate);
