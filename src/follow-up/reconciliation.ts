@@ -165,12 +165,21 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
+    // a listing cut short (the spec promises no paging) proves neither a statement of the period nor a tie-out
+    const cut = listing.ended === 'repeated page';
+    if (cut) {
+      report.problems.push(
+        'the transactions route gave the same page twice (it may ignore page): the listing is incomplete, so no statement was written',
+      );
+      report.ok = false;
+    }
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
     const tied = table.rows.map((r) => ({ ...r, result: latest.get(r) ?? r.result })); // (a later payout the ledger knows)
-    const statement = o.statement && {
-      path: o.statement,
-      ...(await writeStatement(o.statement, { table: { ...table, rows: tied }, transactions, swaps, period: report.period })),
-    };
+    const statement = o.statement &&
+      !cut && {
+        path: o.statement,
+        ...(await writeStatement(o.statement, { table: { ...table, rows: tied }, transactions, swaps, period: report.period })),
+      };
     return {
       kind: report.ok ? 'ok' : 'rows-failed',
       report,

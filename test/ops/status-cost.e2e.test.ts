@@ -3,7 +3,10 @@
 // a GET only for a payout waiting for us or one the pages did not show; refunds from the
 // transactions listing, not one look per failed payout. Also: a service that ignores `page` does
 // not make the listing loop.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -43,9 +46,11 @@ const cli = (...args: string[]) =>
 
 /** A fetch that rewrites the payout list's answers (or its URL) on their way to the client. */
 function listRewriting(o: { hide?: string; ignorePage?: boolean }): typeof fetch {
+  // (ignorePage: the transactions route too)
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    if (!/\/payouts$/.test(url.pathname)) return fetch(input, init);
+    if (o.ignorePage && /\/transactions$/.test(url.pathname)) url.searchParams.delete('page');
+    if (!/\/payouts$/.test(url.pathname)) return fetch(url, init);
     if (o.ignorePage) url.searchParams.delete('page');
     const res = await fetch(url, init);
     const body = (await res.json()) as { data: { id: string }[] };
@@ -130,5 +135,16 @@ describe('status and reconcile of 250 payouts read pages, not payouts', () => {
     expect(n.gets()).toBe(asked - 100 + WAITING.filter((i) => i >= ROWS - 100).length);
     const rows = (await readResults(batch.results)).rows;
     for (const id of [late, early]) expect(rows.find((x) => x.result.payoutId === id)!.result.status).toBe('SUCCESSFUL');
+  });
+
+  it('a transactions listing cut short by a service that ignores page writes no statement and is not called tied out', async () => {
+    const statement = join(batch.dir, 'cut.camt053.xml');
+    const client = connectionTo(sb, listRewriting({ ignorePage: true })).client;
+    const r = await reconcile({ client, resultsFile: batch.results, statement });
+    expect(r.listing.ended).toBe('repeated page');
+    expect(r.statement).toBeUndefined();
+    expect(existsSync(statement)).toBe(false);
+    expect(r.kind).not.toBe('ok');
+    expect(r.report!.problems.join('\n')).toMatch(/same page twice.*no statement was written/);
   });
 });

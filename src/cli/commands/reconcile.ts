@@ -96,8 +96,6 @@ function textOf(r: ReconcileResult): string {
       ...others.slice(0, SHOWN).map((p) => `  - ${p}`),
     );
   if (others.length > SHOWN) l.push(`  - … and ${others.length - SHOWN} more: ${r.reconciliationPath}`);
-  if (r.listing.ended === 'repeated page')
-    l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
   l.push(
     `  Used ${usageText(r)}.`,
     `  Reconciliation file: ${r.reconciliationPath}`,
