@@ -145,7 +145,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
  * The results file of a batch named by its id, for a command run in `here`: the run's own as last
  * written (its latest retry-N: the rows as last edited and sent) when `here` is its folder; else
  * `<batch16>.results.csv` in `here` (nothing written into another host's folder): kept (its latest retry-N), else copied
- * from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
+ * from the run's, else rebuilt from the ledger's lines (no beneficiary cells) as `<batch16>.ledger.results.csv`.
  */
 export async function resultsHere(
   ledgers: Iterable<Ledger>,
@@ -165,10 +165,12 @@ export async function resultsHere(
     await copyFile(recorded, path);
     return { path, made: 'copy' };
   }
-  // (rebuilt, a row has no beneficiary cells to send again; a run killed before its end wrote no results)
+  // (rebuilt, a row has no beneficiary cells to send again: under a name of its own, never taken for the run's; a run
+  // killed before its end wrote no results)
   if (o.sending) throw new BatchRefused(notHereToSend(arg, batch.folded), 'results-not-here');
-  await writeResults(path.replace(/\.xlsx$/, '.csv'), resultsFromLedger(batch.folded));
-  return { path: path.replace(/\.xlsx$/, '.csv'), made: 'ledger' };
+  const rebuilt = join(resolve(here), `${batch.batchId.slice(0, 16)}.ledger.results.csv`);
+  await writeResults(rebuilt, resultsFromLedger(batch.folded));
+  return { path: rebuilt, made: 'ledger' };
 }
 
 function notHereToSend(arg: string, { header, interrupted }: FoldedJournal): string {

@@ -110,5 +110,7 @@ describe('retry of a batch named by its id, its results file not on this host', 
     );
     // status, report and reconcile still work from the rebuilt file
     expect(await resultsHere([ended.ledger], id.slice(0, 16), ended.here)).toMatchObject({ made: 'ledger' });
+    // and once rebuilt (by a status), a retry by the batch id is still told where its results are, not sent from the rebuilt file
+    await expect(resultsHere([ended.ledger], id.slice(0, 16), ended.here, { sending: true })).rejects.toThrow(/is not on this host/);
   });
 });

@@ -139,9 +139,9 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     await rm(join(aliceDir, 'payroll.results.csv'));
     const rebuilt = await carol('status', id, '--json');
     expect([0, 5], rebuilt.stderr).toContain(rebuilt.code);
-    expect(rebuilt.stderr).toContain(`working on ${join(carolDir, `${id}.results.csv`)}, rebuilt from the ledger`);
+    expect(rebuilt.stderr).toContain(`working on ${join(carolDir, `${id}.ledger.results.csv`)}, rebuilt from the ledger`);
     expect(JSON.parse(rebuilt.stdout)).toMatchObject({ rows: 3 });
-    const rows = (await readResults(join(carolDir, `${id}.results.csv`))).rows;
+    const rows = (await readResults(join(carolDir, `${id}.ledger.results.csv`))).rows;
     expect(rows.map((r) => [r.cells.reference, r.cells.sourceCurrency, r.result.payoutId !== undefined])).toEqual(
       ['HOSTID-0001', 'HOSTID-0002', 'HOSTID-0003'].map((ref) => [ref, 'EUR', true]),
     );
