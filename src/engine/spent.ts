@@ -59,12 +59,17 @@ export async function proveSpent(
     return { go: true, proof };
   };
 
-  const first = await send(row.body, 'now');
   const same = row.body === refusedBody;
+  const cause = () => causeGone(ctx.send.client, refusal, row.payout, ctx.fees?.get(row.rowNumber));
+  // read before the resend too: a refusal between two reads that find its cause gone is a replay, not a fresh one
+  // followed by a top-up (or a pair enabled) before the read, which would leave key n free to pay elsewhere
+  const before = same ? await cause() : undefined;
+  if (before) proof.steps.push(before);
+  const first = await send(row.body, 'now');
   if (first.answer === 'refused') {
     // (a refusal of an edited body, or another refusal: processed afresh, so key n holds nothing)
     if (!same || first.code !== refusal) return { go: false, proof };
-    const read = await causeGone(ctx.send.client, first.code, row.payout, ctx.fees?.get(row.rowNumber));
+    const read = before?.causeGone ? await cause() : undefined;
     if (read) proof.steps.push(read);
     if (read?.causeGone) return spent(`the same ${refusal} to the same body once its cause was gone: a stored refusal`);
     proof.verdict = 'refused';

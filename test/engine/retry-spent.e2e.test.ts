@@ -153,6 +153,7 @@ describe(`a retried row is paid once, whoever runs an older copy (sandbox: ${TES
       for (const p of proofs) {
         expect(p.verdict).toBe('spent');
         expect(p.steps).toEqual([
+          { read: 'wallets', causeGone: true },
           { send: 'now', answer: 'refused', code: 'INSUFFICIENT_FUNDS' },
           { read: 'wallets', causeGone: true },
         ]);
@@ -160,7 +161,14 @@ describe(`a retried row is paid once, whoever runs an older copy (sandbox: ${TES
       expect(after.slice(1).map((r) => r.idempotencyKey)).toEqual([idempotencyKey('PAY-0002', 2), idempotencyKey('PAY-0003', 2)]);
     } else {
       // key 1 held nothing: the row is paid under it, where any older copy's key 1 finds it
-      for (const p of proofs) expect([p.verdict, p.steps]).toEqual(['paid', [{ send: 'now', answer: 'payout' }]]);
+      for (const p of proofs)
+        expect([p.verdict, p.steps]).toEqual([
+          'paid',
+          [
+            { read: 'wallets', causeGone: true },
+            { send: 'now', answer: 'payout' },
+          ],
+        ]);
       expect(after.slice(1).map((r) => r.idempotencyKey)).toEqual([idempotencyKey('PAY-0002', 1), idempotencyKey('PAY-0003', 1)]);
     }
   }, 90_000);
