@@ -418,7 +418,8 @@ const READ_WINDOW = `
   WITH clock AS MATERIALIZED (SELECT ${NOW_MS} AS now),
   old AS (DELETE FROM payout_batch.pace_starts s USING clock WHERE s.pace = $1 AND s.t < clock.now - $4),
   counted AS (
-    SELECT CASE WHEN s.pending THEN greatest(s.t, least(clock.now, s.t + $2)) ELSE s.t END AS at
+    -- (a start after now: the server's clock stepped back; counted as now, not as a wait of the step)
+    SELECT least(clock.now, CASE WHEN s.pending THEN greatest(s.t, least(clock.now, s.t + $2)) ELSE s.t END) AS at
       FROM payout_batch.pace_starts s, clock WHERE s.pace = $1)
   SELECT clock.now,
          coalesce((SELECT array_agg(at ORDER BY at) FROM counted WHERE at > clock.now - $3), '{}') AS times

@@ -137,6 +137,13 @@ describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/p
     expect(rows.some((r) => granted.ok && r.id === granted.id && r.pending)).toBe(true);
   });
 
+  it("a start dated after the database's now (its clock stepped back) counts as now, not as a wait of the step", async () => {
+    const pace = paceName('http://127.0.0.1:2', 'stepped');
+    for (const pending of [false, true]) await otherStart(pace, -3_600_000, pending);
+    const r = await new TeamPace(b, pace).take(2, 1000);
+    expect(r.ok ? 0 : r.waitMs).toBeLessThanOrEqual(1001); // (two starts counted at now: one span at most)
+  });
+
   it('a ledger lost mid-run: told once, and the process paces alone (its own limiter still holds)', async () => {
     const db = await processOf();
     const errors: Error[] = [];
