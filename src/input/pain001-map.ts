@@ -149,10 +149,11 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
   cells.UltmtCdtrBIC = first(tx, 'UltmtCdtr/Id/OrgId/AnyBIC') || first(tx, 'UltmtCdtr/Id/OrgId/BICOrBEI'); // (.09, .03)
 
-  // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry) or hybrid (with AdrLine).
+  // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry), in lines (AdrLine), or hybrid (both: the lines after the street).
   const adr = 'Cdtr/PstlAdr';
   const street = [first(tx, `${adr}/StrtNm`), first(tx, `${adr}/BldgNb`)].filter(Boolean).join(' ');
-  set('address', street || (tx.get(`${adr}/AdrLine`) ?? []).join(', '), street ? `${adr}/StrtNm` : `${adr}/AdrLine`);
+  const lines = [street, ...(tx.get(`${adr}/AdrLine`) ?? [])].filter(Boolean);
+  set('address', lines.join(', '), street ? `${adr}/StrtNm` : `${adr}/AdrLine`);
   set('city', first(tx, `${adr}/TwnNm`), `${adr}/TwnNm`);
   set('postCode', first(tx, `${adr}/PstCd`), `${adr}/PstCd`);
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.

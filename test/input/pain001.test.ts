@@ -280,6 +280,16 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it("a creditor's address both structured and in lines (hybrid) keeps its AdrLines, never dropped", async () => {
+    const wire = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-020');
+    const xml = pain001(wire, 'pain.001.001.09').replace(
+      '</StrtNm>',
+      '</StrtNm><BldgNb>7</BldgNb><AdrLine>Suite 1200</AdrLine><AdrLine>c/o Treasury</AdrLine>',
+    );
+    const { rows } = await read(file(xml));
+    expect(rows[0]!.payout!.beneficiary.address).toBe('233 S Wacker Dr 7, Suite 1200, c/o Treasury');
+  });
+
   it('only a transfer between accounts of the same holder (Purp/Cd ACCT) is a withdrawal, never an intra-company payment (INTC)', async () => {
     const purpose = (cd: string) => pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<RmtInf>', `<Purp><Cd>${cd}</Cd></Purp><RmtInf>`);
     for (const [cd, withdrawal] of [
