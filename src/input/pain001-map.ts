@@ -13,6 +13,7 @@ export type Elements = Map<string, string[]>;
 /** The columns a pain.001 row carries to its results besides the payout columns (iso-contract: kept unchanged). */
 export const PAIN001_CARRIED = [
   'ChrgBr',
+  'Unsupported',
   'MsgId',
   'MsgNmId',
   'PmtInfId',
@@ -41,7 +42,7 @@ interface Transaction {
 interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField | 'ChrgBr', string>>;
+  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>;
   issues: XmlIssue[];
 }
 
@@ -112,6 +113,18 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // who bears the charges (the transaction's, else its block's): checked with the row (validation/row.ts checkOrdered)
   cells.ChrgBr = first(tx, 'ChrgBr') || first(block, 'ChrgBr');
   elements.ChrgBr = `${tx.has('ChrgBr') ? txPath : blockPath}/ChrgBr`;
+  // what no payout does as ordered, as "element value"s (checked with the row too): a cheque, money held for the payee, a rate
+  // of the payer's (agreed, booked, or of no type); an indicative one (SPOT, SALE) is the service's rate at initiation
+  const [mtd, rate] = [first(block, 'PmtMtd'), tx.has('XchgRateInf/CtrctId') ? 'XchgRateInf/CtrctId' : 'XchgRateInf/RateTp'];
+  const unsupported = [
+    ...(mtd && mtd !== 'TRF' && mtd !== 'TRA' ? [[blockPath, 'PmtMtd', mtd]] : []),
+    ...([...tx.keys()].some((k) => k.startsWith('XchgRateInf/')) && !/^(SPOT|SALE)$/.test(first(tx, rate))
+      ? [[txPath, rate, first(tx, rate) || '(none)']]
+      : []),
+    ...(tx.get('InstrForCdtrAgt/Cd') ?? []).filter((cd) => cd === 'CHQB' || cd === 'HOLD').map((cd) => [txPath, 'InstrForCdtrAgt/Cd', cd]),
+  ];
+  cells.Unsupported = unsupported.map(([, at, value]) => `${at} ${value}`).join('; ');
+  if (unsupported[0]) elements.Unsupported = `${unsupported[0][0]}/${unsupported[0][1]}`;
   // The amount: instructed in the debit wallet's currency, or an equivalent amount (debited) and the currency of transfer.
   const debitCcy = first(block, 'DbtrAcct/Ccy');
   const eqvt = first(tx, 'Amt/EqvtAmt/Amt');

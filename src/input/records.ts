@@ -26,7 +26,7 @@ export interface RawRow {
   /** How many non-empty cells lay beyond the last header (a delimiter inside an unquoted value). */
   extraCells?: number;
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
-  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr', string>>; issues: XmlIssue[] };
+  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>; issues: XmlIssue[] };
 }
 
 /** What the pain.001 reader found wrong with a transaction's elements (an ambiguous method): an error on `field`. */

@@ -153,7 +153,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
  * results file, read again by a retry, stays invalid until the cells themselves say otherwise.
  */
 function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): void {
-  const { MsgNmId, ChrgBr: bearer, AmtCcy: ordered = '', CcyOfTrf } = r.row.cells;
+  const { MsgNmId, ChrgBr: bearer, AmtCcy: ordered = '', CcyOfTrf, Unsupported } = r.row.cells;
   if (MsgNmId === undefined) return;
   const [unmappable, debited] = ['UNMAPPABLE_TRANSACTION', top.sourceCurrency ?? ''] as const;
   // ISO 20022's "no end-to-end id": as a reference, every such transfer would be one payout, paid once
@@ -173,6 +173,15 @@ function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): 
       'the payee is to bear (CRED) or share (SHAR) the charges, but would get the full amount: the fee is on top',
       'the service always charges the sender: DEBT or SLEV, or leave it out',
       bearer,
+    );
+  if (Unsupported)
+    r.add(
+      'error',
+      unmappable,
+      'Unsupported',
+      'ordered as the service cannot pay: it pays by transfer to the account (no cheque, nothing held for the payee) at its own rate when sent (none agreed or booked)',
+      'PmtMtd TRF or TRA; no InstrForCdtrAgt/Cd CHQB or HOLD; no XchgRateInf, or an indicative one (RateTp SPOT or SALE, no CtrctId)',
+      Unsupported,
     );
   if (ordered && debited && ordered !== debited.toUpperCase())
     r.add(

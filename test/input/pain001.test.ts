@@ -280,6 +280,41 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it("a transfer the service cannot make as ordered (a cheque, money held for the payee, a rate of the payer's) is invalid, naming the element", async () => {
+    const xml = pain001(usa.slice(0, 3), 'pain.001.001.09');
+    const tx = (n: number, elements: string) =>
+      xml.replace(new RegExp(`(${usa[n]!.reference}</EndToEndId>\\s*</PmtId>\\s*<Amt>[^]*?</Amt>)`), `$1${elements}`);
+    const errors = async (x: string) => (await read(file(x))).rows.map((r) => r.problems.filter((p) => p.severity === 'error'));
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]';
+    const cheque = await errors(xml.replace('<PmtMtd>TRF<', '<PmtMtd>CHK<'));
+    expect(cheque).toMatchObject(
+      usa.slice(0, 3).map(() => [{ code: 'UNMAPPABLE_TRANSACTION', column: `${at}/PmtMtd`, value: 'PmtMtd CHK' }]),
+    );
+    expect(formatProblem(cheque[0]![0]!)).toMatch(
+      /PmtInf\[1\]\/PmtMtd: error .*by transfer .*\(value "PmtMtd CHK"\); expected PmtMtd TRF or TRA/,
+    );
+    for (const [ordered, value] of [
+      ['<XchgRateInf><XchgRate>1.1</XchgRate><RateTp>AGRD</RateTp></XchgRateInf>', 'XchgRateInf/RateTp AGRD'],
+      ['<XchgRateInf><RateTp>SPOT</RateTp><CtrctId>FX-77</CtrctId></XchgRateInf>', 'XchgRateInf/CtrctId FX-77'],
+      ['<XchgRateInf><XchgRate>1.1</XchgRate></XchgRateInf>', 'XchgRateInf/RateTp (none)'],
+    ])
+      expect(await errors(tx(1, ordered!))).toMatchObject([[], [{ column: `${at}/CdtTrfTxInf[2]/${value!.split(' ')[0]}`, value }], []]);
+    const instructions = (cds: string[]) =>
+      xml.replace('<RmtInf>', cds.map((cd) => `<InstrForCdtrAgt><Cd>${cd}</Cd></InstrForCdtrAgt>`).join('') + '<RmtInf>');
+    expect((await errors(instructions(['PHOB', 'HOLD'])))[0]).toMatchObject([
+      { column: `${at}/CdtTrfTxInf[1]/InstrForCdtrAgt/Cd`, value: 'InstrForCdtrAgt/Cd HOLD' },
+    ]);
+    expect((await errors(instructions(['CHQB'])))[0]).toMatchObject([{ value: 'InstrForCdtrAgt/Cd CHQB' }]);
+    // an indicative rate, a transfer advice, a call to the payee: paid as ordered
+    const harmless = tx(0, '<XchgRateInf><XchgRate>1.1</XchgRate><RateTp>SALE</RateTp></XchgRateInf>').replace(
+      '<PmtMtd>TRF<',
+      '<PmtMtd>TRA<',
+    );
+    expect(
+      (await read(file(harmless.replace('<RmtInf>', '<InstrForCdtrAgt><Cd>PHOB</Cd></InstrForCdtrAgt><RmtInf>')))).v.summary,
+    ).toMatchObject({ valid: 3 });
+  });
+
   it("a creditor's address both structured and in lines (hybrid) keeps its AdrLines, never dropped", async () => {
     const wire = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-020');
     const xml = pain001(wire, 'pain.001.001.09').replace(
