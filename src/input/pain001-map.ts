@@ -113,15 +113,17 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // who bears the charges (the transaction's, else its block's): checked with the row (validation/row.ts checkOrdered)
   cells.ChrgBr = first(tx, 'ChrgBr') || first(block, 'ChrgBr');
   elements.ChrgBr = `${tx.has('ChrgBr') ? txPath : blockPath}/ChrgBr`;
-  // what no payout does as ordered, as "element value"s (checked with the row too): a cheque, money held for the payee, a rate
-  // of the payer's (agreed, booked, or of no type); an indicative one (SPOT, SALE) is the service's rate at initiation
+  // what no payout does as ordered, as "element value"s (checked with the row too): a cheque, money held for the payee, a
+  // second intermediary (one is sent), a rate of the payer's (agreed, booked, of no type; SPOT or SALE is the service's)
   const [mtd, rate] = [first(block, 'PmtMtd'), tx.has('XchgRateInf/CtrctId') ? 'XchgRateInf/CtrctId' : 'XchgRateInf/RateTp'];
+  const via2 = [...tx.keys()].find((k) => /^IntrmyAgt[23]\//.test(k));
   const unsupported = [
     ...(mtd && mtd !== 'TRF' && mtd !== 'TRA' ? [[blockPath, 'PmtMtd', mtd]] : []),
     ...([...tx.keys()].some((k) => k.startsWith('XchgRateInf/')) && !/^(SPOT|SALE)$/.test(first(tx, rate))
       ? [[txPath, rate, first(tx, rate) || '(none)']]
       : []),
     ...(tx.get('InstrForCdtrAgt/Cd') ?? []).filter((cd) => cd === 'CHQB' || cd === 'HOLD').map((cd) => [txPath, 'InstrForCdtrAgt/Cd', cd]),
+    ...(via2 ? [[txPath, via2, first(tx, via2)]] : []),
   ];
   cells.Unsupported = unsupported.map(([, at, value]) => `${at} ${value}`).join('; ');
   if (unsupported[0]) elements.Unsupported = `${unsupported[0][0]}/${unsupported[0][1]}`;

@@ -179,8 +179,8 @@ function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): 
       'error',
       unmappable,
       'Unsupported',
-      'ordered as the service cannot pay: it pays by transfer to the account (no cheque, nothing held for the payee) at its own rate when sent (none agreed or booked)',
-      'PmtMtd TRF or TRA; no InstrForCdtrAgt/Cd CHQB or HOLD; no XchgRateInf, or an indicative one (RateTp SPOT or SALE, no CtrctId)',
+      'ordered as the service cannot pay: it pays by transfer to the account (no cheque, nothing held for the payee), through one intermediary at most, at its own rate when sent (none agreed or booked)',
+      'PmtMtd TRF or TRA; no InstrForCdtrAgt/Cd CHQB or HOLD; no IntrmyAgt2 or IntrmyAgt3; no XchgRateInf, or an indicative one (RateTp SPOT or SALE, no CtrctId)',
       Unsupported,
     );
   if (ordered && debited && ordered !== debited.toUpperCase())

@@ -280,7 +280,7 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
-  it("a transfer the service cannot make as ordered (a cheque, money held for the payee, a rate of the payer's) is invalid, naming the element", async () => {
+  it("a transfer the service cannot make as ordered (a cheque, money held for the payee, two intermediaries, a rate of the payer's) is invalid, naming the element", async () => {
     const xml = pain001(usa.slice(0, 3), 'pain.001.001.09');
     const tx = (n: number, elements: string) =>
       xml.replace(new RegExp(`(${usa[n]!.reference}</EndToEndId>\\s*</PmtId>\\s*<Amt>[^]*?</Amt>)`), `$1${elements}`);
@@ -305,6 +305,10 @@ describe('pain.001 transactions', () => {
       { column: `${at}/CdtTrfTxInf[1]/InstrForCdtrAgt/Cd`, value: 'InstrForCdtrAgt/Cd HOLD' },
     ]);
     expect((await errors(instructions(['CHQB'])))[0]).toMatchObject([{ value: 'InstrForCdtrAgt/Cd CHQB' }]);
+    const via = (n: number) => `<IntrmyAgt${n}><FinInstnId><BICFI>CHASUS3${n}</BICFI></FinInstnId></IntrmyAgt${n}>`;
+    expect((await errors(xml.replace('<CdtrAgt>', `${via(1)}${via(2)}<CdtrAgt>`)))[0]).toMatchObject([
+      { column: `${at}/CdtTrfTxInf[1]/IntrmyAgt2/FinInstnId/BICFI`, value: 'IntrmyAgt2/FinInstnId/BICFI CHASUS32' },
+    ]);
     // an indicative rate, a transfer advice, a call to the payee: paid as ordered
     const harmless = tx(0, '<XchgRateInf><XchgRate>1.1</XchgRate><RateTp>SALE</RateTp></XchgRateInf>').replace(
       '<PmtMtd>TRF<',
