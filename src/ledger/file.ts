@@ -65,7 +65,7 @@ export function names(dir: string): string[] {
   }
 }
 
-type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string };
+type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
