@@ -1,4 +1,5 @@
 // The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
+import { isAbsolute } from 'node:path';
 import yargs from 'yargs';
 import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
@@ -104,6 +105,10 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
         handler: async (args) => {
           const empty = emptyFlag(args);
           if (empty) throw new UsageError(empty);
+          const state = io.env.PAYOUT_BATCH_STATE_DIR;
+          // (from each folder a command runs in, a relative one would name another state folder, and another ledger)
+          if (state && !isAbsolute(state))
+            throw new CommandError(`$PAYOUT_BATCH_STATE_DIR ${state} is not an absolute path: name the folder from /`);
           if (full) code = await full.run(args, io);
         },
       });

@@ -3,7 +3,7 @@
 // not in the count: say so wherever it is shown.
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
@@ -24,7 +24,8 @@ interface UsageFile {
 
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PAYOUT_BATCH_STATE_DIR) return env.PAYOUT_BATCH_STATE_DIR;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'payout-batch');
+  // (a relative one is ignored, as the XDG spec says: from each working folder it would name another)
+  if (env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)) return join(env.XDG_STATE_HOME, 'payout-batch');
   if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'payout-batch');
   return join(homedir(), '.local', 'state', 'payout-batch');
 }

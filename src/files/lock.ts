@@ -2,8 +2,9 @@
 // EEXIST, so two processes never both succeed). Breaking a stale lock is guarded by "<lock>.break"
 // so two processes seeing the same stale lock never remove a fresh one; that one is stale after 10 s.
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
+import { linkSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { attempt } from './attempt.ts';
 import { serialised } from './queue.ts';
 import { sleep } from '../sleep.ts';
 
@@ -14,6 +15,7 @@ export interface LockOwner {
   purpose?: string;
   /** Tells the holder from a later process given the same pid. */
   pidStart?: string;
+  pidSpace?: string;
 }
 
 export interface HeldLock {
@@ -64,9 +66,12 @@ export function pidStartOf(pid: number): string | undefined {
   }
 }
 
-/** Undefined for another host; a live pid with another start time is another process. */
-export function holderAlive(o: { pid: number; host: string; pidStart?: string }): boolean | undefined {
-  if (o.host !== hostname()) return undefined;
+/** Which processes a pid names: this boot of this machine, this pid namespace (a container may bear the host's name). */
+const PID_SPACE = attempt(() => `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`);
+
+/** Undefined for another host (or pid namespace); a live pid with another start time is another process. */
+export function holderAlive(o: { pid: number; host: string; pidStart?: string; pidSpace?: string }): boolean | undefined {
+  if (o.host !== hostname() || (o.pidSpace ?? PID_SPACE) !== PID_SPACE) return undefined;
   if (!pidAlive(o.pid)) return false;
   if (o.pidStart === undefined) return true;
   const now = pidStartOf(o.pid);
@@ -135,9 +140,9 @@ function breakStale(path: string, staleMs: number): boolean {
   }
 }
 
-export function myStart(): { pidStart?: string } {
+export function myStart(): { pidStart?: string; pidSpace?: string } {
   const s = pidStartOf(process.pid);
-  return s === undefined ? {} : { pidStart: s };
+  return { ...(s === undefined ? {} : { pidStart: s }), ...(PID_SPACE === undefined ? {} : { pidSpace: PID_SPACE }) };
 }
 
 function ownerRecord(purpose: string | undefined): LockOwner {

@@ -114,10 +114,16 @@ export class JournalWriter {
     return new JournalWriter(path, fd);
   }
 
-  /** Appends one event as one line. `sync`: fsync before returning (the money-moving steps). */
+  /** A write failed mid-line: the next line starts on a fresh one. */
+  private torn = false;
+
+  /** Appends one event as one line, whole or it throws (a full disk takes part of it). `sync`: fsync before returning (the money-moving steps). */
   append(event: JournalEvent, options: { sync?: boolean } = {}): void {
     if (this.fd === undefined) throw new Error(`journal ${this.path} is closed`);
-    writeSync(this.fd, JSON.stringify(event) + '\n');
+    const bytes = Buffer.from(`${this.torn ? '\n' : ''}${JSON.stringify(event)}\n`);
+    this.torn = true;
+    for (let at = 0; at < bytes.length;) at += writeSync(this.fd, bytes, at);
+    this.torn = false;
     if (options.sync) fsyncSync(this.fd);
   }
 

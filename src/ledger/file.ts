@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
@@ -65,7 +66,7 @@ export function names(dir: string): string[] {
   }
 }
 
-type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string };
+type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
@@ -206,9 +207,11 @@ export class FileLedger implements Ledger {
       } catch {
         // none yet today
       }
-      const recorded = text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : []));
+      // (a line a full disk tore was never taken: its append threw, nothing was sent; the next starts on a line of its own)
+      const recorded = text.split('\n').flatMap((l) => attempt(() => [JSON.parse(l) as UnapprovedPayout]) ?? []);
       const r = countUnapproved(recorded, take);
-      if (r.add.length) appendFileSync(path, r.add.map((p) => JSON.stringify(p) + '\n').join(''), { mode: 0o600 });
+      const lines = r.add.map((p) => JSON.stringify(p) + '\n').join('');
+      if (lines) appendFileSync(path, (text && !text.endsWith('\n') ? '\n' : '') + lines, { mode: 0o600 });
       return r;
     };
     return take ? this.locked(count) : count();

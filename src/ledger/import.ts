@@ -1,11 +1,12 @@
 // `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
 // or nothing under the lock of every account it touches. A reference the database shows sent by
-// another batch, or a batch held with other lines, refuses it all; one held with the same lines is
-// skipped, also once the database has more (a status learnt since); one whose file has more gets them.
+// another batch (or a live run of one reserved), or a batch held with other lines, refuses it all;
+// one held with the same lines is skipped, also once the database has more (a status learnt
+// since); one whose file has more gets them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
+import { ALIVE, LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
@@ -23,8 +24,8 @@ interface ImportConflict {
   account: string;
   ref: string;
   batch: { batchId: string; file: string };
-  /** The batch the database shows sent it, and how far. */
-  other: { batchId: string; file: string; phase: RowPhase };
+  /** The batch the database shows sent it, and how far (or a live run's that reserved it). */
+  other: { batchId: string; file: string; phase: RowPhase | 'being sent' };
 }
 
 export interface ImportPlan {
@@ -146,6 +147,23 @@ async function digestsOf(q: Queryable, accounts: string[]): Promise<Map<string, 
 
 const CHUNK = 5000;
 
+/** A live run of another batch that reserved a reference `j` sent: it found it sent nowhere, and would send it again. */
+async function beingSent(q: Queryable, j: FileJournal): Promise<ImportConflict[]> {
+  const mine = fold(j.lines);
+  const r = await q.query<{ reference: string; batch_id: string; file: string }>(
+    `SELECT r.reference, r.batch_id, b.file FROM payout_batch.reservations r JOIN payout_batch.batch_runs b USING (account, batch_id, holder)
+      WHERE r.account = $1 AND r.reference = ANY($2::text[]) AND left(r.batch_id, 16) <> left($3, 16) AND ${ALIVE('r.holder')}`,
+    [j.account, [...mine.rows.values()].filter((s) => sent(s.phase)).map((s) => s.ref), j.batchId],
+  );
+  const batch = { batchId: j.batchId, file: mine.header?.file ?? j.path };
+  return r.rows.map((x) => ({
+    account: j.account,
+    ref: x.reference,
+    batch,
+    other: { batchId: x.batch_id, file: x.file, phase: 'being sent' },
+  }));
+}
+
 /** Nothing is imported when the plan has conflicts or differing batches. `origin`: the rows' writer. */
 export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJournal[], origin: string): Promise<ImportPlan> {
   const accounts = [...new Set(journals.map((j) => j.account))].sort();
@@ -157,6 +175,7 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
     const plan = journals.every((j) => held.get(batchKey(j.account, j.batchId)) === linesDigest(j.lines))
       ? { insert: [], same: journals, differing: [], conflicts: [] }
       : planImport(await linesOf(q, accounts), journals);
+    for (const j of plan.insert) plan.conflicts.push(...(await beingSent(q, j)));
     if (plan.conflicts.length || plan.differing.length) return plan;
     for (const j of plan.insert)
       for (let i = 0; i < j.lines.length; i += CHUNK) {

@@ -1,6 +1,10 @@
 // The account's approval policy, pure parts: which totals need approvals, durations, and approvals
 // that expire.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FileLedger } from '../../src/ledger/file.ts';
 import { countUnapproved } from '../../src/ledger/account-ledger.ts';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { proposalText } from '../../src/approvals/policy-change.ts';
@@ -106,4 +110,14 @@ describe('proposalText', () => {
     expect(proposalText(proposal('host'))).toMatch(/^change the approval policy of http:\/\/127\.0\.0\.1:4010, version 1: two approvals,/);
     expect(proposalText(proposal('team'))).toMatch(/of http:\/\/127\.0\.0\.1:4010 \(in the team ledger\), version 1/);
   });
+});
+
+it("the day's count in a file, its last line torn by a disk that filled: read without it, and the next payout on a line of its own", async () => {
+  const ledger = new FileLedger('https://api.example.com', mkdtempSync(join(tmpdir(), 'pb-unapproved-')));
+  const day = '2026-11-30';
+  writeFileSync(join(ledger.dir, `unapproved-${day}.jsonl`), '{"reference":"U-1","currency":"USD","amount":"40"}\n{"reference":"U-2","cur');
+  const take = (reference: string) => ({ payouts: [{ reference, currency: 'USD', amount: '30' }], above: { USD: '100' } });
+  expect(await ledger.unapproved(day, take('U-3'))).toMatchObject({ taken: true, totals: { USD: '70' } });
+  expect((await ledger.unapproved(day)).recorded.map((p) => p.reference)).toEqual(['U-1', 'U-3']);
+  expect((await ledger.unapproved(day, take('U-4'))).totals).toEqual({ USD: '100' });
 });

@@ -8,7 +8,7 @@ import { TeamDb } from '../../src/ledger/pg-db.ts';
 import type { Queryable } from '../../src/ledger/schema.ts';
 import { ledgerDirFor } from '../../src/ledger/file.ts';
 import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
-import { appendLines } from '../../src/ledger/postgres.ts';
+import { appendLines, PgLedgers } from '../../src/ledger/postgres.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const ACCOUNT = 'https://gateway.sandbox.example.com';
@@ -137,8 +137,9 @@ describe('reading a file ledger', () => {
 
 describe.runIf(withPostgres)('importing into the database', () => {
   let db: TeamDb;
+  let url = '';
   beforeAll(async () => {
-    db = await TeamDb.open(await testDatabase(), { command: 'test' });
+    db = await TeamDb.open((url = await testDatabase()), { command: 'test' });
   });
   afterAll(() => db?.close());
   const rows = async () =>
@@ -192,5 +193,21 @@ describe.runIf(withPostgres)('importing into the database', () => {
     expect([grown.insert.length, grown.same.length, grown.differing.length]).toEqual([1, 1, 0]);
     const edited = { ...big, lines: big.lines.map((l, i) => (i === 5 ? l.replace('BIG2', 'BIX2') : l)) };
     expect((await importJournals(counting, [edited], 'third')).differing).toHaveLength(1);
+  });
+
+  it('refuses a reference a live run of another batch holds: it found it sent nowhere, and would send it again', async () => {
+    const run = new PgLedgers(await TeamDb.open(url, { command: 'run' }));
+    try {
+      const live = await run.of(ACCOUNT).reserve({ batchId: batchId('x'), file: '/pay/x.csv', command: 'run', fresh: ['LIVE1'] });
+      const plan = await importJournals(db, [journal(batchId('y'), { LIVE1: 'created' })], 'import live');
+      expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.file])).toEqual([
+        ['LIVE1', batchId('x').slice(0, 16), '/pay/x.csv'],
+      ]);
+      expect((await rows()).filter((r) => r.origin === 'import live')).toEqual([]);
+      await live.release();
+      expect((await importJournals(db, [journal(batchId('y'), { LIVE1: 'created' })], 'import live')).insert).toHaveLength(1);
+    } finally {
+      await run.close();
+    }
   });
 });

@@ -170,6 +170,31 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ version: SCHEMA_VERSION, accounts: [{ account: accountOf(sb.url), batches: 1 }] });
   });
+  it('ledger import refuses a state folder another user could write (3), as every command does: nothing is imported', async () => {
+    const url = await testDatabase();
+    const shared = join(dir, 'shared');
+    const folder = ledgerDirFor(shared, accountOf(sb.url));
+    mkdirSync(folder, { recursive: true });
+    const id = 'e'.repeat(64);
+    const header = {
+      t: 'batch',
+      v: 1,
+      batchId: id,
+      batchIdSource: 'content',
+      env: 'custom',
+      file: '/x.csv',
+      fileSha256: id,
+      createdAt: 'now',
+    };
+    const init = { t: 'initiating', ref: 'PLANTED-1', row: 1, attempt: 1, key: 'k', body: '{}', at: 'now' };
+    writeFileSync(join(folder, `${id.slice(0, 16)}.journal.jsonl`), [header, init].map((l) => JSON.stringify(l) + '\n').join(''));
+    chmodSync(shared, 0o777);
+    const r = await inProcess(['ledger', 'import', '--from-state-dir', 'shared', '--ledger', url]);
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/shared is writable by its group .*Nothing was imported/);
+    expect(await linesIn(url)).toEqual([]);
+  });
+
   it('a run on a ledger given with a password writes it nowhere: output, logs, results, state folder, journal', async () => {
     const url = await testDatabase();
     const password = decodeURIComponent(new URL(url).password);

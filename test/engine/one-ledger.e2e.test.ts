@@ -1,8 +1,10 @@
 // Issue 26: one ledger per account however its URL is written, and a state folder no other user
 // can change. The CLI against the sandbox over real HTTP, as a user runs it.
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { defaultStateDir } from '../../src/client/quota.ts';
 import { accountOf } from '../../src/ledger/account-ledger.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -62,6 +64,26 @@ describe('one ledger per account', () => {
     const after = readFileSync(join(dir, 'payroll.results.csv'), 'utf8');
     expect(after.match(/SUCCESSFUL|PENDING|PROCESSING/g)?.length).toBe(results.match(/SUCCESSFUL|PENDING|PROCESSING/g)?.length);
     expect(after).not.toContain('CONFLICT');
+  });
+});
+
+describe('a state folder named relative to the working folder', () => {
+  it('$PAYOUT_BATCH_STATE_DIR relative is refused: from each folder a command runs in, it would name another ledger', async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: 'RS' });
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', sb.url], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: 'state' }),
+    });
+    expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(/PAYOUT_BATCH_STATE_DIR state is not an absolute path/)]);
+    expect(initiates(sb)).toHaveLength(0);
+    expect(readdirSync(dir)).not.toContain('state');
+  });
+
+  it('$XDG_STATE_HOME relative is ignored, as the XDG spec says', () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: '.state' })).toBe(join(homedir(), '.local', 'state', 'payout-batch'));
+    expect(defaultStateDir({ XDG_STATE_HOME: '/x/state' })).toBe('/x/state/payout-batch');
   });
 });
 

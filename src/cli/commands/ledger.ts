@@ -11,6 +11,7 @@ import { makeLogger, openTeamLedger, serviceOptions, type ArgsOf } from '../opti
 import { resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';
+import { unsafeStateFolder } from '../../ledger/file.ts';
 import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageJson } from '../../package-root.ts';
@@ -73,6 +74,8 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
   if (!args['from-state-dir']) throw new UsageError('ledger import needs --from-state-dir DIR, the state folder to copy');
   const dir = resolve(io.cwd, args['from-state-dir']);
   if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
+  const unsafe = unsafeStateFolder(dir);
+  if (unsafe) throw new CommandError(`refused: ${unsafe}. Nothing was imported`, ExitCode.REFUSED);
   const { journals, unknown } = readFileLedgers(dir, candidateAccounts(args, io));
   if (unknown.length)
     throw new UsageError(
