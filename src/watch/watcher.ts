@@ -88,7 +88,7 @@ const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
 /** Where a claimed file goes once run. `changedInRun`: rows were paid as read at the claim, what was added since was not. */
 export function judgeRun(
   r: RunResult,
-  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
+  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string; due?: string },
 ): RunJudgement {
   const { name, resumed } = o;
   const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement => ({ resumed, outcome, kind, reason });
@@ -121,6 +121,12 @@ export function judgeRun(
     const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows in it, then run \`${retry}\`${unknown}`;
     return judged('failed', 'rows-failed', reason);
   }
+  if (r.kind === 'not-finished')
+    return judged(
+      'processing',
+      'not-finished',
+      `${r.summary.created} created, the rest not due until ${o.due} (ReqdExctnDt): left in processing/, resumed on that day`,
+    );
   return judged('done', 'ok');
 }
 
@@ -219,6 +225,7 @@ export class FolderWatch {
   async tick(): Promise<void> {
     for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
       if (this.stopped) return;
+      if (notDueYet(readClaim(claimDir))) continue;
       this.halted.delete(claimDir);
       if (existsSync(claimDir)) await this.process(claimDir, true);
     }
@@ -322,7 +329,7 @@ export class FolderWatch {
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        if (!abandoned) continue;
+        if (!abandoned || notDueYet(c)) continue;
         writeClaim(claimDir, { ...c, ...owner(), takenOverAt: new Date().toISOString() });
         this.mine.add(claimDir);
         taken.push(claimDir);
@@ -494,6 +501,9 @@ export class FolderWatch {
           )
         : undefined;
       const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
+      // (claimed once due, then replaced, or on a host whose clock is behind: its rows dated later wait in processing/)
+      const notBefore = r.kind === 'not-finished' ? await latestExecutionDate(file) : undefined;
+      if (notBefore) writeClaim(claimDir, { ...claim, notBefore });
       const out = judgeRun(r, {
         name: claim.name,
         resumed,
@@ -501,6 +511,7 @@ export class FolderWatch {
         refusedWhole,
         changedInRun: await changedOrEdited(file, claim),
         retry,
+        due: notBefore,
       });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       const summary = {
@@ -700,3 +711,4 @@ export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new Folder
 
 /** UTC, as a ReqdExctnDt is compared. */
 const today = (): string => new Date().toISOString().slice(0, 10);
+const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > today();
