@@ -82,6 +82,10 @@ const WRITE_WHOLE = (name: string) =>
 
 const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
 
+/** One this watch's user cannot read: refused, not a crash of this run and of every later one on its claim. */
+const cannotRead = (what: string, e: NodeJS.ErrnoException, nothingSent: string) =>
+  `refused: ${what} cannot be read (${e.code ?? e.message}): make it readable by the user this watch runs as, then drop it again. ${nothingSent}`;
+
 const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
   `refused: ${name} changed after it was claimed (${what}). ${nothingSent} ${WRITE_WHOLE(name)}`;
 
@@ -370,12 +374,8 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      // (one this watch's user cannot read is refused, not a crash of this run and of every later one on its claim)
       const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
-      if (sha instanceof Error) {
-        const why = `cannot be read (${sha.code ?? sha.message}): make it readable by the user this watch runs as, then drop it again`;
-        return { claimDir, refused: `refused: inbox/${name} ${why}. Nothing was sent.` };
-      }
+      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, 'Nothing was sent.') };
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
@@ -547,7 +547,11 @@ export class FolderWatch {
    * Content claimed elsewhere, or sent before, is refused, naming where.
    */
   private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
-    const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
+    // (no hash recorded: its claimer stopped before it)
+    const sha256 = claim.sha256 ?? (await fileSha256(join(claimDir, claim.name)).catch((e: NodeJS.ErrnoException) => e));
+    if (sha256 instanceof Error)
+      return failed(resumed, cannotRead(claim.name, sha256, resumed ? 'Nothing more was sent.' : 'Nothing was sent.'));
+    claim.sha256 = sha256;
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
     let sent;

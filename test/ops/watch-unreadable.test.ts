@@ -1,8 +1,10 @@
 // A file dropped that the watch's user cannot read (a writer's umask 077, another user's file): it is
 // refused to failed/ naming why, and the rest of the inbox is paid. It used to end the run with an
 // unexpected error, its claim left in processing/, and every later run ended on it again: nothing
-// more was paid from the folder. (root reads any file: the read is refused here as it would be.)
+// more was paid from the folder; so did one left in processing/ with no hash recorded. (root reads
+// any file: the read is refused here as it would be.)
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -19,6 +21,7 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
 
 const { WatchConfig } = await import('../../src/watch/config.ts');
 const { watchFolder } = await import('../../src/watch/watcher.ts');
+const { writeClaim } = await import('../../src/watch/claim-folder.ts');
 const { generateCsv, tempDirs } = await import('../engine/helpers.ts');
 const { allPayouts, connectionTo, startSb } = await import('./helpers.ts');
 
@@ -59,5 +62,26 @@ describe('watch: a file its user cannot read', () => {
     expect(readdirSync(join(dir, 'processing'))).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
     expect((await once()).files).toEqual([]);
+  });
+
+  it('left in processing/ with no hash recorded (a crash before it): refused to failed/, not a crash of every later run', async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-c-locked.csv');
+    mkdirSync(claimDir, { recursive: true });
+    writeFileSync(join(claimDir, 'c-locked.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'NOHASH' }));
+    writeClaim(claimDir, {
+      name: 'c-locked.csv',
+      pid: process.pid,
+      host: hostname(),
+      pidStart: 'gone',
+      claimedAt: new Date().toISOString(),
+    });
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const r = await watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0 });
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['c-locked.csv', 'failed', 'refused', true]]);
+    expect(r.files[0]!.reason).toMatch(/^refused: c-locked\.csv cannot be read \(EACCES\): make it readable .* Nothing more was sent\.$/);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 });
