@@ -201,7 +201,7 @@ export class FolderWatch {
   async run(): Promise<WatchResult> {
     // every claim held, run or waiting its turn, is touched: another host takes over one untouched for claimStaleSeconds
     const touch = () => this.mine.forEach((d) => void utimes(claimFile(d), new Date(), new Date()).catch(() => undefined)); // (moved meanwhile)
-    const beat = setInterval(touch, Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
+    const beat = setInterval(touch, Math.min(10_000, this.o.config.claimStaleSeconds * 100));
     beat.unref();
     try {
       if (this.o.once) await this.tick();

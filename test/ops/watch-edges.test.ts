@@ -283,7 +283,7 @@ describe('watch: claims taken over together, run one after another', () => {
       return fetch(input, init);
     };
     const before = (await allPayouts(sb)).length;
-    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 4 });
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 10 });
     const run = watchOnce(dir, { config, conn: connectionTo(sb, slow) });
     await until(() => initiating, 10_000, 'the first file under way');
     // another host judges a claim by its .claim.json's age (claimStaleSeconds)
