@@ -294,7 +294,11 @@ export class FolderWatch {
     const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
     if (date && date > today()) {
       this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
-      this.o.logger?.info({ file: name, notBefore: date }, `not due until ${date} (ReqdExctnDt): left in the inbox`);
+      // (--once, under cron: nothing to mail every run while it waits, no one need act)
+      this.o.logger?.[this.o.once ? 'debug' : 'info'](
+        { file: name, notBefore: date },
+        `not due until ${date} (ReqdExctnDt): left in the inbox`,
+      );
       return;
     }
     const c = await this.claim(name);
