@@ -274,12 +274,13 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone or not due. */
+  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone, a folder or not due. */
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     const st = attempt(() => lstatSync(path));
     if (!st) return null;
     if (refusedEntry(path, st)) return 0;
+    if (st.isDirectory()) return null; // (left alone, not "not complete": a writer may stage files in one)
     const held = this.notDue.get(name);
     if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
     return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });

@@ -85,7 +85,7 @@ describe('payout-batch watch --once', () => {
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 
-  it('an empty inbox, or one whose file is not due yet, is a quiet cron tick: nothing on stdout or stderr, exit 0; --verbose says so', async () => {
+  it('an empty inbox, one whose file is not due yet, or a folder a writer stages in, is a quiet cron tick: nothing on stdout or stderr, exit 0; --verbose says so', async () => {
     sb = await startSb();
     const dir = await folder(sb);
     const quiet = await watch(dir);
@@ -96,9 +96,10 @@ describe('payout-batch watch --once', () => {
       .split('\n');
     writeFileSync(join(dir, 'inbox', 'later.csv'), [`${header},ReqdExctnDt`, ...rows.map((r) => `${r},2099-12-31`)].join('\n') + '\n');
     writeFileSync(join(dir, 'inbox', 'later.csv.ready'), '');
+    mkdirSync(join(dir, 'inbox', 'staging')); // (a folder is left alone: a writer may stage files in one)
     const waiting = await watch(dir);
     expect({ code: waiting.code, stdout: waiting.stdout, stderr: waiting.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect(readdirSync(join(dir, 'inbox')).sort()).toEqual(['later.csv', 'later.csv.ready']);
+    expect(readdirSync(join(dir, 'inbox')).sort()).toEqual(['later.csv', 'later.csv.ready', 'staging']);
     const verbose = await watch(dir, ['--verbose']);
     expect(verbose.code, verbose.stderr).toBe(0);
     expect(verbose.stdout).toBe('Nothing to process.\n');
