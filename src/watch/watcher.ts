@@ -324,8 +324,10 @@ export class FolderWatch {
         if (!st?.isDirectory()) continue;
         const c = readClaim(claimDir);
         if (!c) {
-          // (crashed before .claim.json: nothing was claimed)
-          if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
+          // (crashed before .claim.json: nothing was claimed; one torn by a power cut beside its file: never deleted)
+          const files = readdirSync(claimDir).filter((n) => !n.startsWith('.'));
+          if (files.length) this.o.logger?.warn({ claim: id, files }, 'no readable .claim.json: left in processing/, not resumed');
+          else if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
         // Gone: a team ledger's claim by its session lock; else by the process table on this host (a

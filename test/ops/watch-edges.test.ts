@@ -303,6 +303,32 @@ describe('watch: claims taken over together, run one after another', () => {
   });
 });
 
+describe('watch: a claim record torn by a power cut (.claim.json empty beside its file)', () => {
+  it('keeps the claimed file in processing/, saying so, never deletes it; nothing sent', async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-torn.csv');
+    mkdirSync(claimDir, { recursive: true });
+    const csv = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'TORN', amount: () => '930.00' });
+    writeFileSync(join(claimDir, 'torn.csv'), csv);
+    writeFileSync(join(claimDir, '.claim.json'), '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(claimDir, old, old);
+    const warned: string[] = [];
+    const logger = {
+      warn: (_: unknown, msg: string) => void warned.push(msg),
+      info: () => {},
+      debug: () => {},
+      error: () => {},
+    } as unknown as WatchOptions['logger'];
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir, { logger });
+    expect(r.files).toEqual([]);
+    expect(readFileSync(join(claimDir, 'torn.csv'), 'utf8')).toBe(csv);
+    expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json.*left in processing/)]);
+    expect(await allPayouts(sb)).toHaveLength(before);
+  });
+});
+
 describe('watch: a batch file named like the claim record', () => {
   it('inbox/claim.json is paid and kept whole, not overwritten by the record of its claim', async () => {
     const dir = await dirs.make();
