@@ -185,6 +185,8 @@ export class FolderWatch {
   private notComplete: string[] = [];
   /** Files by inbox name, left in the inbox until their latest ReqdExctnDt. */
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
+  /** Files by inbox name this user may not move (a sticky inbox, another user's file), by ctime: a chown or chmod tries again. */
+  private readonly unmovable = new Map<string, number>();
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
@@ -278,7 +280,7 @@ export class FolderWatch {
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     const st = attempt(() => lstatSync(path));
-    if (!st) return null;
+    if (!st || this.unmovable.get(name) === st.ctimeMs) return null;
     if (refusedEntry(path, st)) return 0;
     if (st.isDirectory()) return null; // (left alone, not "not complete": a writer may stage files in one)
     const held = this.notDue.get(name);
@@ -357,7 +359,8 @@ export class FolderWatch {
   private claim(name: string): Promise<Claimed | undefined> {
     return this.locked(async (): Promise<Claimed | undefined> => {
       const src = join(this.L.inbox, name);
-      if (!lstatSync(src, { throwIfNoEntry: false })) return undefined; // gone (another process took it)
+      const before = lstatSync(src, { throwIfNoEntry: false });
+      if (!before) return undefined; // gone (another process took it)
       const id = newClaimId(name);
       const claimDir = join(this.L.processing, id);
       mkdirSync(claimDir);
@@ -367,8 +370,12 @@ export class FolderWatch {
         renameSync(src, join(claimDir, name));
       } catch (e) {
         rmSync(claimDir, { recursive: true, force: true });
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // another process took it
-        throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return undefined; // another process took it
+        if (code !== 'EPERM') throw e; // (EACCES: an inbox this user cannot write, no file can be taken)
+        this.unmovable.set(name, before.ctimeMs);
+        const why = `cannot be moved out of the inbox (${code}): left there, nothing read or sent; let the user this watch runs as move it`;
+        return void this.o.logger?.warn({ file: name }, `${name} ${why}`);
       }
       this.mine.add(claimDir);
       attempt(() => unlinkSync(`${src}.ready`)); // (no marker)

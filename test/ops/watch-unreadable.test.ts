@@ -1,8 +1,8 @@
 // A file dropped that the watch's user cannot read (a writer's umask 077, another user's file): it is
 // refused to failed/ naming why, and the rest of the inbox is paid. It used to end the run with an
 // unexpected error, its claim left in processing/, and every later run ended on it again: nothing
-// more was paid from the folder; so did one left in processing/ with no hash recorded. (root reads
-// any file: the read is refused here as it would be.)
+// more was paid from the folder; so did one left in processing/ with no hash recorded, and one it may
+// not move (a sticky inbox). (root reads and moves any file: both are refused here as they would be.)
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,17 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
       return real.fileSha256(path);
     },
   };
+});
+
+// (a sticky inbox, as /tmp: another user's file cannot be renamed by the watch's user)
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
+  const renameSync: typeof real.renameSync = (from, to) => {
+    if (String(from).endsWith('theirs.csv'))
+      throw Object.assign(new Error(`EPERM: operation not permitted, rename '${String(from)}'`), { code: 'EPERM' });
+    return real.renameSync(from, to);
+  };
+  return { ...real, renameSync, default: { ...real, renameSync } };
 });
 
 const { WatchConfig } = await import('../../src/watch/config.ts');
@@ -61,6 +72,28 @@ describe('watch: a file its user cannot read', () => {
     );
     expect(readdirSync(join(dir, 'processing'))).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
+    expect((await once()).files).toEqual([]);
+  });
+
+  it("one it may not move out of the inbox (a sticky inbox, another user's file) is left there, said; the rest is paid", async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'a-theirs.csv'),
+      generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'THEIRS', amount: () => '640.00' }),
+    );
+    writeFileSync(join(dir, 'inbox', 'b-ours.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'OURS', amount: () => '650.00' }));
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const once = () => watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0, logger: logger as never });
+    const r = await once();
+    expect(r.files.map((f) => [f.name, f.outcome])).toEqual([['b-ours.csv', 'done']]);
+    expect(readdirSync(join(dir, 'inbox'))).toEqual(['a-theirs.csv']);
+    expect(warned).toEqual([expect.stringMatching(/^a-theirs\.csv cannot be moved out of the inbox \(EPERM\)/)]);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before + 1);
     expect((await once()).files).toEqual([]);
   });
 
