@@ -327,8 +327,9 @@ export class FolderWatch {
         const c = readClaim(claimDir);
         if (!c) {
           // (crashed before .claim.json: nothing was claimed; one torn by a power cut beside its file: never deleted)
-          const files = readdirSync(claimDir).filter((n) => !n.startsWith('.'));
-          if (files.length) this.o.logger?.warn({ claim: id, files }, 'no readable .claim.json: left in processing/, not resumed');
+          const files = (attempt(() => readdirSync(claimDir)) ?? ['(unlisted)']).filter((n) => !n.startsWith('.')); // (another user's)
+          if (files.length)
+            this.o.logger?.warn({ claim: id, files }, 'no readable .claim.json (a power cut, another user): left in processing/');
           else if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }

@@ -3,7 +3,7 @@
 // unexpected error, its claim left in processing/, and every later run ended on it again: nothing
 // more was paid from the folder; so did one left in processing/ with no hash recorded, and one it may
 // not move (a sticky inbox). (root reads and moves any file: both are refused here as they would be.)
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -27,7 +27,13 @@ vi.mock('node:fs', async (importOriginal) => {
       throw Object.assign(new Error(`EPERM: operation not permitted, rename '${String(from)}'`), { code: 'EPERM' });
     return real.renameSync(from, to);
   };
-  return { ...real, renameSync, default: { ...real, renameSync } };
+  // (another user's claim folder, mode 0700: not even listed)
+  const readdirSync = ((path: string, ...o: never[]) => {
+    if (String(path).endsWith('-private.csv'))
+      throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
+    return real.readdirSync(path, ...o);
+  }) as typeof real.readdirSync;
+  return { ...real, renameSync, readdirSync, default: { ...real, renameSync, readdirSync } };
 });
 
 const { WatchConfig } = await import('../../src/watch/config.ts');
@@ -95,6 +101,21 @@ describe('watch: a file its user cannot read', () => {
     expect(readdirSync(join(dir, 'processing'))).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before + 1);
     expect((await once()).files).toEqual([]);
+  });
+
+  it("another user's claim folder it cannot list or read is left as it is, said; not a crash of this run", async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-private.csv');
+    mkdirSync(claimDir, { recursive: true });
+    writeFileSync(join(claimDir, 'private.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'PRIVATE' }));
+    writeFileSync(join(claimDir, '.claim.json'), ''); // (unreadable, as it would be)
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const r = await watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0, logger: logger as never });
+    expect(r.files).toEqual([]);
+    expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json/)]);
+    expect(existsSync(join(claimDir, 'private.csv'))).toBe(true);
   });
 
   it('left in processing/ with no hash recorded (a crash before it): refused to failed/, not a crash of every later run', async () => {
