@@ -19,6 +19,8 @@ export interface ClaimRecord {
   /** A change afterwards means a writer was still at work. */
   size?: number;
   mtimeMs?: number;
+  /** Run with rows dated later (ReqdExctnDt): not run again before this day. */
+  notBefore?: string;
 }
 
 /** <time>-<random>-<name>: sorts by claim time; a second file of a name gets a folder of its own. */

@@ -52,8 +52,8 @@ export const WatchConfig = z.strictObject({
   /** Documents anywhere the watch can read (never through a symbolic link), not only in DIR/documents. */
   allowDocumentsOutside: z.boolean().default(false),
   pollSeconds: z.number().positive().max(3600).default(5),
-  /** Another host's claim with no heartbeat this long is taken over (this host's: when its pid is dead). */
-  claimStaleSeconds: z.number().positive().default(120),
+  /** Another host's claim with no heartbeat this long is taken over (this host's: when its pid is dead); the heartbeat: a tenth, 10 s at most. */
+  claimStaleSeconds: z.number().min(10, 'at least 10 (seconds): a claim is touched every tenth of it').default(120),
   /** As --fund-by-swap and --max-swap, for these currencies only: currency → the most a swap may credit it. */
   fundBySwap: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/, 'an amount, e.g. "5000.00"')).optional(),
   allowPartial: z.boolean().default(false),

@@ -82,13 +82,17 @@ const WRITE_WHOLE = (name: string) =>
 
 const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
 
+/** One this watch's user cannot read: refused, not a crash of this run and of every later one on its claim. */
+const cannotRead = (what: string, e: NodeJS.ErrnoException, nothingSent: string) =>
+  `refused: ${what} cannot be read (${e.code ?? e.message}): make it readable by the user this watch runs as, then drop it again. ${nothingSent}`;
+
 const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
   `refused: ${name} changed after it was claimed (${what}). ${nothingSent} ${WRITE_WHOLE(name)}`;
 
 /** Where a claimed file goes once run. `changedInRun`: rows were paid as read at the claim, what was added since was not. */
 export function judgeRun(
   r: RunResult,
-  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
+  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string; due?: string },
 ): RunJudgement {
   const { name, resumed } = o;
   const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement => ({ resumed, outcome, kind, reason });
@@ -121,6 +125,12 @@ export function judgeRun(
     const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows in it, then run \`${retry}\`${unknown}`;
     return judged('failed', 'rows-failed', reason);
   }
+  if (r.kind === 'not-finished')
+    return judged(
+      'processing',
+      'not-finished',
+      `${r.summary.created} created, the rest not due until ${o.due} (ReqdExctnDt): left in processing/, resumed on that day`,
+    );
   return judged('done', 'ok');
 }
 
@@ -175,6 +185,8 @@ export class FolderWatch {
   private notComplete: string[] = [];
   /** Files by inbox name, left in the inbox until their latest ReqdExctnDt. */
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
+  /** Files by inbox name this user may not move (a sticky inbox, another user's file), by ctime: a chown or chmod tries again. */
+  private readonly unmovable = new Map<string, number>();
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
@@ -191,7 +203,7 @@ export class FolderWatch {
   async run(): Promise<WatchResult> {
     // every claim held, run or waiting its turn, is touched: another host takes over one untouched for claimStaleSeconds
     const touch = () => this.mine.forEach((d) => void utimes(claimFile(d), new Date(), new Date()).catch(() => undefined)); // (moved meanwhile)
-    const beat = setInterval(touch, Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
+    const beat = setInterval(touch, Math.min(10_000, this.o.config.claimStaleSeconds * 100));
     beat.unref();
     try {
       if (this.o.once) await this.tick();
@@ -219,6 +231,7 @@ export class FolderWatch {
   async tick(): Promise<void> {
     for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
       if (this.stopped) return;
+      if (notDueYet(readClaim(claimDir))) continue;
       this.halted.delete(claimDir);
       if (existsSync(claimDir)) await this.process(claimDir, true);
     }
@@ -263,12 +276,13 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone or not due. */
+  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone, a folder or not due. */
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     const st = attempt(() => lstatSync(path));
-    if (!st) return null;
+    if (!st || this.unmovable.get(name) === st.ctimeMs) return null;
     if (refusedEntry(path, st)) return 0;
+    if (st.isDirectory()) return null; // (left alone, not "not complete": a writer may stage files in one)
     const held = this.notDue.get(name);
     if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
     return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });
@@ -283,7 +297,11 @@ export class FolderWatch {
     const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
     if (date && date > today()) {
       this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
-      this.o.logger?.info({ file: name, notBefore: date }, `not due until ${date} (ReqdExctnDt): left in the inbox`);
+      // (--once, under cron: nothing to mail every run while it waits, no one need act)
+      this.o.logger?.[this.o.once ? 'debug' : 'info'](
+        { file: name, notBefore: date },
+        `not due until ${date} (ReqdExctnDt): left in the inbox`,
+      );
       return;
     }
     const c = await this.claim(name);
@@ -308,8 +326,11 @@ export class FolderWatch {
         if (!st?.isDirectory()) continue;
         const c = readClaim(claimDir);
         if (!c) {
-          // (crashed before .claim.json: nothing was claimed)
-          if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
+          // (crashed before .claim.json: nothing was claimed; one torn by a power cut beside its file: never deleted)
+          const files = (attempt(() => readdirSync(claimDir)) ?? ['(unlisted)']).filter((n) => !n.startsWith('.')); // (another user's)
+          if (files.length)
+            this.o.logger?.warn({ claim: id, files }, 'no readable .claim.json (a power cut, another user): left in processing/');
+          else if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
         // Gone: a team ledger's claim by its session lock; else by the process table on this host (a
@@ -322,7 +343,7 @@ export class FolderWatch {
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        if (!abandoned) continue;
+        if (!abandoned || notDueYet(c)) continue;
         writeClaim(claimDir, { ...c, ...owner(), takenOverAt: new Date().toISOString() });
         this.mine.add(claimDir);
         taken.push(claimDir);
@@ -339,7 +360,8 @@ export class FolderWatch {
   private claim(name: string): Promise<Claimed | undefined> {
     return this.locked(async (): Promise<Claimed | undefined> => {
       const src = join(this.L.inbox, name);
-      if (!lstatSync(src, { throwIfNoEntry: false })) return undefined; // gone (another process took it)
+      const before = lstatSync(src, { throwIfNoEntry: false });
+      if (!before) return undefined; // gone (another process took it)
       const id = newClaimId(name);
       const claimDir = join(this.L.processing, id);
       mkdirSync(claimDir);
@@ -349,8 +371,12 @@ export class FolderWatch {
         renameSync(src, join(claimDir, name));
       } catch (e) {
         rmSync(claimDir, { recursive: true, force: true });
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // another process took it
-        throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return undefined; // another process took it
+        if (code !== 'EPERM') throw e; // (EACCES: an inbox this user cannot write, no file can be taken)
+        this.unmovable.set(name, before.ctimeMs);
+        const why = `cannot be moved out of the inbox (${code}): left there, nothing read or sent; let the user this watch runs as move it`;
+        return void this.o.logger?.warn({ file: name }, `${name} ${why}`);
       }
       this.mine.add(claimDir);
       attempt(() => unlinkSync(`${src}.ready`)); // (no marker)
@@ -363,12 +389,8 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      // (one this watch's user cannot read is refused, not a crash of this run and of every later one on its claim)
       const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
-      if (sha instanceof Error) {
-        const why = `cannot be read (${sha.code ?? sha.message}): make it readable by the user this watch runs as, then drop it again`;
-        return { claimDir, refused: `refused: inbox/${name} ${why}. Nothing was sent.` };
-      }
+      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, 'Nothing was sent.') };
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
@@ -494,6 +516,9 @@ export class FolderWatch {
           )
         : undefined;
       const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
+      // (claimed once due, then replaced, or on a host whose clock is behind: its rows dated later wait in processing/)
+      const notBefore = r.kind === 'not-finished' ? await latestExecutionDate(file) : undefined;
+      if (notBefore) writeClaim(claimDir, { ...claim, notBefore });
       const out = judgeRun(r, {
         name: claim.name,
         resumed,
@@ -501,6 +526,7 @@ export class FolderWatch {
         refusedWhole,
         changedInRun: await changedOrEdited(file, claim),
         retry,
+        due: notBefore,
       });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       const summary = {
@@ -536,7 +562,11 @@ export class FolderWatch {
    * Content claimed elsewhere, or sent before, is refused, naming where.
    */
   private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
-    const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
+    // (no hash recorded: its claimer stopped before it)
+    const sha256 = claim.sha256 ?? (await fileSha256(join(claimDir, claim.name)).catch((e: NodeJS.ErrnoException) => e));
+    if (sha256 instanceof Error)
+      return failed(resumed, cannotRead(claim.name, sha256, resumed ? 'Nothing more was sent.' : 'Nothing was sent.'));
+    claim.sha256 = sha256;
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
     let sent;
@@ -700,3 +730,4 @@ export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new Folder
 
 /** UTC, as a ReqdExctnDt is compared. */
 const today = (): string => new Date().toISOString().slice(0, 10);
+const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > today();

@@ -1,7 +1,7 @@
 // Edge cases of a watch run in process against the sandbox over HTTP: a CSV whose rows are dated
 // later (a ReqdExctnDt column) waits in the inbox, one of another date format is refused, a link is
-// refused at once whatever its target's dates; a failure once payouts went out leaves the file in
-// processing/ (exit 4), resumed by the next run;
+// refused at once whatever its target's dates, one claimed with rows not due waits in processing/;
+// a failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
 // resume.
@@ -100,6 +100,30 @@ describe('watch: rows dated later in a CSV (a ReqdExctnDt column)', () => {
     expect(r.files[0]!.reason).toMatch(/is a file with 2 hard links/);
     expect(r.files[1]!.reason).toMatch(/is a symbolic link .*links are never followed/);
     expect(list(dir, 'inbox')).toEqual([]);
+  });
+});
+
+describe('watch: a claimed file with rows not due yet (replaced after its dates were read, or a host whose clock is behind)', () => {
+  it('stays in processing/ (exit 5), its due rows paid once; not run again until its day, never moved to done/ unsent', async () => {
+    const dir = await dirs.make();
+    dated(dir, 'mixed.csv', 'MIXED', ['2020-01-01', '2099-12-31'], 480);
+    // as a watch leaves it once claimed, its process gone
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-mixed.csv');
+    mkdirSync(claimDir, { recursive: true });
+    renameSync(join(dir, 'inbox', 'mixed.csv'), join(claimDir, 'mixed.csv'));
+    writeClaim(claimDir, { name: 'mixed.csv', pid: process.pid, host: hostname(), pidStart: 'gone', claimedAt: new Date().toISOString() });
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir);
+    expect(r.kind).toBe('not-finished'); // (exit 5)
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['mixed.csv', 'processing', 'not-finished']]);
+    expect(r.files[0]!.reason).toMatch(/not due until 2099-12-31.*left in processing\//);
+    expect(list(dir, 'done')).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before + 1);
+    // the next runs leave it be until that day
+    writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
+    expect((await watchOnce(dir)).files).toEqual([]);
+    expect(list(dir, 'processing')).toEqual(['20260101T000000Z-000000-mixed.csv']);
+    expect(await allPayouts(sb)).toHaveLength(before + 1);
   });
 });
 
@@ -259,7 +283,7 @@ describe('watch: claims taken over together, run one after another', () => {
       return fetch(input, init);
     };
     const before = (await allPayouts(sb)).length;
-    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 4 });
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 10 });
     const run = watchOnce(dir, { config, conn: connectionTo(sb, slow) });
     await until(() => initiating, 10_000, 'the first file under way');
     // another host judges a claim by its .claim.json's age (claimStaleSeconds)
@@ -276,6 +300,32 @@ describe('watch: claims taken over together, run one after another', () => {
       ['second.csv', 'done', true],
     ]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('watch: a claim record torn by a power cut (.claim.json empty beside its file)', () => {
+  it('keeps the claimed file in processing/, saying so, never deletes it; nothing sent', async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-torn.csv');
+    mkdirSync(claimDir, { recursive: true });
+    const csv = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'TORN', amount: () => '930.00' });
+    writeFileSync(join(claimDir, 'torn.csv'), csv);
+    writeFileSync(join(claimDir, '.claim.json'), '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(claimDir, old, old);
+    const warned: string[] = [];
+    const logger = {
+      warn: (_: unknown, msg: string) => void warned.push(msg),
+      info: () => {},
+      debug: () => {},
+      error: () => {},
+    } as unknown as WatchOptions['logger'];
+    const before = (await allPayouts(sb)).length;
+    const r = await watchOnce(dir, { logger });
+    expect(r.files).toEqual([]);
+    expect(readFileSync(join(claimDir, 'torn.csv'), 'utf8')).toBe(csv);
+    expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json.*left in processing/)]);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 });
 

@@ -29,6 +29,9 @@ describe('watch configuration', () => {
     expect(readWatchConfig(d)).toMatchObject({ maxRequests: 1200 });
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', maxRequests: 12.5 }));
     expect(() => readWatchConfig(d)).toThrow(/maxRequests/);
+    // another host would take a live claim over: its heartbeat is at most once a second
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', claimStaleSeconds: 1 }));
+    expect(() => readWatchConfig(d)).toThrow(/claimStaleSeconds: at least 10 \(seconds\)/);
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ settleSeconds: 2 }));
     expect(() => readWatchConfig(d)).toThrow(/environment/);
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', apiKey: 'sk_x' }));

@@ -409,7 +409,7 @@ describe('watch: a claim is never taken over from a live process on this host', 
     const dir = await folder();
     const pid = await blockedOwner();
     const claimDir = leftClaim(dir, 'payroll.csv', { pid, pidStart: pidStartOf(pid) }, 3);
-    const r = await run(dir, { claimStaleSeconds: 1 });
+    const r = await run(dir, { claimStaleSeconds: 10 });
     expect(r).toMatchObject({ kind: 'ok', files: [] });
     expect(JSON.parse(readFileSync(join(claimDir, '.claim.json'), 'utf8')).pid).toBe(pid);
     expect(sandboxRequests()).toBe(0);
@@ -418,7 +418,7 @@ describe('watch: a claim is never taken over from a live process on this host', 
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;
-    const resumed = only(await run(dir, { claimStaleSeconds: 1 }));
+    const resumed = only(await run(dir, { claimStaleSeconds: 10 }));
     expect(resumed, resumed.reason).toMatchObject({ name: 'payroll.csv', outcome: 'done', kind: 'ok', resumed: true });
     expect(await allPayouts(sb)).toHaveLength(3);
   });

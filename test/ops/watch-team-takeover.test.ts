@@ -37,7 +37,7 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
   const watchWith = (dir: string, team: TeamDb, fetchImpl?: typeof fetch) =>
     watchFolder({
       dir,
-      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 10 }),
       conn: { ...connectionTo(sb, fetchImpl), shared: new PgLedgers(team) },
       once: true,
       crashWaitMs: 0,

@@ -1,8 +1,10 @@
 // A file dropped that the watch's user cannot read (a writer's umask 077, another user's file): it is
 // refused to failed/ naming why, and the rest of the inbox is paid. It used to end the run with an
 // unexpected error, its claim left in processing/, and every later run ended on it again: nothing
-// more was paid from the folder. (root reads any file: the read is refused here as it would be.)
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+// more was paid from the folder; so did one left in processing/ with no hash recorded, and one it may
+// not move (a sticky inbox). (root reads and moves any file: both are refused here as they would be.)
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -17,8 +19,26 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
   };
 });
 
+// (a sticky inbox, as /tmp: another user's file cannot be renamed by the watch's user)
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
+  const renameSync: typeof real.renameSync = (from, to) => {
+    if (String(from).endsWith('theirs.csv'))
+      throw Object.assign(new Error(`EPERM: operation not permitted, rename '${String(from)}'`), { code: 'EPERM' });
+    return real.renameSync(from, to);
+  };
+  // (another user's claim folder, mode 0700: not even listed)
+  const readdirSync = ((path: string, ...o: never[]) => {
+    if (String(path).endsWith('-private.csv'))
+      throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
+    return real.readdirSync(path, ...o);
+  }) as typeof real.readdirSync;
+  return { ...real, renameSync, readdirSync, default: { ...real, renameSync, readdirSync } };
+});
+
 const { WatchConfig } = await import('../../src/watch/config.ts');
 const { watchFolder } = await import('../../src/watch/watcher.ts');
+const { writeClaim } = await import('../../src/watch/claim-folder.ts');
 const { generateCsv, tempDirs } = await import('../engine/helpers.ts');
 const { allPayouts, connectionTo, startSb } = await import('./helpers.ts');
 
@@ -59,5 +79,63 @@ describe('watch: a file its user cannot read', () => {
     expect(readdirSync(join(dir, 'processing'))).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before + 2);
     expect((await once()).files).toEqual([]);
+  });
+
+  it("one it may not move out of the inbox (a sticky inbox, another user's file) is left there, said; the rest is paid", async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'a-theirs.csv'),
+      generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'THEIRS', amount: () => '640.00' }),
+    );
+    writeFileSync(join(dir, 'inbox', 'b-ours.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'OURS', amount: () => '650.00' }));
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const once = () => watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0, logger: logger as never });
+    const r = await once();
+    expect(r.files.map((f) => [f.name, f.outcome])).toEqual([['b-ours.csv', 'done']]);
+    expect(readdirSync(join(dir, 'inbox'))).toEqual(['a-theirs.csv']);
+    expect(warned).toEqual([expect.stringMatching(/^a-theirs\.csv cannot be moved out of the inbox \(EPERM\)/)]);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before + 1);
+    expect((await once()).files).toEqual([]);
+  });
+
+  it("another user's claim folder it cannot list or read is left as it is, said; not a crash of this run", async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-private.csv');
+    mkdirSync(claimDir, { recursive: true });
+    writeFileSync(join(claimDir, 'private.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'PRIVATE' }));
+    writeFileSync(join(claimDir, '.claim.json'), ''); // (unreadable, as it would be)
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const r = await watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0, logger: logger as never });
+    expect(r.files).toEqual([]);
+    expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json/)]);
+    expect(existsSync(join(claimDir, 'private.csv'))).toBe(true);
+  });
+
+  it('left in processing/ with no hash recorded (a crash before it): refused to failed/, not a crash of every later run', async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-c-locked.csv');
+    mkdirSync(claimDir, { recursive: true });
+    writeFileSync(join(claimDir, 'c-locked.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'NOHASH' }));
+    writeClaim(claimDir, {
+      name: 'c-locked.csv',
+      pid: process.pid,
+      host: hostname(),
+      pidStart: 'gone',
+      claimedAt: new Date().toISOString(),
+    });
+    const before = (await allPayouts(sb)).length;
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const r = await watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0 });
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind, f.resumed])).toEqual([['c-locked.csv', 'failed', 'refused', true]]);
+    expect(r.files[0]!.reason).toMatch(/^refused: c-locked\.csv cannot be read \(EACCES\): make it readable .* Nothing more was sent\.$/);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([]);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 });

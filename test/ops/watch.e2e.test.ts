@@ -85,11 +85,21 @@ describe('payout-batch watch --once', () => {
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 
-  it('an empty inbox is a quiet cron tick: nothing on stdout or stderr, exit 0; --verbose says so', async () => {
+  it('an empty inbox, one whose file is not due yet, or a folder a writer stages in, is a quiet cron tick: nothing on stdout or stderr, exit 0; --verbose says so', async () => {
     sb = await startSb();
     const dir = await folder(sb);
     const quiet = await watch(dir);
     expect({ code: quiet.code, stdout: quiet.stdout, stderr: quiet.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+    // (cron mails every run that prints: a file waiting for its day needs no one)
+    const [header, ...rows] = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'LATER' })
+      .trim()
+      .split('\n');
+    writeFileSync(join(dir, 'inbox', 'later.csv'), [`${header},ReqdExctnDt`, ...rows.map((r) => `${r},2099-12-31`)].join('\n') + '\n');
+    writeFileSync(join(dir, 'inbox', 'later.csv.ready'), '');
+    mkdirSync(join(dir, 'inbox', 'staging')); // (a folder is left alone: a writer may stage files in one)
+    const waiting = await watch(dir);
+    expect({ code: waiting.code, stdout: waiting.stdout, stderr: waiting.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(readdirSync(join(dir, 'inbox')).sort()).toEqual(['later.csv', 'later.csv.ready', 'staging']);
     const verbose = await watch(dir, ['--verbose']);
     expect(verbose.code, verbose.stderr).toBe(0);
     expect(verbose.stdout).toBe('Nothing to process.\n');
