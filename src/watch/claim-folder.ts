@@ -16,6 +16,8 @@ export interface ClaimRecord {
   sha256?: string;
   /** A pid reused by another process is not the owner. */
   pidStart?: string;
+  /** Another pid namespace (a container bearing the host's name): judged by age, not this process table. */
+  pidSpace?: string;
   /** A change afterwards means a writer was still at work. */
   size?: number;
   mtimeMs?: number;

@@ -172,8 +172,8 @@ const leftToResume = (resumed: boolean, lost: Error): Judged => ({
   out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
 });
 
-/** This process as a claim's owner; pidStart always set, so that a claim taken over never keeps the last owner's. */
-const owner = () => ({ pid: process.pid, host: hostname(), pidStart: myStart().pidStart });
+/** This process as a claim's owner; pidStart and pidSpace always set, so that a claim taken over never keeps the last owner's. */
+const owner = () => ({ pid: process.pid, host: hostname(), pidStart: undefined, pidSpace: undefined, ...myStart() });
 
 export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;

@@ -22,6 +22,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { myStart } from '../../src/files/lock.ts';
 import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
@@ -340,6 +341,8 @@ describe('watch: a batch file named like the claim record', () => {
     expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['claim.json', 'done', 'ok']]);
     const [claim] = list(dir, 'done');
     expect(readFileSync(join(dir, 'done', claim!, 'claim.json'), 'utf8')).toBe(csv);
+    // (its record names this process's pid namespace: a watch in a container bearing the host's name judges it by age)
+    expect(readClaim(join(dir, 'done', claim!))).toMatchObject({ pid: process.pid, pidSpace: myStart().pidSpace });
     expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
