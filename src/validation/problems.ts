@@ -47,6 +47,7 @@ export const PROBLEM_CODES = {
   EXCEL_DIGITS_LOST: 'an identifier stored as a number that lost digits (scientific notation, over 15 digits)',
   EXCEL_LEADING_ZEROS_LOST: 'an identifier stored as a number that lost its leading zeros',
   EXCEL_DATE: 'an amount or identifier cell formatted as a date: its value is a date, not what was typed',
+  EXCEL_ERROR: 'a cell of a payout field holding an Excel error (#N/A, #REF!): a formula that failed, no value',
   // batch rules
   DUPLICATE_REFERENCE: 'the reference is already used by an earlier row',
   PROBABLE_DUPLICATE: 'same beneficiary account, amount and currency as an earlier row',

@@ -209,6 +209,9 @@ const FORMAT_CHARACTERS: Record<string, string> = {
   '\uFEFF': 'ZERO WIDTH NO-BREAK SPACE',
 };
 const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
+/** What a formula that failed shows (Excel's errors, LibreOffice's Err:502), and a CSV saved from it holds. */
+const EXCEL_ERROR =
+  /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!)|Err:\d{3})$/i;
 
 /** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
@@ -222,6 +225,16 @@ function checkShape(r: RowReader): void {
       'as many cells as headers; quote values that hold the delimiter',
     );
   }
+  // a payee "#N/A" would be sent, and screened, as a name (in a column of the user's own, it is not sent)
+  for (const [f, h] of Object.entries(r.ctx.fields))
+    if (EXCEL_ERROR.test(row.cells[h] ?? ''))
+      r.add(
+        'error',
+        'EXCEL_ERROR',
+        f,
+        'the cell holds an Excel error: a formula that failed, not a value',
+        'the value itself, or the formula fixed to give one',
+      );
   for (const h in row.cells) {
     const format = FORMAT_CHARACTER.exec(row.cells[h]!)?.[0];
     if (format) {

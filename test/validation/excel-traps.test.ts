@@ -115,3 +115,30 @@ describe('Excel traps', () => {
     expect(r.all[0]!.message).toContain('shows 1,234.57');
   });
 });
+
+describe('an Excel error value', () => {
+  it('is no value: a formula that failed (#N/A) in a field sent is an error on that cell, from a workbook or its CSV', async () => {
+    const cols = [...CANONICAL_FIELDS];
+    const values = cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf' })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...cols, 'Check'],
+      [...values, ''],
+    ]);
+    // a VLOOKUP that found no payee, and a check column of the user's own that is not sent
+    ws[XLSX.utils.encode_cell({ r: 1, c: cols.indexOf('accountName') })] = { t: 'e', v: 0x2a, w: '#N/A' };
+    ws[XLSX.utils.encode_cell({ r: 1, c: cols.length })] = { t: 'e', v: 0x07, w: '#DIV/0!' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xlsx = join(dir, 'error-value.xlsx');
+    writeFileSync(xlsx, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const csv = join(dir, 'error-value.csv');
+    writeFileSync(csv, XLSX.utils.sheet_to_csv(ws));
+    for (const p of [xlsx, csv]) {
+      const r = await collectBatch(p);
+      expect(r.rows[0]!.valid, p).toBe(false);
+      expect(r.problems.filter((x) => x.severity === 'error')).toEqual([
+        expect.objectContaining({ code: 'EXCEL_ERROR', row: 2, column: 'accountName', value: '#N/A' }),
+      ]);
+    }
+  });
+});
