@@ -3,6 +3,7 @@
 // The package's main entry loads every language's names; the codes need none of them.
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
+import iconv from 'iconv-lite';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
@@ -213,6 +214,19 @@ const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\
 const EXCEL_ERROR =
   /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!)|Err:\d{3})$/i;
 
+/** The UTF-8 text that `s` is when read as Windows-1252 (a non-UTF-8 file's guess: "MÃ¼ller" is "Müller"), else undefined. */
+function utf8ReadAs1252(s: string): string | undefined {
+  // a lead byte of a 2-, 3- or 4-byte sequence but "ß" (a word's end before a no-break space is valid UTF-8)
+  if (!/[\u00C2-\u00DE\u00E0-\u00F4]/.test(s)) return undefined;
+  const bytes = iconv.encode(s, 'windows-1252');
+  if (iconv.decode(bytes, 'windows-1252') !== s) return undefined; // not all Windows-1252
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
   const { row } = r;
@@ -256,6 +270,15 @@ function checkShape(r: RowReader): void {
         row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
       );
     }
+    const utf8 = utf8ReadAs1252(row.cells[h]!);
+    if (utf8 !== undefined)
+      r.add(
+        'error',
+        'ENCODING',
+        { column: h },
+        `UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`,
+        'the file saved as UTF-8',
+      );
   }
 }
 
