@@ -16,14 +16,17 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 // SheetJS's number-format helpers, which its type declarations leave untyped.
 const SSF = XLSX.SSF as {
   is_date(format: string): boolean;
-  parse_date_code(serial: number): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
-  format(format: string | number, value: unknown): string;
+  parse_date_code(
+    serial: number,
+    opts?: { date1904?: boolean },
+  ): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
+  format(format: string | number, value: unknown, opts?: { date1904?: boolean }): string;
 };
 
 /** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
-export function excelDateText(serial: number, format: string | undefined): string | undefined {
+export function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
-  const d = SSF.parse_date_code(serial);
+  const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
   const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
   return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
@@ -34,11 +37,11 @@ type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
 // Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
 // date, with what it shows handed over too (so validation can refuse a date in an amount or
 // identifier column), and a numeric cell hands over its raw number (the Excel traps).
-function cellText(cell: Cell | undefined): { text: string; number?: number; date?: string } {
+function cellText(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
-    const text = excelDateText(v, cell.z === undefined ? undefined : String(cell.z));
+    const text = excelDateText(v, cell.z === undefined ? undefined : String(cell.z), date1904);
     if (text !== undefined) return { text, date: cell.w ?? text };
     return { text: cell.w ?? String(v), number: v };
   }
@@ -118,6 +121,7 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string) {
     strings: (w.Strings ?? []).map((s) => s.t ?? ''),
     formats: (w.Styles?.CellXf ?? []).map((x) => x.numFmtId ?? 0),
     table: w.SSF ?? {},
+    date1904: !!w.Workbook?.WBProps?.date1904,
   };
 }
 
@@ -151,7 +155,8 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
   } else if (t === 'e') {
     Object.assign(cell, { t: 'e', v, w: v });
   } else if (t === 'd') {
-    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - Date.UTC(1899, 11, 30)) / 864e5;
+    const epoch = book.date1904 ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
+    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - epoch) / 864e5;
   } else {
     cell.v = parseFloat(v);
   }
@@ -160,7 +165,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
   if (cell.t === 'e') return cell;
   try {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);
-    else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v);
+    else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v, { date1904: book.date1904 });
   } catch {
     // SheetJS leaves such a cell unformatted too: cellText shows its value
   }
@@ -270,6 +275,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
   const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
+  const date1904 = !!wb.Workbook?.WBProps?.date1904; // serial 0 is 1904-01-01, not 1899-12-30
   let whole = zip ? undefined : wb;
 
   async function* records(): AsyncGenerator<SourceRecord> {
@@ -304,14 +310,14 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       let dates: (string | undefined)[] | undefined;
       const end = width === undefined ? cells.length : Math.min(cells.length, start.c + width);
       for (let c = start.c; c < end; c++) {
-        const { text, number, date } = cellText(cells[c]);
+        const { text, number, date } = cellText(cells[c], date1904);
         values.push(text);
         if (number !== undefined) (numbers ??= [])[c - start.c] = number;
         if (date !== undefined) (dates ??= [])[c - start.c] = date;
       }
       if (end < cells.length) {
         // beyond the header: the cells present only (the keys of a sparse array), packed after it
-        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)]).text);
+        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)], date1904).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
       return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };

@@ -290,6 +290,23 @@ describe('reading Excel', () => {
     expect(rows[0]!.dates).toEqual({ sourceAmount: '5/1/26' });
   });
 
+  it('reads a date of a workbook in the 1904 date system (old Mac Excel) as the date it shows, never 4 years early', async () => {
+    // 2027-03-01 is serial 44985 from 1904-01-01; from 1899-12-30 that serial is 2023-02-28, a ReqdExctnDt long past
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'ReqdExctnDt'],
+      [...ROW1, ''],
+    ]);
+    ws.J2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    wb.Workbook = { WBProps: { date1904: true } };
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const p = file(XLSX.write(wb, { type: 'buffer', bookType }) as Buffer, bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const { rows } = await all(p);
+      expect(rows[0]!.cells.ReqdExctnDt, bookType).toBe('2027-03-01');
+    }
+  });
+
   it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);
