@@ -81,7 +81,9 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
   return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
 }
 
-type Rows = AsyncIterable<[row: number, cells: (Cell | undefined)[]]>;
+/** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
+type Row = [row: number, cells: (Cell | undefined)[], hidden?: boolean];
+type Rows = AsyncIterable<Row>;
 type Position = { r: number; c: number };
 /** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
 class NoDimension extends Error {}
@@ -92,7 +94,7 @@ async function* wholeRows(ws: XLSX.WorkSheet): Rows {
   for (let r = 0; r < data.length; r++) {
     const cells = data[r];
     data[r] = undefined;
-    if (cells) yield [r, cells];
+    if (cells) yield [r, cells, ws['!rows']?.[r]?.hidden];
   }
 }
 
@@ -175,7 +177,8 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
 /** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
 async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: { start?: Position }): Rows {
   const parser = new SaxesParser();
-  const ready: [number, (Cell | undefined)[]][] = [];
+  const ready: Row[] = [];
+  let hidden = false;
   let row = 0; // 1-based, as in the XML
   let col = -1;
   let cells: (Cell | undefined)[] | undefined;
@@ -188,7 +191,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
   const flush = () => {
     if (!cells) return;
     if (rowOfCells <= lastRow) throw unreadable(file, 'its rows are out of order');
-    ready.push([(lastRow = rowOfCells), cells]);
+    ready.push([(lastRow = rowOfCells), cells, hidden]);
     cells = undefined;
   };
   parser.on('opentag', (tag) => {
@@ -204,6 +207,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
       return;
     } else if (name === 'row') {
       row = a.r ? parseInt(a.r, 10) : row + 1;
+      hidden = a.hidden === '1' || a.hidden === 'true';
       col = -1;
     } else if (name === 'c') {
       const at = a.r ? XLSX.utils.decode_cell(a.r) : { r: row - 1, c: col + 1 };
@@ -270,7 +274,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
   const zip = buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
-  const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
+  const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : { cellStyles: true }); // (cellStyles: hidden rows)
   const sheets = wb.SheetNames;
   const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
@@ -280,8 +284,8 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
 
   async function* records(): AsyncGenerator<SourceRecord> {
     const sheet: { start?: Position } = {};
-    let rows: AsyncIterator<[number, (Cell | undefined)[]]> | undefined;
-    let next: IteratorResult<[number, (Cell | undefined)[]]> | undefined;
+    let rows: AsyncIterator<Row> | undefined;
+    let next: IteratorResult<Row> | undefined;
     if (book) {
       rows = streamedRows(buf, book, file, sheet)[Symbol.asyncIterator]();
       try {
@@ -291,7 +295,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       }
     }
     if (!next) {
-      whole ??= readWorkbook(buf, file, refuse);
+      whole ??= readWorkbook(buf, file, refuse, { cellStyles: true });
       const ws = whole.Sheets[name]!;
       whole = undefined;
       // The declared range gives only where the sheet starts; its end is where the cells end.
@@ -304,7 +308,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
     // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
     // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
     let width: number | undefined;
-    const record = (r: number, cells: (Cell | undefined)[]): SourceRecord => {
+    const record = (r: number, cells: (Cell | undefined)[], hidden?: boolean): SourceRecord => {
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
       let dates: (string | undefined)[] | undefined;
@@ -320,14 +324,14 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
         for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)], date1904).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
-      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };
+      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }), ...(hidden && { hidden }) };
     };
     let r = start.r;
     for (; !next.done; next = await rows!.next()) {
-      const [at, cells] = next.value;
+      const [at, cells, hidden] = next.value;
       for (; r <= at; r++) {
         if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        yield record(r, r === at ? cells : []);
+        yield r === at ? record(r, cells, hidden) : record(r, []);
       }
     }
   }

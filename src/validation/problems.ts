@@ -13,6 +13,7 @@ export const PROBLEM_CODES = {
   COLUMN_UNKNOWN: 'a column that names no payout field: not sent, kept in the results file',
   // shape of the row
   EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
+  HIDDEN_ROW: 'a row the sheet hides (Hide, or a filter): whoever checked the sheet did not see it',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
   MISSING_VALUE: 'a required value is empty (or its column is absent)',
   MISSING_ONE_OF: 'none of the alternative groups of fields is complete (WECHAT, HK_FPS)',

@@ -230,6 +230,14 @@ function utf8ReadAs1252(s: string): string | undefined {
 /** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
   const { row } = r;
+  if (row.hidden)
+    r.add(
+      'error',
+      'HIDDEN_ROW',
+      undefined,
+      'the sheet hides this row (Hide, or a filter): it is not paid unseen',
+      'the row shown to pay it, or deleted',
+    );
   if (row.extraCells) {
     r.add(
       'error',

@@ -142,3 +142,34 @@ describe('an Excel error value', () => {
     }
   });
 });
+
+describe('a hidden row', () => {
+  it('a row the sheet hides (a filter, or Hide) is refused, never paid unseen', async () => {
+    const cols = [...CANONICAL_FIELDS];
+    const example = (reference: string, sourceAmount: string) =>
+      cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf', reference, sourceAmount })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([cols, example('R1', '10'), example('R2', '20'), example('R3', '30')]);
+    ws['!rows'] = [{}, {}, { hidden: true }];
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    // streamed, and read whole (a sheet without <dimension>; uncompressed, so a patch of the same length keeps the zip valid)
+    for (const [name, patched] of [
+      ['streamed', xml],
+      ['whole', xml.replace('<dimension ', '<dimensioX ')],
+    ]) {
+      const p = join(dir, `hidden-row-${name}.xlsx`);
+      writeFileSync(p, Buffer.from(patched!, 'latin1'));
+      const r = await collectBatch(p);
+      expect(
+        r.rows.map((x) => [x.rowNumber, x.valid]),
+        name,
+      ).toEqual([
+        [2, true],
+        [3, false],
+        [4, true],
+      ]);
+      expect(r.problems).toEqual([expect.objectContaining({ severity: 'error', code: 'HIDDEN_ROW', row: 3 })]);
+    }
+  });
+});
