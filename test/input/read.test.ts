@@ -140,6 +140,18 @@ describe('reading CSV', () => {
     expect(rows[0]!.cells.accountName).toBe('Zoë');
   });
 
+  it('finds the delimiter of the header below blank lines, as it skips them', async () => {
+    for (const d of [';', '\t', '|']) {
+      const { s, rows } = await all(file('\r\n \r\n' + csv(d, '\r\n')));
+      expect(s.delimiter).toBe(d);
+      expect(s.headerRow).toBe(3);
+      expect(rows.map((r) => [r.rowNumber, r.cells.narration])).toEqual([
+        [4, 'Salaire août'],
+        [5, 'Prime'],
+      ]);
+    }
+  });
+
   it('skips blank rows and a trailing totals row with warnings, never silently', async () => {
     const rows = [HEAD, ROW1, [], [], ROW2, ['', '30.00', '', '', '', '', '', '', ''], []];
     const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n') + '\n'));
