@@ -85,6 +85,8 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
 type Row = [row: number, cells: (Cell | undefined)[], hidden?: boolean];
 type Rows = AsyncIterable<Row>;
 type Position = { r: number; c: number };
+/** Where a sheet starts (its <dimension>), and its merged cells (after its rows in the XML). */
+type SheetLayout = { start?: Position; merges?: XLSX.Range[] };
 /** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
 class NoDimension extends Error {}
 
@@ -175,7 +177,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
 }
 
 /** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
-async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: { start?: Position }): Rows {
+async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: SheetLayout): Rows {
   const parser = new SaxesParser();
   const ready: Row[] = [];
   let hidden = false;
@@ -203,6 +205,8 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     } else if (name === 'sheetData') {
       if (!sheet.start) throw new NoDimension();
       inData = true;
+    } else if (name === 'mergeCell' && !inData) {
+      (sheet.merges ??= []).push(XLSX.utils.decode_range(a.ref ?? ''));
     } else if (!inData) {
       return;
     } else if (name === 'row') {
@@ -283,7 +287,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   let whole = zip ? undefined : wb;
 
   async function* records(): AsyncGenerator<SourceRecord> {
-    const sheet: { start?: Position } = {};
+    const sheet: SheetLayout = {};
     let rows: AsyncIterator<Row> | undefined;
     let next: IteratorResult<Row> | undefined;
     if (book) {
@@ -301,6 +305,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       // The declared range gives only where the sheet starts; its end is where the cells end.
       const ref = ws['!ref'];
       sheet.start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
+      sheet.merges = ws['!merges'];
       rows = wholeRows(ws)[Symbol.asyncIterator]();
       next = await rows.next();
     }
@@ -308,6 +313,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
     // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
     // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
     let width: number | undefined;
+    let header = Infinity;
     const record = (r: number, cells: (Cell | undefined)[], hidden?: boolean): SourceRecord => {
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
@@ -323,7 +329,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
         // beyond the header: the cells present only (the keys of a sparse array), packed after it
         for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)], date1904).text);
       }
-      if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
+      if (width === undefined && values.some((v) => v.trim() !== '')) [width, header] = [values.length, r];
       return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }), ...(hidden && { hidden }) };
     };
     let r = start.r;
@@ -334,6 +340,15 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
         yield r === at ? record(r, cells, hidden) : record(r, []);
       }
     }
+    // known once the sheet is read: a merge over rows shows its value on each, but only its first row holds it
+    const merged = sheet.merges?.find((m) => m.e.r > m.s.r && m.e.r > header);
+    if (merged)
+      throw new InputError(
+        'MERGED_CELLS',
+        file,
+        `${file}: cells ${XLSX.utils.encode_range(merged)} are merged: ${merged.e.r > merged.s.r + 1 ? `rows ${merged.s.r + 2}-${merged.e.r + 1} show` : `row ${merged.e.r + 1} shows`} the value of row ${merged.s.r + 1} but hold none. Unmerge them and fill each row.`,
+        merged.s.r + 1,
+      );
   }
   return { sheet: name, sheets, records: records() };
 }

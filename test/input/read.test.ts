@@ -319,6 +319,24 @@ describe('reading Excel', () => {
     }
   });
 
+  it('refuses cells merged over rows below the header: the rows under the first show its value but hold none', async () => {
+    // a ReqdExctnDt shown on both rows but held by the first: the second would be sent at once
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'ReqdExctnDt'],
+      [...ROW1, '2099-03-01'],
+      [...ROW2, ''],
+    ]);
+    ws['!merges'] = [XLSX.utils.decode_range('J2:J3')];
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const p = file(XLSX.write(wb, { type: 'buffer', bookType }) as Buffer, bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const e = await all(p).catch((err: unknown) => err);
+      expect(e, bookType).toMatchObject({ code: 'MERGED_CELLS', row: 2 });
+      expect((e as Error).message).toContain('J2:J3');
+    }
+  });
+
   it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);
