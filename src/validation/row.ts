@@ -210,9 +210,9 @@ const FORMAT_CHARACTERS: Record<string, string> = {
   '\uFEFF': 'ZERO WIDTH NO-BREAK SPACE',
 };
 const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
-/** What a formula that failed shows (Excel's errors, LibreOffice's Err:502), and a CSV saved from it holds. */
+/** What a formula that failed shows (Excel's errors, Google Sheets' #ERROR!, LibreOffice's Err:502), and a CSV saved from it holds. */
 const EXCEL_ERROR =
-  /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!)|Err:\d{3})$/i;
+  /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!|ERROR!?)|Err:\d{3})$/i;
 
 /** The UTF-8 text that `s` is when read as Windows-1252 (a non-UTF-8 file's guess: "MÃ¼ller" is "Müller"), else undefined. */
 function utf8ReadAs1252(s: string): string | undefined {

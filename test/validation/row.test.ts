@@ -148,6 +148,9 @@ describe('one row', () => {
       ['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column'],
     ]);
     expect(codes('SEPA', { accountName: 'M\uFFFDller' })).toEqual(['e:ENCODING:accountName']);
+    // a formula that failed, in a sheet saved as CSV by Excel, Google Sheets or LibreOffice: no value
+    for (const narration of ['#N/A', '#ERROR!', 'Err:502'])
+      expect(codes('SEPA', { narration }), narration).toEqual(['e:EXCEL_ERROR:narration']);
   });
 
   it('text in UTF-8 read as Windows-1252 (a file mixing both) is an encoding error, never a payee "JÃ¼rgen"', async () => {
