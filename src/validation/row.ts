@@ -390,6 +390,17 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
     r.add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
     return undefined;
   }
+  // typed into a cell formatted as a percentage, 50 is held as 0.5
+  if (number !== undefined && cell.endsWith('%')) {
+    r.add(
+      'error',
+      'INVALID_AMOUNT',
+      'sourceAmount',
+      `the cell is formatted as a percentage (shows "${cell}", holds ${text})`,
+      'the column formatted as a number and the amount typed again',
+    );
+    return undefined;
+  }
   // (a number cell or an xs:decimal has no thousands separator: 1.555 is 1.555)
   const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined || r.row.xml !== undefined });
   if (a.ok) return a.value;

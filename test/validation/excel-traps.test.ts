@@ -106,6 +106,14 @@ describe('Excel traps', () => {
     }
   });
 
+  it('an amount cell formatted as a percentage is refused: 50 typed in it is held as 0.5', async () => {
+    for (const z of ['0%', '0.00%']) {
+      const r = await trap('SEPA', { sourceAmount: [0.5, z] });
+      expect(r.problems, z).toEqual(['e:INVALID_AMOUNT:sourceAmount']);
+      expect(r.all[0]!.message).toContain('as a percentage');
+    }
+  });
+
   it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {
     const ok = await trap('SEPA', { sourceAmount: [1250.5, '#,##0.00'] });
     expect(ok.problems).toEqual([]);
