@@ -126,6 +126,8 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string) {
     formats: (w.Styles?.CellXf ?? []).map((x) => x.numFmtId ?? 0),
     table: w.SSF ?? {},
     date1904: !!w.Workbook?.WBProps?.date1904,
+    // written by a program (XlsxWriter stores 0 as every formula's result) for Excel to compute when opened
+    recalc: /^(1|true)$/.test(String((w.Workbook as { CalcPr?: { fullCalcOnLoad?: unknown } } | undefined)?.CalcPr?.fullCalcOnLoad)),
   };
 }
 
@@ -238,6 +240,11 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: S
     else if (name === 'rPh') phonetic = false;
     else if (name === 'sheetData') inData = false;
     else if (name === 'c' && cellAt) {
+      if (cellAt.formula && book.recalc)
+        throw unreadable(
+          file,
+          `it is to be recalculated when opened, so its formulas (the first in ${XLSX.utils.encode_cell(cellAt)}) hold no computed value yet: open and save it in Excel, or paste the values`,
+        );
       const cell = xmlCell(book, cellAt);
       if (cell) {
         if (cells && cellAt.r !== rowOfCells) flush();

@@ -337,6 +337,25 @@ describe('reading Excel', () => {
     }
   });
 
+  it('refuses a formula of a workbook to be recalculated when opened: its value is none yet (XlsxWriter writes 0)', async () => {
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'First', 'Last'],
+      [...ROW1, 'Zoë', 'Müller'],
+    ]);
+    ws.G2 = { t: 'n', v: 0, f: 'J2&" "&K2' }; // the payee, as a program wrote it: the result 0, Excel to compute it
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    const workbookPr = '<workbookPr codeName="ThisWorkbook"/>';
+    const recalc = xml.replace(workbookPr, '<calcPr fullCalcOnLoad="1"/>'.padEnd(workbookPr.length)); // same length: the zip stays valid
+    expect(recalc).not.toBe(xml);
+    const e = await all(file(Buffer.from(recalc, 'latin1'), '.xlsx')).catch((err: unknown) => err);
+    expect(e).toMatchObject({ code: 'UNSUPPORTED_FORMAT' });
+    expect((e as Error).message).toContain('G2');
+    // without the flag, a formula is read by the value it holds (Excel's own, computed when it saved)
+    expect((await all(file(Buffer.from(xml, 'latin1'), '.xlsx'))).rows[0]!.cells.accountName).toBe('0');
+  });
+
   it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);
