@@ -46,8 +46,8 @@ const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
-/** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
-const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
+/** A date-formatted Excel cell is refused in these columns: the identifiers, the amount and the reference (read as an ISO date, saved as CSV as shown: two keys). */
+const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount', 'reference'];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));

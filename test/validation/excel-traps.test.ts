@@ -94,6 +94,10 @@ describe('Excel traps', () => {
     const id = await trap('FASTER_PAYMENTS', { sortCode: [46143, 'dd/mm/yyyy'] });
     expect(id.problems).toEqual(['e:EXCEL_DATE:sortCode']);
     expect(id.all[0]!.message).toBe('the cell is formatted as a date (shows "01/05/2026"); format the column as Text');
+    // a reference typed "Jan-25" is the date 2025-01-01 shown "Jan-25": saved as CSV, it would be "Jan-25", another payout's key
+    const ref = await trap('SEPA', { reference: [45658, 'mmm-yy'] });
+    expect(ref.problems).toEqual(['e:EXCEL_DATE:reference']);
+    expect(ref.all[0]!.value).toBe('Jan-25');
     // a number format that is not a date leaves the amount a number
     const n = await trap('SEPA', { sourceAmount: [46143, '#,##0.00'] });
     expect(n.problems).toEqual([]);
