@@ -85,12 +85,13 @@ export const matchHeader = (header: string) => HEADERS.get(normalizeHeader(heade
 
 /** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
 export function uniqueColumns(rawHeaders: readonly string[]): string[] {
-  const seen = new Map<string, number>();
+  const taken = new Set<string>();
   return rawHeaders.map((raw, i) => {
     const h = raw.trim() || `(column ${i + 1})`;
-    const count = (seen.get(h) ?? 0) + 1;
-    seen.set(h, count);
-    return count > 1 ? `${h} (${count})` : h;
+    let name = h;
+    for (let n = 2; taken.has(name); n++) name = `${h} (${n})`; // a header "Notes (2)" may be there already
+    taken.add(name);
+    return name;
   });
 }
 

@@ -89,11 +89,14 @@ function delimitersPerLine(sample: string): Partial<Record<Delimiter, number>>[]
 }
 
 /**
- * The candidate of the header line that splits the most following lines into as many cells; ties
+ * The candidate of the header line (the first with any) that splits the most following lines into as many cells; ties
  * go to more header cells, then to the order , ; tab |. A header with none is one column: ",".
  */
 export function detectDelimiter(sample: string): Delimiter {
   const lines = delimitersPerLine(sample);
+  // blank lines above the header are skipped (records.ts), never read as the header
+  const first = lines.findIndex((l) => Object.keys(l).length > 0);
+  if (first > 0) lines.splice(0, first);
   let best: Delimiter = ',';
   let bestScore = -1;
   let bestHeader = 0;

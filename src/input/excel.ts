@@ -16,14 +16,17 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 // SheetJS's number-format helpers, which its type declarations leave untyped.
 const SSF = XLSX.SSF as {
   is_date(format: string): boolean;
-  parse_date_code(serial: number): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
-  format(format: string | number, value: unknown): string;
+  parse_date_code(
+    serial: number,
+    opts?: { date1904?: boolean },
+  ): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
+  format(format: string | number, value: unknown, opts?: { date1904?: boolean }): string;
 };
 
 /** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
-export function excelDateText(serial: number, format: string | undefined): string | undefined {
+export function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
-  const d = SSF.parse_date_code(serial);
+  const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
   const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
   return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
@@ -34,11 +37,11 @@ type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
 // Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
 // date, with what it shows handed over too (so validation can refuse a date in an amount or
 // identifier column), and a numeric cell hands over its raw number (the Excel traps).
-function cellText(cell: Cell | undefined): { text: string; number?: number; date?: string } {
+function cellText(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
-    const text = excelDateText(v, cell.z === undefined ? undefined : String(cell.z));
+    const text = excelDateText(v, cell.z === undefined ? undefined : String(cell.z), date1904);
     if (text !== undefined) return { text, date: cell.w ?? text };
     return { text: cell.w ?? String(v), number: v };
   }
@@ -78,8 +81,12 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
   return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
 }
 
-type Rows = AsyncIterable<[row: number, cells: (Cell | undefined)[]]>;
+/** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
+type Row = [row: number, cells: (Cell | undefined)[], hidden?: boolean];
+type Rows = AsyncIterable<Row>;
 type Position = { r: number; c: number };
+/** Where a sheet starts (its <dimension>), and its merged cells (after its rows in the XML). */
+type SheetLayout = { start?: Position; merges?: XLSX.Range[] };
 /** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
 class NoDimension extends Error {}
 
@@ -89,7 +96,7 @@ async function* wholeRows(ws: XLSX.WorkSheet): Rows {
   for (let r = 0; r < data.length; r++) {
     const cells = data[r];
     data[r] = undefined;
-    if (cells) yield [r, cells];
+    if (cells) yield [r, cells, ws['!rows']?.[r]?.hidden];
   }
 }
 
@@ -118,6 +125,9 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string) {
     strings: (w.Strings ?? []).map((s) => s.t ?? ''),
     formats: (w.Styles?.CellXf ?? []).map((x) => x.numFmtId ?? 0),
     table: w.SSF ?? {},
+    date1904: !!w.Workbook?.WBProps?.date1904,
+    // written by a program (XlsxWriter stores 0 as every formula's result) for Excel to compute when opened
+    recalc: /^(1|true)$/.test(String((w.Workbook as { CalcPr?: { fullCalcOnLoad?: unknown } } | undefined)?.CalcPr?.fullCalcOnLoad)),
   };
 }
 
@@ -151,7 +161,8 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
   } else if (t === 'e') {
     Object.assign(cell, { t: 'e', v, w: v });
   } else if (t === 'd') {
-    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - Date.UTC(1899, 11, 30)) / 864e5;
+    const epoch = book.date1904 ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
+    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - epoch) / 864e5;
   } else {
     cell.v = parseFloat(v);
   }
@@ -160,7 +171,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
   if (cell.t === 'e') return cell;
   try {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);
-    else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v);
+    else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v, { date1904: book.date1904 });
   } catch {
     // SheetJS leaves such a cell unformatted too: cellText shows its value
   }
@@ -168,9 +179,10 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
 }
 
 /** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
-async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: { start?: Position }): Rows {
+async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: SheetLayout): Rows {
   const parser = new SaxesParser();
-  const ready: [number, (Cell | undefined)[]][] = [];
+  const ready: Row[] = [];
+  let hidden = false;
   let row = 0; // 1-based, as in the XML
   let col = -1;
   let cells: (Cell | undefined)[] | undefined;
@@ -183,7 +195,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
   const flush = () => {
     if (!cells) return;
     if (rowOfCells <= lastRow) throw unreadable(file, 'its rows are out of order');
-    ready.push([(lastRow = rowOfCells), cells]);
+    ready.push([(lastRow = rowOfCells), cells, hidden]);
     cells = undefined;
   };
   parser.on('opentag', (tag) => {
@@ -195,10 +207,13 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     } else if (name === 'sheetData') {
       if (!sheet.start) throw new NoDimension();
       inData = true;
+    } else if (name === 'mergeCell' && !inData) {
+      (sheet.merges ??= []).push(XLSX.utils.decode_range(a.ref ?? ''));
     } else if (!inData) {
       return;
     } else if (name === 'row') {
       row = a.r ? parseInt(a.r, 10) : row + 1;
+      hidden = a.hidden === '1' || a.hidden === 'true';
       col = -1;
     } else if (name === 'c') {
       const at = a.r ? XLSX.utils.decode_cell(a.r) : { r: row - 1, c: col + 1 };
@@ -225,6 +240,11 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     else if (name === 'rPh') phonetic = false;
     else if (name === 'sheetData') inData = false;
     else if (name === 'c' && cellAt) {
+      if (cellAt.formula && book.recalc)
+        throw unreadable(
+          file,
+          `it is to be recalculated when opened, so its formulas (the first in ${XLSX.utils.encode_cell(cellAt)}) hold no computed value yet: open and save it in Excel, or paste the values`,
+        );
       const cell = xmlCell(book, cellAt);
       if (cell) {
         if (cells && cellAt.r !== rowOfCells) flush();
@@ -265,17 +285,18 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
   const zip = buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
-  const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
+  const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : { cellStyles: true }); // (cellStyles: hidden rows)
   const sheets = wb.SheetNames;
   const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
   const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
+  const date1904 = !!wb.Workbook?.WBProps?.date1904; // serial 0 is 1904-01-01, not 1899-12-30
   let whole = zip ? undefined : wb;
 
   async function* records(): AsyncGenerator<SourceRecord> {
-    const sheet: { start?: Position } = {};
-    let rows: AsyncIterator<[number, (Cell | undefined)[]]> | undefined;
-    let next: IteratorResult<[number, (Cell | undefined)[]]> | undefined;
+    const sheet: SheetLayout = {};
+    let rows: AsyncIterator<Row> | undefined;
+    let next: IteratorResult<Row> | undefined;
     if (book) {
       rows = streamedRows(buf, book, file, sheet)[Symbol.asyncIterator]();
       try {
@@ -285,12 +306,13 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       }
     }
     if (!next) {
-      whole ??= readWorkbook(buf, file, refuse);
+      whole ??= readWorkbook(buf, file, refuse, { cellStyles: true });
       const ws = whole.Sheets[name]!;
       whole = undefined;
       // The declared range gives only where the sheet starts; its end is where the cells end.
       const ref = ws['!ref'];
       sheet.start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
+      sheet.merges = ws['!merges'];
       rows = wholeRows(ws)[Symbol.asyncIterator]();
       next = await rows.next();
     }
@@ -298,32 +320,42 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
     // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
     // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
     let width: number | undefined;
-    const record = (r: number, cells: (Cell | undefined)[]): SourceRecord => {
+    let header = Infinity;
+    const record = (r: number, cells: (Cell | undefined)[], hidden?: boolean): SourceRecord => {
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
       let dates: (string | undefined)[] | undefined;
       const end = width === undefined ? cells.length : Math.min(cells.length, start.c + width);
       for (let c = start.c; c < end; c++) {
-        const { text, number, date } = cellText(cells[c]);
+        const { text, number, date } = cellText(cells[c], date1904);
         values.push(text);
         if (number !== undefined) (numbers ??= [])[c - start.c] = number;
         if (date !== undefined) (dates ??= [])[c - start.c] = date;
       }
       if (end < cells.length) {
         // beyond the header: the cells present only (the keys of a sparse array), packed after it
-        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)]).text);
+        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)], date1904).text);
       }
-      if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
-      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };
+      if (width === undefined && values.some((v) => v.trim() !== '')) [width, header] = [values.length, r];
+      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }), ...(hidden && { hidden }) };
     };
     let r = start.r;
     for (; !next.done; next = await rows!.next()) {
-      const [at, cells] = next.value;
+      const [at, cells, hidden] = next.value;
       for (; r <= at; r++) {
         if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        yield record(r, r === at ? cells : []);
+        yield r === at ? record(r, cells, hidden) : record(r, []);
       }
     }
+    // known once the sheet is read: a merge over rows shows its value on each, but only its first row holds it
+    const merged = sheet.merges?.find((m) => m.e.r > m.s.r && m.e.r > header);
+    if (merged)
+      throw new InputError(
+        'MERGED_CELLS',
+        file,
+        `${file}: cells ${XLSX.utils.encode_range(merged)} are merged: ${merged.e.r > merged.s.r + 1 ? `rows ${merged.s.r + 2}-${merged.e.r + 1} show` : `row ${merged.e.r + 1} shows`} the value of row ${merged.s.r + 1} but hold none. Unmerge them and fill each row.`,
+        merged.s.r + 1,
+      );
   }
   return { sheet: name, sheets, records: records() };
 }

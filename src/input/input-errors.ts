@@ -17,6 +17,8 @@ export type InputErrorCode =
   | 'MALFORMED_XML'
   | 'XML_DTD'
   | 'CONTROL_TOTALS'
+  /** Excel cells merged over rows below the header: the rows under the first hold no value. */
+  | 'MERGED_CELLS'
   /** Ctrl-C or SIGTERM while the file was read: the rest was not read, and nothing was sent. */
   | 'STOPPED';
 

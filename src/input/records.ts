@@ -12,6 +12,8 @@ export interface SourceRecord {
   numbers?: (number | undefined)[];
   /** Excel only: what a date-formatted cell shows ("5/1/26"), by column index (its value is the ISO date). */
   dates?: (string | undefined)[];
+  /** Excel only: the sheet hides the row (Hide, or a filter). */
+  hidden?: boolean;
 }
 
 export interface RawRow {
@@ -25,6 +27,8 @@ export interface RawRow {
   dates?: Record<string, string>;
   /** How many non-empty cells lay beyond the last header (a delimiter inside an unquoted value). */
   extraCells?: number;
+  /** Excel only: the sheet hides the row, so whoever checked the sheet did not see it. */
+  hidden?: boolean;
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
   xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>; issues: XmlIssue[] };
 }
@@ -138,6 +142,7 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   const row: RawRow = { rowNumber: r.rowNumber, cells: {} };
   const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
+  if (r.hidden) row.hidden = true;
   columns.forEach((c, i) => {
     row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: batch-columns.ts)
     if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];

@@ -13,6 +13,7 @@ export const PROBLEM_CODES = {
   COLUMN_UNKNOWN: 'a column that names no payout field: not sent, kept in the results file',
   // shape of the row
   EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
+  HIDDEN_ROW: 'a row the sheet hides (Hide, or a filter): whoever checked the sheet did not see it',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
   MISSING_VALUE: 'a required value is empty (or its column is absent)',
   MISSING_ONE_OF: 'none of the alternative groups of fields is complete (WECHAT, HK_FPS)',
@@ -47,6 +48,7 @@ export const PROBLEM_CODES = {
   EXCEL_DIGITS_LOST: 'an identifier stored as a number that lost digits (scientific notation, over 15 digits)',
   EXCEL_LEADING_ZEROS_LOST: 'an identifier stored as a number that lost its leading zeros',
   EXCEL_DATE: 'an amount or identifier cell formatted as a date: its value is a date, not what was typed',
+  EXCEL_ERROR: 'a cell of a payout field holding an Excel error (#N/A, #REF!): a formula that failed, no value',
   // batch rules
   DUPLICATE_REFERENCE: 'the reference is already used by an earlier row',
   PROBABLE_DUPLICATE: 'same beneficiary account, amount and currency as an earlier row',

@@ -3,6 +3,7 @@
 // The package's main entry loads every language's names; the codes need none of them.
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
+import iconv from 'iconv-lite';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
@@ -45,8 +46,8 @@ const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
-/** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
-const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
+/** A date-formatted Excel cell is refused in these columns: the identifiers, the amount and the reference (read as an ISO date, saved as CSV as shown: two keys). */
+const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount', 'reference'];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -218,10 +219,34 @@ const FORMAT_CHARACTERS: Record<string, string> = {
   '\uFEFF': 'ZERO WIDTH NO-BREAK SPACE',
 };
 const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
+/** What a formula that failed shows (Excel's errors, Google Sheets' #ERROR!, LibreOffice's Err:502), and a CSV saved from it holds. */
+const EXCEL_ERROR =
+  /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!|ERROR!?)|Err:\d{3})$/i;
+
+/** The UTF-8 text that `s` is when read as Windows-1252 (a non-UTF-8 file's guess: "MÃ¼ller" is "Müller"), else undefined. */
+function utf8ReadAs1252(s: string): string | undefined {
+  // a lead byte of a 2-, 3- or 4-byte sequence but "ß" (a word's end before a no-break space is valid UTF-8)
+  if (!/[\u00C2-\u00DE\u00E0-\u00F4]/.test(s)) return undefined;
+  const bytes = iconv.encode(s, 'windows-1252');
+  if (iconv.decode(bytes, 'windows-1252') !== s) return undefined; // not all Windows-1252
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
   const { row } = r;
+  if (row.hidden)
+    r.add(
+      'error',
+      'HIDDEN_ROW',
+      undefined,
+      'the sheet hides this row (Hide, or a filter): it is not paid unseen',
+      'the row shown to pay it, or deleted',
+    );
   if (row.extraCells) {
     r.add(
       'error',
@@ -231,6 +256,16 @@ function checkShape(r: RowReader): void {
       'as many cells as headers; quote values that hold the delimiter',
     );
   }
+  // a payee "#N/A" would be sent, and screened, as a name (in a column of the user's own, it is not sent)
+  for (const [f, h] of Object.entries(r.ctx.fields))
+    if (EXCEL_ERROR.test(row.cells[h] ?? ''))
+      r.add(
+        'error',
+        'EXCEL_ERROR',
+        f,
+        'the cell holds an Excel error: a formula that failed, not a value',
+        'the value itself, or the formula fixed to give one',
+      );
   for (const h in row.cells) {
     const format = FORMAT_CHARACTER.exec(row.cells[h]!)?.[0];
     if (format) {
@@ -252,6 +287,15 @@ function checkShape(r: RowReader): void {
         row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
       );
     }
+    const utf8 = utf8ReadAs1252(row.cells[h]!);
+    if (utf8 !== undefined)
+      r.add(
+        'error',
+        'ENCODING',
+        { column: h },
+        `UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`,
+        'the file saved as UTF-8',
+      );
   }
 }
 
@@ -353,6 +397,17 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
   if (trapped.has('sourceAmount')) return undefined; // refused as a date: a date is no amount
   if (text === '') {
     r.add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
+    return undefined;
+  }
+  // typed into a cell formatted as a percentage, 50 is held as 0.5
+  if (number !== undefined && cell.endsWith('%')) {
+    r.add(
+      'error',
+      'INVALID_AMOUNT',
+      'sourceAmount',
+      `the cell is formatted as a percentage (shows "${cell}", holds ${text})`,
+      'the column formatted as a number and the amount typed again',
+    );
     return undefined;
   }
   // (a number cell or an xs:decimal has no thousands separator: 1.555 is 1.555)

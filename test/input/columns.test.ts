@@ -128,6 +128,17 @@ describe('column mapping', () => {
     expect(m.notes).toEqual([]);
   });
 
+  it('never names two columns alike, so neither is lost: a "Notes (2)" beside two "Notes"', () => {
+    for (const headers of [
+      ['Notes', 'Notes', 'Notes (2)'],
+      ['Notes (2)', 'Notes', 'Notes'],
+      ['(column 11)', ''],
+    ]) {
+      const columns = mapColumns([...REQUIRED, ...headers], 'f.csv').columns;
+      expect(new Set(columns).size, headers.join(',')).toBe(columns.length);
+    }
+  });
+
   it('prefers the exact name over an alias, even the same alias twice, each with a note', () => {
     const m = mapColumns([...REQUIRED, 'Amount', 'Amount'], 'f.csv');
     expect(m.fields.sourceAmount).toBe('sourceAmount');

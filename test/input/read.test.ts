@@ -140,6 +140,18 @@ describe('reading CSV', () => {
     expect(rows[0]!.cells.accountName).toBe('Zoë');
   });
 
+  it('finds the delimiter of the header below blank lines, as it skips them', async () => {
+    for (const d of [';', '\t', '|']) {
+      const { s, rows } = await all(file('\r\n \r\n' + csv(d, '\r\n')));
+      expect(s.delimiter).toBe(d);
+      expect(s.headerRow).toBe(3);
+      expect(rows.map((r) => [r.rowNumber, r.cells.narration])).toEqual([
+        [4, 'Salaire août'],
+        [5, 'Prime'],
+      ]);
+    }
+  });
+
   it('skips blank rows and a trailing totals row with warnings, never silently', async () => {
     const rows = [HEAD, ROW1, [], [], ROW2, ['', '30.00', '', '', '', '', '', '', ''], []];
     const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n') + '\n'));
@@ -288,6 +300,60 @@ describe('reading Excel', () => {
     expect(rows[0]!.cells.sourceAmount).toBe('2026-05-01');
     expect(rows[0]!.numbers?.sourceAmount).toBeUndefined();
     expect(rows[0]!.dates).toEqual({ sourceAmount: '5/1/26' });
+  });
+
+  it('reads a date of a workbook in the 1904 date system (old Mac Excel) as the date it shows, never 4 years early', async () => {
+    // 2027-03-01 is serial 44985 from 1904-01-01; from 1899-12-30 that serial is 2023-02-28, a ReqdExctnDt long past
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'ReqdExctnDt'],
+      [...ROW1, ''],
+    ]);
+    ws.J2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    wb.Workbook = { WBProps: { date1904: true } };
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const p = file(XLSX.write(wb, { type: 'buffer', bookType }) as Buffer, bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const { rows } = await all(p);
+      expect(rows[0]!.cells.ReqdExctnDt, bookType).toBe('2027-03-01');
+    }
+  });
+
+  it('refuses cells merged over rows below the header: the rows under the first show its value but hold none', async () => {
+    // a ReqdExctnDt shown on both rows but held by the first: the second would be sent at once
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'ReqdExctnDt'],
+      [...ROW1, '2099-03-01'],
+      [...ROW2, ''],
+    ]);
+    ws['!merges'] = [XLSX.utils.decode_range('J2:J3')];
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const p = file(XLSX.write(wb, { type: 'buffer', bookType }) as Buffer, bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const e = await all(p).catch((err: unknown) => err);
+      expect(e, bookType).toMatchObject({ code: 'MERGED_CELLS', row: 2 });
+      expect((e as Error).message).toContain('J2:J3');
+    }
+  });
+
+  it('refuses a formula of a workbook to be recalculated when opened: its value is none yet (XlsxWriter writes 0)', async () => {
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'First', 'Last'],
+      [...ROW1, 'Zoë', 'Müller'],
+    ]);
+    ws.G2 = { t: 'n', v: 0, f: 'J2&" "&K2' }; // the payee, as a program wrote it: the result 0, Excel to compute it
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    const workbookPr = '<workbookPr codeName="ThisWorkbook"/>';
+    const recalc = xml.replace(workbookPr, '<calcPr fullCalcOnLoad="1"/>'.padEnd(workbookPr.length)); // same length: the zip stays valid
+    expect(recalc).not.toBe(xml);
+    const e = await all(file(Buffer.from(recalc, 'latin1'), '.xlsx')).catch((err: unknown) => err);
+    expect(e).toMatchObject({ code: 'UNSUPPORTED_FORMAT' });
+    expect((e as Error).message).toContain('G2');
+    // without the flag, a formula is read by the value it holds (Excel's own, computed when it saved)
+    expect((await all(file(Buffer.from(xml, 'latin1'), '.xlsx'))).rows[0]!.cells.accountName).toBe('0');
   });
 
   it("uses the sheet's own row numbers", async () => {

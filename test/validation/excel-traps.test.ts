@@ -94,6 +94,10 @@ describe('Excel traps', () => {
     const id = await trap('FASTER_PAYMENTS', { sortCode: [46143, 'dd/mm/yyyy'] });
     expect(id.problems).toEqual(['e:EXCEL_DATE:sortCode']);
     expect(id.all[0]!.message).toBe('the cell is formatted as a date (shows "01/05/2026"); format the column as Text');
+    // a reference typed "Jan-25" is the date 2025-01-01 shown "Jan-25": saved as CSV, it would be "Jan-25", another payout's key
+    const ref = await trap('SEPA', { reference: [45658, 'mmm-yy'] });
+    expect(ref.problems).toEqual(['e:EXCEL_DATE:reference']);
+    expect(ref.all[0]!.value).toBe('Jan-25');
     // a number format that is not a date leaves the amount a number
     const n = await trap('SEPA', { sourceAmount: [46143, '#,##0.00'] });
     expect(n.problems).toEqual([]);
@@ -106,6 +110,14 @@ describe('Excel traps', () => {
     }
   });
 
+  it('an amount cell formatted as a percentage is refused: 50 typed in it is held as 0.5', async () => {
+    for (const z of ['0%', '0.00%']) {
+      const r = await trap('SEPA', { sourceAmount: [0.5, z] });
+      expect(r.problems, z).toEqual(['e:INVALID_AMOUNT:sourceAmount']);
+      expect(r.all[0]!.message).toContain('as a percentage');
+    }
+  });
+
   it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {
     const ok = await trap('SEPA', { sourceAmount: [1250.5, '#,##0.00'] });
     expect(ok.problems).toEqual([]);
@@ -113,5 +125,63 @@ describe('Excel traps', () => {
     const r = await trap('SEPA', { sourceAmount: [1234.565, '#,##0.00'] });
     expect(r.problems).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
     expect(r.all[0]!.message).toContain('shows 1,234.57');
+  });
+});
+
+describe('an Excel error value', () => {
+  it('is no value: a formula that failed (#N/A) in a field sent is an error on that cell, from a workbook or its CSV', async () => {
+    const cols = [...CANONICAL_FIELDS];
+    const values = cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf' })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...cols, 'Check'],
+      [...values, ''],
+    ]);
+    // a VLOOKUP that found no payee, and a check column of the user's own that is not sent
+    ws[XLSX.utils.encode_cell({ r: 1, c: cols.indexOf('accountName') })] = { t: 'e', v: 0x2a, w: '#N/A' };
+    ws[XLSX.utils.encode_cell({ r: 1, c: cols.length })] = { t: 'e', v: 0x07, w: '#DIV/0!' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xlsx = join(dir, 'error-value.xlsx');
+    writeFileSync(xlsx, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const csv = join(dir, 'error-value.csv');
+    writeFileSync(csv, XLSX.utils.sheet_to_csv(ws));
+    for (const p of [xlsx, csv]) {
+      const r = await collectBatch(p);
+      expect(r.rows[0]!.valid, p).toBe(false);
+      expect(r.problems.filter((x) => x.severity === 'error')).toEqual([
+        expect.objectContaining({ code: 'EXCEL_ERROR', row: 2, column: 'accountName', value: '#N/A' }),
+      ]);
+    }
+  });
+});
+
+describe('a hidden row', () => {
+  it('a row the sheet hides (a filter, or Hide) is refused, never paid unseen', async () => {
+    const cols = [...CANONICAL_FIELDS];
+    const example = (reference: string, sourceAmount: string) =>
+      cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf', reference, sourceAmount })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([cols, example('R1', '10'), example('R2', '20'), example('R3', '30')]);
+    ws['!rows'] = [{}, {}, { hidden: true }];
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    // streamed, and read whole (a sheet without <dimension>; uncompressed, so a patch of the same length keeps the zip valid)
+    for (const [name, patched] of [
+      ['streamed', xml],
+      ['whole', xml.replace('<dimension ', '<dimensioX ')],
+    ]) {
+      const p = join(dir, `hidden-row-${name}.xlsx`);
+      writeFileSync(p, Buffer.from(patched!, 'latin1'));
+      const r = await collectBatch(p);
+      expect(
+        r.rows.map((x) => [x.rowNumber, x.valid]),
+        name,
+      ).toEqual([
+        [2, true],
+        [3, false],
+        [4, true],
+      ]);
+      expect(r.problems).toEqual([expect.objectContaining({ severity: 'error', code: 'HIDDEN_ROW', row: 3 })]);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/batch-columns.ts';
 import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/row-schemas.ts';
 import { parseRow, type RowContext } from '../../src/validation/row.ts';
+import { collectBatch } from '../../src/validation/validation.ts';
 import { sniffDocumentType, checkDocumentFile } from '../../src/validation/document-files.ts';
 import { EXAMPLES } from './examples.ts';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
@@ -147,6 +148,30 @@ describe('one row', () => {
       ['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column'],
     ]);
     expect(codes('SEPA', { accountName: 'M\uFFFDller' })).toEqual(['e:ENCODING:accountName']);
+    // a formula that failed, in a sheet saved as CSV by Excel, Google Sheets or LibreOffice: no value
+    for (const narration of ['#N/A', '#ERROR!', 'Err:502'])
+      expect(codes('SEPA', { narration }), narration).toEqual(['e:EXCEL_ERROR:narration']);
+  });
+
+  it('text in UTF-8 read as Windows-1252 (a file mixing both) is an encoding error, never a payee "JÃ¼rgen"', async () => {
+    // a UTF-8 file, no BOM, with one row pasted from a Windows-1252 file: not valid UTF-8, so read as Windows-1252
+    const head =
+      'reference,sourceAmount,sourceCurrency,destinationCurrency,destinationCountryCode,method,accountName,accountCurrency,iban,narration\n';
+    const utf8 =
+      'R1,10.00,EUR,EUR,DEU,SEPA,Jürgen Müller,EUR,DE89370400440532013000,Lohn\nR2,15.00,EUR,EUR,DEU,SEPA,Иван Петров,EUR,DE89370400440532013000,Lohn\n';
+    const cp1252 = 'R3,20.00,EUR,EUR,FRA,SEPA,Zoé Côté,EUR,FR1420041010050500013M02606,Salaire\n';
+    const p = join(dir, 'mixed.csv');
+    writeFileSync(p, Buffer.concat([Buffer.from(head + utf8), Buffer.from(cp1252, 'latin1')]));
+    const r = await collectBatch(p);
+    expect(r.rows.map((x) => x.valid)).toEqual([false, false, true]);
+    expect(r.problems.filter((x) => x.severity === 'error')).toEqual([
+      expect.objectContaining({ code: 'ENCODING', row: 2, column: 'accountName' }),
+      expect.objectContaining({ code: 'ENCODING', row: 3, column: 'accountName' }),
+    ]);
+    expect(r.problems[0]!.message).toContain('"Jürgen Müller"');
+    // Western text that merely holds such letters stays valid
+    for (const accountName of ['Straße\u00a012', 'Ãlvaro Ñuñez', 'Ærø «Société»'])
+      expect(codes('SEPA', { accountName }), accountName).toEqual([]);
   });
 });
 
