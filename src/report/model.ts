@@ -280,6 +280,7 @@ const ACTIONS: Record<string, Action> = {
   FAILED: refund,
   REJECTED: refund,
   INVALID: { urgency: 5, next: 'Fix the row in the results file, then send it', command: 'payout-batch retry RESULTS' },
+  HELD_SCREENING: { urgency: 5, next: 'Held by sanctions screening: sent only once approvers clear a false positive (screen --clear)' },
   NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
 };
 /** A failed payout whose refund the results do not show yet: look again before paying again. */

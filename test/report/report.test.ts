@@ -195,6 +195,24 @@ describe('rows that need action (issue 31)', () => {
     ]);
     expect(doc).toContain('code.cmd span { white-space: nowrap; }');
   });
+
+  it('lists a row held by sanctions screening: it waits for approvers, never "None"', async () => {
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+          result: { status: 'SUCCESSFUL', payoutId: 'p2' },
+        },
+        { rowNumber: 3, cells: { reference: 'R-3', sourceAmount: '20', sourceCurrency: 'EUR' }, result: { status: 'HELD_SCREENING' } },
+      ],
+    };
+    const view = await resultsViewOf(t, 'b.results.csv');
+    expect(view.action.map((a) => a.row)).toEqual([3]);
+    expect(view.action[0]!.next).toMatch(/screen --clear/);
+  });
 });
 
 describe('plan report', () => {
