@@ -174,7 +174,14 @@ export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOut
     return problem('is not JSON');
   }
   const r = TieOutSummarySchema.safeParse(data);
-  if (r.success) return { tieOut: r.data };
+  if (r.success) {
+    // (an earlier batch whose results file had this name, next month's payroll.results.csv: its tie-out is not this file's)
+    const tied = new Set([(data as { rows?: unknown }).rows ?? []].flat().map((x) => (x as { payoutId?: unknown } | null)?.payoutId));
+    tied.delete(undefined);
+    if (!tied.size) return { tieOut: r.data };
+    for await (const row of (await streamResults(resultsFile)).rows) if (tied.has(row.result.payoutId)) return { tieOut: r.data };
+    return problem("is of other payouts than this file's (an earlier batch's results had this name?)");
+  }
   const i = r.error.issues[0];
   return problem(`cannot be read (${i?.path.join('.') || 'top level'}: ${i?.message})`);
 }

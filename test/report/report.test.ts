@@ -452,6 +452,18 @@ describe('where reports go, and the tie-out read back', () => {
     );
   });
 
+  it("never shows the tie-out of other payouts: an earlier batch's, whose results file had this name", async () => {
+    const results = await reconciled('-10.50');
+    const json = join(results, '..', 'b.results.reconciliation.json');
+    const summary = JSON.parse(await readFile(json, 'utf8')) as Record<string, unknown>;
+    await writeFile(json, JSON.stringify({ ...summary, rows: [{ rowNumber: 2, payoutId: 'p-january' }] }));
+    expect((await readTieOut(results)).problem).toMatch(/b\.results\.reconciliation\.json is of other payouts than this file's/);
+    const doc = await readFile((await writeReportOf(results)).path, 'utf8');
+    expect(doc).not.toContain('<table data-section="tieout"');
+    await writeFile(json, JSON.stringify({ ...summary, rows: [{ rowNumber: 2, payoutId: 'p1' }] }));
+    expect((await readTieOut(results)).tieOut?.totals[0]).toMatchObject({ currency: 'EUR', ok: true });
+  });
+
   it('says a reconciliation amount it cannot read is a problem, and never counts it as 0', async () => {
     // (the report once summed the CSV again, and "-10,5O" became 0: a tie-out that did not exist)
     const results = await reconciled('-10,5O');
