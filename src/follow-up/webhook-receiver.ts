@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
-import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
+import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
 import { canonicalJson } from '../text.ts';
@@ -172,7 +172,9 @@ export async function startListener(o: ListenerOptions) {
   async function applyAll(ds: DeliveryLine[]): Promise<void> {
     const updates: StatusUpdate[] = [];
     for (const d of ds) {
-      const event = JSON.parse(d.raw) as WebhookEvent;
+      // (as verified: a status in other letters, an id as a number; a line an older version recorded, as it is)
+      const raw: unknown = JSON.parse(d.raw);
+      const event = WebhookEvent.safeParse(raw).data ?? (raw as WebhookEvent);
       if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
         updates.push(updateOf(event, d.deliveryId));
       } else {

@@ -65,3 +65,25 @@ it('applies a delivery to the files it can read and to the journal, past one it 
     .join('');
   expect(journal).toContain(`"payoutId":"${ids[0]}","status":"PROCESSING"`);
 });
+
+it('applies a delivery as it was accepted: a status in other letters is the status', async () => {
+  sb = await startSb();
+  const { dir, results, ids } = await paidBatch(sb, { rows: 1, dir: await dirs.make() });
+  listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen'), results: [results] });
+  const changedAt = new Date(Date.now() + 1000).toISOString();
+  const body = JSON.stringify({
+    eventType: 'payout.status.changed',
+    deliveryId: randomUUID(),
+    occurredAt: changedAt,
+    data: { payoutId: ids[0], businessId: 'biz_acme', oldStatus: 'pending', newStatus: 'processing', changedAt },
+  });
+  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
+  const r = await fetch(listener.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-delivery-id': randomUUID(), 'x-service-signature': signature },
+    body,
+  });
+  expect(r.status).toBe(200);
+  await listener.idle();
+  expect((await readResults(results)).rows.map((x) => x.result.status)).toEqual(['PROCESSING']);
+});
