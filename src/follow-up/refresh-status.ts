@@ -275,8 +275,10 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =
     !isCreatedStatus(cells.status) ||
-    nextStatus({ status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt }, { status: v.status!, at: v.updatedAt })
-      .apply;
+    nextStatus(
+      { status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt },
+      { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
+    ).apply;
   if (v.status !== cells.status && forward) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
