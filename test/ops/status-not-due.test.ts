@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
-import { connectionTo, paidBatch, startSb, workDir } from './helpers.ts';
+import { join } from 'node:path';
+import { cleanEnv, connectionTo, paidBatch, runCli, startSb, workDir } from './helpers.ts';
 
 describe('status of a batch whose other rows are not due yet', () => {
   it('is not finished (exit 5), not rows needing a person (exit 1)', async () => {
@@ -17,6 +18,10 @@ describe('status of a batch whose other rows are not due yet', () => {
       await writeResults(b.results, table);
       const o = { client: connectionTo(sb).client, resultsFile: b.results, ledgers: [], stateRoots: [await workDir('pb-state-')] };
       expect((await refreshStatus(o)).kind).toBe('not-finished');
+      const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(b.dir, 'state') });
+      const cli = await runCli(['status', b.results, '--base-url', sb.url], { cwd: b.dir, env });
+      expect(cli.code, cli.stderr).toBe(5);
+      expect(cli.stdout).toContain('Not finished: 1 still in progress, 1 not due yet; run status again later (exit 5).');
       table.rows[1]!.result = { status: 'NOT_SENT', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'short' };
       await writeResults(b.results, table);
       expect((await refreshStatus(o)).kind).toBe('rows-failed');
