@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
-import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
+import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
@@ -289,6 +289,8 @@ const REFUND_NOT_SEEN: Action = {
   next: 'The refund is not seen yet: look again later',
   command: 'payout-batch status RESULTS',
 };
+/** A row left out until its requested execution date (pain.001 ReqdExctnDt): nothing to fix. */
+const NOT_DUE_ACTION: Action = { urgency: 6, next: 'Not due yet: run it again on its day (it is never sent before)' };
 /** A payout of any other status whose documents are not attached yet. */
 const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
 
@@ -357,7 +359,7 @@ const reasonOf = (r: Row) => [r.result.statusReason, r.result.errorCode, r.resul
 /** The row of the action list, when the row needs one: what to do, and the command that does it, as it runs. */
 function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string, file: string) {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
-  const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
+  const known = (r.result.errorCode === NOT_DUE ? NOT_DUE_ACTION : ACTIONS[status]) ?? (docsMissing ? ATTACH : undefined);
   if (!known) return undefined;
   const action = known === refund && r.result.refunded === undefined ? REFUND_NOT_SEEN : known;
   const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');

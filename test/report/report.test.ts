@@ -196,6 +196,26 @@ describe('rows that need action (issue 31)', () => {
     expect(doc).toContain('code.cmd span { white-space: nowrap; }');
   });
 
+  it('tells a row not due yet to wait for its day, not to be fixed', async () => {
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+          result: {
+            status: 'NOT_SENT',
+            errorCode: 'NOT_DUE',
+            errorMessage: 'not due until 2099-12-31 (ReqdExctnDt): not sent before that day',
+          },
+        },
+      ],
+    };
+    const [action] = (await resultsViewOf(t, 'b.results.csv')).action;
+    expect(action!.next).toMatch(/^Not due yet/);
+  });
+
   it('lists a row held by sanctions screening: it waits for approvers, never "None"', async () => {
     const t: ResultsTable = {
       format: 'csv',
