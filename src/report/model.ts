@@ -408,6 +408,7 @@ export async function resultsViewOf(
   const byUrgency = () => action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
   const notes = [...(o.notes ?? [])];
   const sums = new Map<string, GroupSums>();
+  const firstRow = new Map<string, number>();
   const rows: ResultsRowView[] = [];
   let total = 0;
   for await (const r of table.rows) {
@@ -421,7 +422,14 @@ export async function resultsViewOf(
       // (the most urgent are kept as they come: never a list of every row that needs action)
       if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
     }
-    addToGroups(sums, r, cell, notes);
+    // (a row copied in the file holds its payout once, as in status: counted once)
+    const id = r.result.payoutId;
+    const first = id ? firstRow.get(id) : undefined;
+    if (first !== undefined) notes.push(`Row ${r.rowNumber}: payout ${id} is row ${first}'s too: counted once.`);
+    else {
+      addToGroups(sums, r, cell, notes);
+      if (id) firstRow.set(id, r.rowNumber);
+    }
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
         ...rowOf(r, cell),

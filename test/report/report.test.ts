@@ -196,6 +196,18 @@ describe('rows that need action (issue 31)', () => {
     expect(doc).toContain('code.cmd span { white-space: nowrap; }');
   });
 
+  it('counts a payout whose row was copied in the file once, as status does, and says so', async () => {
+    const row = (n: number) => ({
+      rowNumber: n,
+      cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+      result: { status: 'SUCCESSFUL', payoutId: 'p2', totalDeductible: '10.50' },
+    });
+    const t: ResultsTable = { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'], rows: [row(2), row(3)] };
+    const view = await resultsViewOf(t, 'b.results.csv');
+    expect(view.groups).toEqual([{ group: 'paid', currency: 'EUR', rows: 1, amount: '10.00', total: '10.50' }]);
+    expect(view.notes).toEqual(["Row 3: payout p2 is row 2's too: counted once."]);
+  });
+
   it('tells a row not due yet to wait for its day, not to be fixed', async () => {
     const t: ResultsTable = {
       format: 'csv',
