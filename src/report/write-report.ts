@@ -176,7 +176,10 @@ export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOut
   const r = TieOutSummarySchema.safeParse(data);
   if (r.success) {
     // (an earlier batch whose results file had this name, next month's payroll.results.csv: its tie-out is not this file's)
-    const tied = new Set([(data as { rows?: unknown }).rows ?? []].flat().map((x) => (x as { payoutId?: unknown } | null)?.payoutId));
+    // (a row's payout now, and those it replaced: a copy written before the row was sent again holds one of those)
+    type Tied = { payoutId?: unknown; earlier?: Tied[] } | null;
+    const rows = [(data as { rows?: Tied[] }).rows ?? []].flat();
+    const tied = new Set(rows.flatMap((x) => [x?.payoutId, ...[x?.earlier ?? []].flat().map((e) => e?.payoutId)]));
     tied.delete(undefined);
     if (!tied.size) return { tieOut: r.data };
     for await (const row of (await streamResults(resultsFile)).rows) if (tied.has(row.result.payoutId)) return { tieOut: r.data };
