@@ -82,13 +82,15 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
   return out;
 }
 
+/** The watch's state folder, as its layout (src/watch/inbox.ts) has it: payout-batch.json's stateDir, else W/.state. */
 function watchStateDir(dir: string): string[] {
+  let cfg: { stateDir?: unknown } = {};
   try {
-    const cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown };
-    return typeof cfg.stateDir === 'string' && cfg.stateDir ? [resolve(dir, cfg.stateDir)] : [];
+    cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as typeof cfg;
   } catch {
-    return [];
+    // (no config: the default)
   }
+  return [typeof cfg.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
 }
 
 /**
@@ -191,7 +193,7 @@ export async function startListener(o: ListenerOptions) {
       targets.filter((_, i) => held[i]),
       updates,
       // a payout no file holds: its journal is searched in every watch folder's state too
-      { stateDirs: targets.flatMap((t) => t.stateDirs ?? []), stateRoots: o.stateRoots, shared: o.shared, logger: log },
+      { stateDirs: (o.watchDirs ?? []).flatMap(watchStateDir), stateRoots: o.stateRoots, shared: o.shared, logger: log },
     );
     const rows = new Map<string, number>();
     for (const c of applied) rows.set(c.deliveryId!, (rows.get(c.deliveryId!) ?? 0) + 1);
