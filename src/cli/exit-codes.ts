@@ -11,7 +11,7 @@ export const ExitCode = {
   REFUSED: 3,
   /** Service unreachable or key refused, or a failure after sending began (resume is safe). */
   SERVICE_UNAVAILABLE: 4,
-  /** `status`: some payouts still in progress, nothing else wrong; `run`, `retry`: the only rows not sent are NOT_DUE. */
+  /** `status`: some payouts still in progress, nothing else wrong; `run`, `retry`, `status`: the only rows not sent are NOT_DUE. */
   NOT_FINISHED: 5,
   /** `run`, `retry`, `watch --once` with a file left in processing/: stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); resume is safe. */
   INTERRUPTED: 130,

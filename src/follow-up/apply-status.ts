@@ -6,7 +6,7 @@ import type { Connection } from '../client/connect.ts';
 import { eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { streamResults, writeResults } from '../results/results.ts';
+import { ResultsError, streamResults, writeResults } from '../results/results.ts';
 import { SpillList } from '../files/spill.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
@@ -181,7 +181,9 @@ export async function applyStatus(targets: StatusTarget[], updates: StatusUpdate
       // (concat, not a spread: a file of 125,000 rows moved would pass more arguments than a call takes)
       [out.applied, out.ignored] = [out.applied.concat(r.applied), out.ignored.concat(r.ignored)];
     } catch (e) {
-      if ((e as { code?: string }).code !== 'FILE_NOT_FOUND') throw e;
+      // (one file no longer a results file, e.g. re-saved without a column, is said; its payouts still reach their journal)
+      if (!(e instanceof ResultsError) || e.code === 'WRITE_FAILED') throw e;
+      if (e.code !== 'FILE_NOT_FOUND') o.logger?.warn({ file: t.file, err: e.message }, 'results file not brought up to date');
     }
   }
   for (const c of [...out.applied, ...out.ignored.filter((c) => c.decision.why !== 'same')]) {

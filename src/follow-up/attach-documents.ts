@@ -106,7 +106,11 @@ async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<Lo
 export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   const files: LoadedFile[] = [];
-  for (const f of o.files) files.push(await loadFile(f));
+  for (const f of o.files) {
+    const file = await loadFile(f);
+    // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
+    if (!files.some((x) => Buffer.compare(x.bytes, file.bytes) === 0)) files.push(file);
+  }
 
   let payout: PayoutAnswer;
   try {

@@ -13,7 +13,7 @@ import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
-import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
+import { NOT_DUE, SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
@@ -197,14 +197,14 @@ export async function refreshStatus(o: StatusOptions) {
   const moneyProblems: string[] = [];
   const money = moneyTotals(moneyEntries(after, moneyProblems));
   const finished = groups.paid === after.rows.length;
-  // a row with no payout needs a person, as do unreadable money cells
+  // a row with no payout needs a person (one not due yet waits for its day, as for run), as do unreadable money cells
   const needsUs =
     read.failures.length ||
     swaps.failures.length ||
     groups.failed ||
     groups.waiting ||
     moneyProblems.length ||
-    !statuses.every(isCreatedStatus);
+    after.rows.some((r) => !isCreatedStatus(r.result.status) && r.result.errorCode !== NOT_DUE);
   // rows-failed: a row failed, waits for us, has no payout or could not be read; not-finished: poll again
   const kind: StatusKind = halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished';
   return {
@@ -275,8 +275,10 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =
     !isCreatedStatus(cells.status) ||
-    nextStatus({ status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt }, { status: v.status!, at: v.updatedAt })
-      .apply;
+    nextStatus(
+      { status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt },
+      { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
+    ).apply;
   if (v.status !== cells.status && forward) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }

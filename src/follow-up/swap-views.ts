@@ -30,25 +30,28 @@ export async function batchSwapsOf(
 ): Promise<BatchSwaps | undefined> {
   const keys = new Set<string>();
   for await (const r of rows) if (r.result.idempotencyKey) keys.add(r.result.idempotencyKey);
+  // (a journal that sent the file's keys; else the newest whose header names the path: next month's run writes it again)
+  let named: (BatchSwaps & { since: string }) | undefined;
   for await (const { ledger, batchId } of eachJournal(ledgers)) {
     const found = await swapsIn(ledger, batchId, keys, resolve(file));
-    if (found) return found;
+    if (found?.sent) return found;
+    if (found && !(named && named.since > found.since)) named = found;
   }
-  return undefined;
+  return named;
 }
 
-async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path: string): Promise<BatchSwaps | undefined> {
+async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path: string) {
   let batchId: string | undefined;
-  let mine = false;
+  let [named, sent, since] = [false, false, ''];
   const lines: SwapEvent[] = [];
   await ledger.read(journal, (e) => {
     if (e.t === 'batch' && typeof e.batchId === 'string') {
       batchId = e.batchId;
-      if (e.results === path) mine = true;
-    } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) mine = true;
+      if (e.results === path) [named, since] = [true, String(e.createdAt)];
+    } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) sent = true;
     else if (e.t === 'swap') lines.push(e as SwapEvent);
   });
-  return mine && batchId ? { ledger, batchId, swaps: foldSwaps(lines) } : undefined;
+  return (named || sent) && batchId ? { ledger, batchId, swaps: foldSwaps(lines), sent, since } : undefined;
 }
 
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */

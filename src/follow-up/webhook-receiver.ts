@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
-import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
+import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
 import { canonicalJson } from '../text.ts';
@@ -82,13 +82,15 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
   return out;
 }
 
+/** The watch's state folder, as its layout (src/watch/inbox.ts) has it: payout-batch.json's stateDir, else W/.state. */
 function watchStateDir(dir: string): string[] {
+  let cfg: { stateDir?: unknown } = {};
   try {
-    const cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown };
-    return typeof cfg.stateDir === 'string' && cfg.stateDir ? [resolve(dir, cfg.stateDir)] : [];
+    cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as typeof cfg;
   } catch {
-    return [];
+    // (no config: the default)
   }
+  return [typeof cfg.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
 }
 
 /**
@@ -172,7 +174,9 @@ export async function startListener(o: ListenerOptions) {
   async function applyAll(ds: DeliveryLine[]): Promise<void> {
     const updates: StatusUpdate[] = [];
     for (const d of ds) {
-      const event = JSON.parse(d.raw) as WebhookEvent;
+      // (as verified: a status in other letters, an id as a number; a line an older version recorded, as it is)
+      const raw: unknown = JSON.parse(d.raw);
+      const event = WebhookEvent.safeParse(raw).data ?? (raw as WebhookEvent);
       if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
         updates.push(updateOf(event, d.deliveryId));
       } else {
@@ -189,7 +193,7 @@ export async function startListener(o: ListenerOptions) {
       targets.filter((_, i) => held[i]),
       updates,
       // a payout no file holds: its journal is searched in every watch folder's state too
-      { stateDirs: targets.flatMap((t) => t.stateDirs ?? []), stateRoots: o.stateRoots, shared: o.shared, logger: log },
+      { stateDirs: (o.watchDirs ?? []).flatMap(watchStateDir), stateRoots: o.stateRoots, shared: o.shared, logger: log },
     );
     const rows = new Map<string, number>();
     for (const c of applied) rows.set(c.deliveryId!, (rows.get(c.deliveryId!) ?? 0) + 1);

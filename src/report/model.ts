@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
-import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
+import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
@@ -280,6 +280,7 @@ const ACTIONS: Record<string, Action> = {
   FAILED: refund,
   REJECTED: refund,
   INVALID: { urgency: 5, next: 'Fix the row in the results file, then send it', command: 'payout-batch retry RESULTS' },
+  HELD_SCREENING: { urgency: 5, next: 'Held by sanctions screening: sent only once approvers clear a false positive (screen --clear)' },
   NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
 };
 /** A failed payout whose refund the results do not show yet: look again before paying again. */
@@ -288,6 +289,8 @@ const REFUND_NOT_SEEN: Action = {
   next: 'The refund is not seen yet: look again later',
   command: 'payout-batch status RESULTS',
 };
+/** A row left out until its requested execution date (pain.001 ReqdExctnDt): nothing to fix. */
+const NOT_DUE_ACTION: Action = { urgency: 6, next: 'Not due yet: run it again on its day (it is never sent before)' };
 /** A payout of any other status whose documents are not attached yet. */
 const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
 
@@ -356,7 +359,7 @@ const reasonOf = (r: Row) => [r.result.statusReason, r.result.errorCode, r.resul
 /** The row of the action list, when the row needs one: what to do, and the command that does it, as it runs. */
 function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string, file: string) {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
-  const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
+  const known = (r.result.errorCode === NOT_DUE ? NOT_DUE_ACTION : ACTIONS[status]) ?? (docsMissing ? ATTACH : undefined);
   if (!known) return undefined;
   const action = known === refund && r.result.refunded === undefined ? REFUND_NOT_SEEN : known;
   const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
@@ -405,6 +408,7 @@ export async function resultsViewOf(
   const byUrgency = () => action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
   const notes = [...(o.notes ?? [])];
   const sums = new Map<string, GroupSums>();
+  const firstRow = new Map<string, number>();
   const rows: ResultsRowView[] = [];
   let total = 0;
   for await (const r of table.rows) {
@@ -418,7 +422,14 @@ export async function resultsViewOf(
       // (the most urgent are kept as they come: never a list of every row that needs action)
       if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
     }
-    addToGroups(sums, r, cell, notes);
+    // (a row copied in the file holds its payout once, as in status: counted once)
+    const id = r.result.payoutId;
+    const first = id ? firstRow.get(id) : undefined;
+    if (first !== undefined) notes.push(`Row ${r.rowNumber}: payout ${id} is row ${first}'s too: counted once.`);
+    else {
+      addToGroups(sums, r, cell, notes);
+      if (id) firstRow.set(id, r.rowNumber);
+    }
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
         ...rowOf(r, cell),

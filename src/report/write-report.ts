@@ -88,7 +88,7 @@ export async function writeResultsReport(
   } = {},
 ): Promise<string> {
   const read = { sheet: o.sheet, encoding: o.encoding };
-  const { tieOut, problem } = await readTieOut(resultsFile);
+  const { tieOut, problem } = await readTieOut(resultsFile, read);
   const batchId =
     o.batchId ?? (o.ledgers && (await batchSwapsOf((await streamResults(resultsFile, read)).rows, resultsFile, o.ledgers))?.batchId);
   const view = await resultsViewOf(await streamResults(resultsFile, read), resultsFile, {
@@ -160,7 +160,10 @@ export function planReportPathFor(batchFile: string): string {
  * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read back as it computed it: nothing
  * is summed again here. None without that file; one that cannot be read (an amount that is not one) is a problem to show, never a 0.
  */
-export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
+export async function readTieOut(
+  resultsFile: string,
+  read: { sheet?: string; encoding?: string } = {},
+): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
   const path = reconciliationPathFor(resultsFile, 'json');
   const problem = (why: string, then = '; run payout-batch reconcile again') => ({
     problem: `The reconciliation ${path} ${why}: the tie-out is not shown${then}.`,
@@ -174,7 +177,17 @@ export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOut
     return problem('is not JSON');
   }
   const r = TieOutSummarySchema.safeParse(data);
-  if (r.success) return { tieOut: r.data };
+  if (r.success) {
+    // (an earlier batch whose results file had this name, next month's payroll.results.csv: its tie-out is not this file's)
+    // (a row's payout now, and those it replaced: a copy written before the row was sent again holds one of those)
+    type Tied = { payoutId?: unknown; earlier?: Tied[] } | null;
+    const rows = [(data as { rows?: Tied[] }).rows ?? []].flat();
+    const tied = new Set(rows.flatMap((x) => [x?.payoutId, ...[x?.earlier ?? []].flat().map((e) => e?.payoutId)]));
+    tied.delete(undefined);
+    if (!tied.size) return { tieOut: r.data };
+    for await (const row of (await streamResults(resultsFile, read)).rows) if (tied.has(row.result.payoutId)) return { tieOut: r.data };
+    return problem("is of other payouts than this file's (an earlier batch's results had this name?)");
+  }
   const i = r.error.issues[0];
   return problem(`cannot be read (${i?.path.join('.') || 'top level'}: ${i?.message})`);
 }

@@ -195,6 +195,56 @@ describe('rows that need action (issue 31)', () => {
     ]);
     expect(doc).toContain('code.cmd span { white-space: nowrap; }');
   });
+
+  it('counts a payout whose row was copied in the file once, as status does, and says so', async () => {
+    const row = (n: number) => ({
+      rowNumber: n,
+      cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+      result: { status: 'SUCCESSFUL', payoutId: 'p2', totalDeductible: '10.50' },
+    });
+    const t: ResultsTable = { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'], rows: [row(2), row(3)] };
+    const view = await resultsViewOf(t, 'b.results.csv');
+    expect(view.groups).toEqual([{ group: 'paid', currency: 'EUR', rows: 1, amount: '10.00', total: '10.50' }]);
+    expect(view.notes).toEqual(["Row 3: payout p2 is row 2's too: counted once."]);
+  });
+
+  it('tells a row not due yet to wait for its day, not to be fixed', async () => {
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+          result: {
+            status: 'NOT_SENT',
+            errorCode: 'NOT_DUE',
+            errorMessage: 'not due until 2099-12-31 (ReqdExctnDt): not sent before that day',
+          },
+        },
+      ],
+    };
+    const [action] = (await resultsViewOf(t, 'b.results.csv')).action;
+    expect(action!.next).toMatch(/^Not due yet/);
+  });
+
+  it('lists a row held by sanctions screening: it waits for approvers, never "None"', async () => {
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R-2', sourceAmount: '10', sourceCurrency: 'EUR' },
+          result: { status: 'SUCCESSFUL', payoutId: 'p2' },
+        },
+        { rowNumber: 3, cells: { reference: 'R-3', sourceAmount: '20', sourceCurrency: 'EUR' }, result: { status: 'HELD_SCREENING' } },
+      ],
+    };
+    const view = await resultsViewOf(t, 'b.results.csv');
+    expect(view.action.map((a) => a.row)).toEqual([3]);
+    expect(view.action[0]!.next).toMatch(/screen --clear/);
+  });
 });
 
 describe('plan report', () => {
@@ -432,6 +482,21 @@ describe('where reports go, and the tie-out read back', () => {
     expect(doc).toMatch(
       /<tr data-currency="EUR" data-wallet="w_eur">.*data-field="net" data-value="-10.50".*data-field="ok" class="ok">yes</,
     );
+  });
+
+  it("never shows the tie-out of other payouts: an earlier batch's, whose results file had this name", async () => {
+    const results = await reconciled('-10.50');
+    const json = join(results, '..', 'b.results.reconciliation.json');
+    const summary = JSON.parse(await readFile(json, 'utf8')) as Record<string, unknown>;
+    await writeFile(json, JSON.stringify({ ...summary, rows: [{ rowNumber: 2, payoutId: 'p-january' }] }));
+    expect((await readTieOut(results)).problem).toMatch(/b\.results\.reconciliation\.json is of other payouts than this file's/);
+    const doc = await readFile((await writeReportOf(results)).path, 'utf8');
+    expect(doc).not.toContain('<table data-section="tieout"');
+    await writeFile(json, JSON.stringify({ ...summary, rows: [{ rowNumber: 2, payoutId: 'p1' }] }));
+    expect((await readTieOut(results)).tieOut?.totals[0]).toMatchObject({ currency: 'EUR', ok: true });
+    // (a copy of the results written before the row was sent again: its payout is the one replaced)
+    await writeFile(json, JSON.stringify({ ...summary, rows: [{ rowNumber: 2, payoutId: 'p1-again', earlier: [{ payoutId: 'p1' }] }] }));
+    expect((await readTieOut(results)).tieOut?.totals[0]).toMatchObject({ currency: 'EUR', ok: true });
   });
 
   it('says a reconciliation amount it cannot read is a problem, and never counts it as 0', async () => {

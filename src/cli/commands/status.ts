@@ -129,7 +129,7 @@ function outcomeLines(r: StatusResult, results: string, connection: string): str
     r.finished
       ? 'Finished: every row is paid.'
       : r.kind === 'not-finished'
-        ? `Not finished: ${r.groups.inProgress} still in progress; run status again later (exit ${ExitCode.NOT_FINISHED}).`
+        ? `Not finished: ${r.groups.inProgress} still in progress${r.groups.notSent ? `, ${r.groups.notSent} not due yet` : ''}; run status again later (exit ${ExitCode.NOT_FINISHED}).`
         : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
   );
   return l;
