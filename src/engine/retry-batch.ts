@@ -156,7 +156,7 @@ export async function resultsHere(
   const batch = await batchNamed(ledgers, arg);
   if (!batch) return undefined;
   const run = batch.folded.header?.results;
-  const recorded = run && newestResults(run);
+  const recorded = run && newestResults(run, batch.folded.header?.createdAt);
   if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
   const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
   const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);

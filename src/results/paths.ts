@@ -2,7 +2,7 @@
 // payroll.results.xlsx, payroll.results.csv → payroll.results.retry-1.csv (the first retry-N past
 // those in the folder), --results FILE → FILE. A batch's name alone decides, so a resume updates
 // the same file; a retry writes under a `.partial` name until complete, never taken for a retry-N.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './results-errors.ts';
@@ -51,12 +51,17 @@ export function resultsPathFor(
   return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
 }
 
-/** A run's results file as last written: its highest retry-N beside it (in either format), else itself. */
-export function newestResults(path: string): string {
+/**
+ * A run's results file as last written: its highest retry-N beside it (in either format), else itself. `since` (the
+ * batch's start): a retry-N written before it is another batch's, one run earlier from a file of the same name.
+ */
+export function newestResults(path: string, since?: string): string {
   const base = /^(.*)\.results$/i.exec(basename(path, extname(path)))?.[1];
   const n = base === undefined ? 0 : highestRetry(dirname(path), base);
   const exts = RESULTS_WRITERS.flatMap((w) => w.extensions);
-  return (n && exts.map((e) => join(dirname(path), `${base}.results.retry-${n}${e}`)).find((f) => existsSync(f))) || path;
+  const newest = n ? exts.map((e) => join(dirname(path), `${base}.results.retry-${n}${e}`)).find((f) => existsSync(f)) : undefined;
+  const sinceMs = since ? Date.parse(since) : NaN; // (NaN: no start known, nothing is older than it)
+  return newest && !(statSync(newest).mtimeMs < sinceMs) ? newest : path;
 }
 
 /** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or an unreadable folder). */

@@ -44,4 +44,23 @@ describe('retry of a batch named by its id', () => {
       expect([row.cells.sourceAmount, row.result.status]).toEqual(['45.00', 'PENDING']);
       expect((await allPayouts(sb)).map((p) => p.sourceAmount).sort()).toEqual([45, 90]);
     });
+
+  it("in a folder paid from monthly: never takes last month's retry-N beside this month's results for this batch's", async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const conn = connectionTo(
+      sb,
+      refusingInitiates((body) => body.includes('"sourceAmount":70')),
+    );
+    const o = unattended({ settleDelayMs: 10 });
+    const path = await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'JAN', amount: () => '70.00' });
+    const january = await runBatch({ file: path, conn, ...o });
+    const retried = await retryResults({ ...o, resultsFile: january.resultsPath, conn });
+    expect(retried.resultsPath).toMatch(/pay\.results\.retry-1\.csv$/); // January's, refused again
+    await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'FEB', amount: () => '80.00' });
+    const february = await runBatch({ file: path, conn, ...o });
+    expect(february.resultsPath).toBe(january.resultsPath);
+    const r = await retryResults({ ...o, resultsFile: february.batchId.slice(0, 16), here: dir, conn });
+    expect((await readResults(r.resultsPath)).rows.map((x) => x.cells.reference)).toEqual(['FEB-0001']);
+  });
 });
