@@ -223,6 +223,7 @@ export const NOT_DUE = 'NOT_DUE';
 export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
 
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
+  if (x.phase === 'held') return leftOut(HELD, sentElsewhereText(x));
   const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
   const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
   return leftOut(code, message, x.payout);
