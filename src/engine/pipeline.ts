@@ -158,11 +158,13 @@ export async function preparePipeline<R>(
     done = true;
     return finishing(answer)
       .then(async (r) => {
+        // (a retry's results put in place under the reservation: a second retry of the file never takes their name)
+        const made = await complete(r);
         // (every line of the run recorded in the ledger, or the run is not done)
         await release().catch((e: unknown) => {
           throw new FailedAfterSending(session.journalPath, e);
         });
-        return complete(r);
+        return made;
       })
       .finally(close);
   };

@@ -86,20 +86,21 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
-  const results = resultsPathFor(resultsFile, o.resultsPath);
-  // (a retry killed midway leaves no output that looks finished)
-  const partial = partialResultsPath(results.path);
   const session = await reservedSession(batch, folded.rows, {
     allowDuplicates: o.allowDuplicates,
     duplicateWindowMs: o.duplicateWindowMs,
     ledger,
     env,
     command: 'retry',
-    results: results.path,
+    results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
     resend,
     screens: !!o.screening?.lists.length,
   });
+  // (named under the reservation: a retry of this file that ended meanwhile has its retry-N in place)
+  const results = resultsPathFor(resultsFile, o.resultsPath);
+  // (a retry killed midway leaves no output that looks finished)
+  const partial = partialResultsPath(results.path);
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => {
