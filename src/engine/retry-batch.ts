@@ -363,8 +363,9 @@ async function retryBatch(
       }
     } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
       out.keep.set(r.rowNumber, r.result);
-    // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go)
-    else if (r.result.status === ENGINE_STATUSES.HELD_SCREENING && !o.screening) out.keep.set(r.rowNumber, r.result);
+    // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go), or was sent since
+    else if (r.result.status === ENGINE_STATUSES.HELD_SCREENING && !o.screening && (!s || s.phase === 'rejected'))
+      out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;
