@@ -78,3 +78,18 @@ describe('an unsettled row edited in the batch file, then planned (--out) under 
     expect((await allPayouts(sb)).map((p) => p.sourceAmount).sort()).toEqual([10, 11.01]);
   });
 });
+
+describe('an unsettled row edited into an invalid one in the batch run again under its --batch-id', () => {
+  it('is reported of unknown outcome with its key, never INVALID (never sent)', async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const file = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'ASI' });
+    const run = await runBatch({ file, batchId: 'payroll-8', conn: connectionTo(sb, losingFirst()), ...unattended({ settleDelayMs: 10 }) });
+    const key = (await readResults(run.resultsPath)).rows[0]!.result.idempotencyKey;
+    await writeFile(file, (await readFile(file, 'utf8')).replace(',10.00,', ',ten,'));
+    const again = await runBatch({ file, batchId: 'payroll-8', conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+    const row = (await readResults(again.resultsPath)).rows[0]!.result;
+    expect([row.status, row.idempotencyKey]).toEqual(['UNKNOWN_OUTCOME', key]);
+    expect(await allPayouts(sb)).toHaveLength(1);
+  });
+});
