@@ -248,7 +248,12 @@ export async function planStage(
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
-  // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so.
+  // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
+  const fresh = (r: EngineRow) =>
+    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
+  await refuseRecentDuplicates(o.ledger, batch, fresh, o);
+  // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
+  // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
   const edited: string[] = [];
   batch.rows.forEach((r, i) => {
     const s = r.payout && rowState(folded, r.payout.reference);
@@ -268,10 +273,6 @@ export async function planStage(
       batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
       o.screening,
     ));
-  // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
-  const fresh = (r: EngineRow) =>
-    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
-  await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],

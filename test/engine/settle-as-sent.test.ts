@@ -93,3 +93,23 @@ describe('an unsettled row edited into an invalid one in the batch run again und
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 });
+
+describe('an unsettled row edited to another amount, its first amount moved to a new row', () => {
+  it('the new row repeats what the unsettled one resends: a probable duplicate, not sent', async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const file = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'ASM' });
+    const run = await runBatch({ file, batchId: 'payroll-9', conn: connectionTo(sb, losingFirst()), ...unattended({ settleDelayMs: 10 }) });
+    expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['UNKNOWN_OUTCOME', 'PENDING']);
+    const [head, first, ...rest] = (await readFile(file, 'utf8')).trim().split('\n');
+    await writeFile(file, [head, first!.replace(',10.00,', ',12.00,'), ...rest, first!.replace('ASM-0001', 'ASM-0003')].join('\n') + '\n');
+    const again = await runBatch({ file, batchId: 'payroll-9', conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+    const rows = (await readResults(again.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode]);
+    expect(rows).toEqual([
+      ['PENDING', undefined],
+      ['PENDING', undefined],
+      ['INVALID', 'PROBABLE_DUPLICATE'],
+    ]);
+    expect(await allPayouts(sb)).toHaveLength(2);
+  });
+});
