@@ -10,6 +10,7 @@ const ISOLATED = [
   'test/results/atomic.test.ts',
   'test/validation/templates.test.ts',
   'test/engine/results-once.test.ts',
+  'test/engine/retry-twice-at-once.test.ts',
   'test/ops/listen-together.test.ts',
   'test/approvals/policy-unreadable.test.ts',
   'test/ops/watch-policy-since.e2e.test.ts',

@@ -135,6 +135,8 @@ export interface PlanOptions {
   quotedFees?: Map<number, DecT>;
   /** retry --resend-failed. */
   resend?: Set<string>;
+  /** `retry` sends a refused row again; `run` and `plan` (its preview) never. */
+  mode?: 'run' | 'retry';
   /** References other batches of the account sent: left out, whatever `only` says. */
   sentElsewhere?: Map<string, SentElsewhere>;
   fundBySwap?: boolean;
@@ -145,7 +147,7 @@ export interface PlanOptions {
   screened?: Screened;
 }
 
-/** What the plan makes of one row before the wallets are looked at (a conflict: for a person, not sent, not reported here). */
+/** What the plan makes of one row before the wallets are looked at (a conflict, a refusal outside retry: not sent, not reported here). */
 type RowVerdict =
   | { kind: 'created'; debit?: PayoutSnapshot }
   | { kind: 'invalid'; code: string; message: string }
@@ -183,6 +185,8 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   }
   const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
+  // (a row the service refused: reported as it is, only `retry` sends it again)
+  if (s.phase === 'rejected' && o.mode !== 'retry') return { kind: 'conflict' };
   // (a row being settled too: resent, a payout not created yet would be)
   const held = o.screened?.held.get(r.rowNumber);
   if (held) return { kind: 'screened', issue: leftOut(HELD, `held by sanctions screening: ${held.hits.map(hitText).join('; ')}`) };
@@ -223,6 +227,7 @@ export const NOT_DUE = 'NOT_DUE';
 export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
 
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
+  if (x.phase === 'held') return leftOut(HELD, sentElsewhereText(x));
   const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
   const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
   return leftOut(code, message, x.payout);

@@ -6,7 +6,7 @@ import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
-import { Dec, type Dec as DecT } from '../money.ts';
+import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import { streamResults } from '../results/read.ts';
@@ -14,8 +14,9 @@ import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { clearanceLapsed, controlTotalNotes, decideApproval, payoutsOf, type ApprovalDecision, type GuardOptions } from './guards.ts';
-import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
+import { STOPPED_BEFORE_ROW, executeRows, initiateBody, type EngineEvent, type RunSettings } from './execute.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
+import type { InitiateRequest } from '../spec/schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
 import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
@@ -35,7 +36,7 @@ import {
 import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
 import { fundBySwaps, unsettled, type SwapFunding } from './swap-send.ts';
-import { readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
+import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
   firstError,
@@ -157,11 +158,13 @@ export async function preparePipeline<R>(
     done = true;
     return finishing(answer)
       .then(async (r) => {
+        // (a retry's results put in place under the reservation: a second retry of the file never takes their name)
+        const made = await complete(r);
         // (every line of the run recorded in the ledger, or the run is not done)
         await release().catch((e: unknown) => {
           throw new FailedAfterSending(session.journalPath, e);
         });
-        return complete(r);
+        return made;
       })
       .finally(close);
   };
@@ -245,19 +248,31 @@ export async function planStage(
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
-  // (a row settling its outcome is resent as journalled, whatever its cells say now: its journalled payee is screened)
-  const asSent = (r: EngineRow): EngineRow => {
-    const s = rowState(folded, r.payout!.reference);
-    if ((s.phase !== 'initiating' && s.phase !== 'unknown') || !s.body) return r;
-    const { beneficiary, destinationCountryCode } = JSON.parse(s.body) as PayoutRow;
-    return { ...r, payout: { ...r.payout!, beneficiary, destinationCountryCode } };
-  };
-  // (offline, before any request: a list that cannot be read stops the command here)
-  const screened = o.screening && (await screenRows(batch.rows.filter((r) => !!r.payout && inScope(r.payout)).map(asSent), o.screening));
   // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
   const fresh = (r: EngineRow) =>
     !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
+  // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
+  // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
+  const edited: string[] = [];
+  batch.rows.forEach((r, i) => {
+    const s = r.payout && rowState(folded, r.payout.reference);
+    if (!s?.body || (s.phase !== 'initiating' && s.phase !== 'unknown')) return;
+    const { supportingDocument: _url, ...sent } = JSON.parse(s.body) as InitiateRequest & Pick<PayoutRow, 'method'>;
+    if (bodyDigest(sent) === bodyDigest(initiateBody(r.payout!))) return;
+    const payout = { ...r.payout!, remitterAddress: undefined, ...sent, sourceAmount: fromApi(sent.sourceAmount) };
+    batch.rows.set(i, { ...r, payout });
+    edited.push(
+      `row ${r.rowNumber} (${formatAmount(payout.sourceAmount, sent.sourceCurrency)} ${sent.sourceCurrency} to ${sent.beneficiary.accountName})`,
+    );
+  });
+  // (offline, before any request: a list that cannot be read stops the command here)
+  const screened =
+    o.screening &&
+    (await screenRows(
+      batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
+      o.screening,
+    ));
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
@@ -265,6 +280,8 @@ export async function planStage(
   const toCheck = listView(places.length, (i) => batch.rows.at(places[i]!)!.payout!);
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
+  if (edited.length)
+    pf.warnings.push(`${edited.join(', ')}: edited since sent, outcome not known: the edit is not applied, resent as first sent`);
   const planned = async () => {
     await conn.usage?.flush().catch(() => undefined);
     const usage = await conn.client.quotaUsage().catch(() => undefined);

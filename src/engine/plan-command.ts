@@ -71,7 +71,8 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const batch = await loadBatch(o.file, o, journal.lookup);
   const folded = journal.read()?.folded ?? emptyFold();
   checkSameBatch(folded, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
-  const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+  // (and, screening nobody, those another batch's screening held: `run` refuses them, its reservation's same check)
+  const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows), !o.screening?.lists.length);
   const quoteRows = !!o.out && o.quote;
   // (fundBySwap: default true; `run --dry-run` passes its --fund-by-swap)
   const options = { ...o, ledger, quoteRows, sentElsewhere, fundBySwap: o.fundBySwap ?? true };

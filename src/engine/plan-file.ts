@@ -181,17 +181,24 @@ export function verifyPlannedRows(
   for (const r of plan.rows) {
     const p = rowOf(r.rowNumber)?.payout;
     const planned = bodyDigest(r.body);
-    if (!p || p.reference !== r.reference || bodyDigest(initiateBody(p)) !== planned || p.ultimateCreditor?.name !== r.ultimateCreditor)
-      throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
-    const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
-    if (docs.length !== r.documents.length || r.documents.some((d, i) => d.sha256 !== docs[i]))
-      throw changed(`the documents of ${r.reference} are not the planned ones`);
+    // (an unsettled row is resent with its journalled body, whatever its cells say: the plan holds that body)
     const s = folded?.rows.get(r.reference);
-    if (s?.body && (s.phase === 'initiating' || s.phase === 'unknown') && bodyDigest(JSON.parse(s.body) as object) !== planned)
+    const sent = s?.body && (s.phase === 'initiating' || s.phase === 'unknown') ? (JSON.parse(s.body) as object) : undefined;
+    if (sent && bodyDigest(sent) !== planned)
       throw new BatchRefused(
         `${r.reference} was sent before with another body than the planned one, and its outcome is not known: the plan cannot be run over it: nothing was sent`,
         'plan-file-changed',
       );
+    if (
+      !p ||
+      p.reference !== r.reference ||
+      bodyDigest(sent ?? initiateBody(p)) !== planned ||
+      p.ultimateCreditor?.name !== r.ultimateCreditor
+    )
+      throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
+    const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
+    if (docs.length !== r.documents.length || r.documents.some((d, i) => d.sha256 !== docs[i]))
+      throw changed(`the documents of ${r.reference} are not the planned ones`);
   }
 }
 

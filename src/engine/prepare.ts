@@ -51,7 +51,8 @@ export interface LoadedBatch {
 export async function loadBatch(path: string, options: LoadOptions = {}, journal?: JournalLookup): Promise<LoadedBatch> {
   const file = resolve(path);
   let stateOf: ((reference: string) => RowState | undefined) | undefined;
-  const createdBefore = (reference: string) => stateOf?.(reference)?.phase === 'created';
+  // (a reference an earlier run created, or sent with its outcome unknown: it is, or may be, a payout)
+  const sentBefore = (reference: string) => ['created', 'initiating', 'unknown'].includes(stateOf?.(reference)?.phase ?? 'none');
   const docs = fingerprintingChecker();
   const v = await validateBatch(file, {
     checkDocument: docs.check,
@@ -59,7 +60,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     sheet: options.sheet,
     documents: options.documents,
     allowDuplicateRows: options.allowDuplicateRows,
-    createdBefore: journal ? createdBefore : undefined,
+    createdBefore: journal ? sentBefore : undefined,
   });
   let identity: BatchIdentity;
   try {
@@ -80,9 +81,9 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
           `${file}: stopped (Ctrl-C or SIGTERM) at row ${r.rowNumber}, before anything was sent.`,
           r.rowNumber,
         );
-      // (an invalid row an earlier run created keeps its journal name, on the first row with that reference)
+      // (an invalid row an earlier run sent keeps its journal name, on the first row with that reference)
       const ref = refHeader ? r.cells[refHeader] : undefined;
-      const named = !r.payout && ref && createdBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
+      const named = !r.payout && ref && sentBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
       rows.push(named ? { ...r, reference: ref } : r);
     }
   } finally {

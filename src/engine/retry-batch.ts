@@ -86,20 +86,21 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
-  const results = resultsPathFor(resultsFile, o.resultsPath);
-  // (a retry killed midway leaves no output that looks finished)
-  const partial = partialResultsPath(results.path);
   const session = await reservedSession(batch, folded.rows, {
     allowDuplicates: o.allowDuplicates,
     duplicateWindowMs: o.duplicateWindowMs,
     ledger,
     env,
     command: 'retry',
-    results: results.path,
+    results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
     resend,
     screens: !!o.screening?.lists.length,
   });
+  // (named under the reservation: a retry of this file that ended meanwhile has its retry-N in place)
+  const results = resultsPathFor(resultsFile, o.resultsPath);
+  // (a retry killed midway leaves no output that looks finished)
+  const partial = partialResultsPath(results.path);
   const keyProofs: KeyProof[] = [];
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => {
@@ -362,8 +363,9 @@ async function retryBatch(
       }
     } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
       out.keep.set(r.rowNumber, r.result);
-    // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go)
-    else if (r.result.status === ENGINE_STATUSES.HELD_SCREENING && !o.screening) out.keep.set(r.rowNumber, r.result);
+    // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go), or was sent since
+    else if (r.result.status === ENGINE_STATUSES.HELD_SCREENING && !o.screening && (!s || s.phase === 'rejected'))
+      out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.phase === 'created') row.reference = s.ref;

@@ -244,6 +244,8 @@ export function sentElsewhereText(x: SentElsewhere): string {
   const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)}` : ''}`;
   if (x.phase === 'created') return `already paid at this account (payout ${x.payout?.payoutRef ?? x.payout?.id}, ${batch})`;
   if (x.phase === 'conflict') return `already sent at this account with other content, answered 409 (${batch})`;
+  if (x.phase === 'held')
+    return `held by sanctions screening in another batch (${batch}): \`run\` refuses it unless it screens (--sanctions-list; screen --clear lets a false positive go)`;
   return `already sent at this account, outcome not known yet (${batch}): that batch settles it`;
 }
 
