@@ -1,5 +1,6 @@
 // Shared pieces of the ops tests: a sandbox with limits off, an in-process connection, a batch run
 // by the engine to get real payouts and a results file, the sandbox's control route, the CLI.
+import { createHmac, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
@@ -84,4 +85,21 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 5000, 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/** Posts one signed payout.status.changed delivery (spec §6) to a listener, changed a second from now. */
+export function postStatusChange(url: string, secret: string, payoutId: string, [oldStatus, newStatus]: [string, string]) {
+  const changedAt = new Date(Date.now() + 1000).toISOString();
+  const body = JSON.stringify({
+    eventType: 'payout.status.changed',
+    deliveryId: randomUUID(),
+    occurredAt: changedAt,
+    data: { payoutId, businessId: 'biz_acme', oldStatus, newStatus, changedAt },
+  });
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-delivery-id': randomUUID(), 'x-service-signature': signature },
+    body,
+  });
 }

@@ -1,7 +1,6 @@
 // `listen` keeps several results files up to date: one that can no longer be read as a results file
 // (a copy re-saved without a result column, in a watch folder or named by --results) is skipped and
 // said, never a reason to apply the deliveries to no file and no journal.
-import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { startListener, type RunningListener } from '../../src/follow-up/webhook
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from '../engine/helpers.ts';
-import { ledgerJournals, paidBatch, startSb } from './helpers.ts';
+import { ledgerJournals, paidBatch, postStatusChange, startSb } from './helpers.ts';
 
 const SECRET = 'whsec_unreadable_0123456789abcdef';
 const dirs = tempDirs('pb-listen-unreadable-');
@@ -44,19 +43,7 @@ it('applies a delivery to the files it can read and to the journal, past one it 
   expect(readFileSync(broken, 'utf8')).toContain(ids[0]!);
 
   listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen'), results: [broken, results] });
-  const changedAt = new Date(Date.now() + 1000).toISOString();
-  const body = JSON.stringify({
-    eventType: 'payout.status.changed',
-    deliveryId: randomUUID(),
-    occurredAt: changedAt,
-    data: { payoutId: ids[0], businessId: 'biz_acme', oldStatus: 'PENDING', newStatus: 'PROCESSING', changedAt },
-  });
-  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-  const r = await fetch(listener.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-delivery-id': randomUUID(), 'x-service-signature': signature },
-    body,
-  });
+  const r = await postStatusChange(listener.url, SECRET, ids[0]!, ['PENDING', 'PROCESSING']);
   expect(r.status).toBe(200);
   await listener.idle();
   expect((await readResults(results)).rows.map((x) => x.result.status)).toEqual(['PROCESSING', 'PENDING']);
@@ -70,19 +57,7 @@ it('applies a delivery as it was accepted: a status in other letters is the stat
   sb = await startSb();
   const { dir, results, ids } = await paidBatch(sb, { rows: 1, dir: await dirs.make() });
   listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen'), results: [results] });
-  const changedAt = new Date(Date.now() + 1000).toISOString();
-  const body = JSON.stringify({
-    eventType: 'payout.status.changed',
-    deliveryId: randomUUID(),
-    occurredAt: changedAt,
-    data: { payoutId: ids[0], businessId: 'biz_acme', oldStatus: 'pending', newStatus: 'processing', changedAt },
-  });
-  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-  const r = await fetch(listener.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-delivery-id': randomUUID(), 'x-service-signature': signature },
-    body,
-  });
+  const r = await postStatusChange(listener.url, SECRET, ids[0]!, ['pending', 'processing']);
   expect(r.status).toBe(200);
   await listener.idle();
   expect((await readResults(results)).rows.map((x) => x.result.status)).toEqual(['PROCESSING']);
