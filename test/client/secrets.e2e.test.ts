@@ -133,8 +133,10 @@ describe('item 4: the key echoed in an error body', () => {
     expectNoKey(html, KEY, 'the report');
     expect(html).toContain('VALIDATION_ERROR');
     expectNoKey(report.stdout + report.stderr, KEY, 'the output of report');
-    // The quote of a plan file: its failure is shown and kept, the key nowhere.
-    const plan = await runCli(['plan', 'payroll.csv', '--out', 'p.json', '--base-url', url, '--rate', '100'], { cwd: dir, env });
+    // The quote of a plan file: its failure is shown and kept, the key nowhere (a ledger that never sent the file:
+    // `plan` plans no row the service refused, as `run` never resends one)
+    const fresh = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state-2') });
+    const plan = await runCli(['plan', 'payroll.csv', '--out', 'p.json', '--base-url', url, '--rate', '100'], { cwd: dir, env: fresh });
     expect(echoed.filter((e) => e === 'quote').length).toBeGreaterThan(0);
     expect(plan.stdout).toMatch(/quote failed on row 3: .*\[redacted\]/);
     expectNoKey(plan.stdout + plan.stderr, KEY, 'the output of plan');
