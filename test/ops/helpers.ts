@@ -103,3 +103,17 @@ export function postStatusChange(url: string, secret: string, payoutId: string, 
     body,
   });
 }
+
+/** A swap of 1,000 EUR into GBP between the business's wallets (spec §4.12's body), under `reference`. */
+export async function eurToGbpSwap(client: PayoutClient, reference: string) {
+  const wallets = Object.fromEntries((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
+  return {
+    sourceWalletId: wallets.EUR!,
+    destinationWalletId: wallets.GBP!,
+    swapAmount: 1000,
+    swapCurrency: 'EUR',
+    amountToBeSent: 851.8,
+    currencyToBeSent: 'GBP',
+    reference,
+  };
+}

@@ -7,23 +7,14 @@ import { swapSnapshotOf } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
-import { connectionTo, ledgerJournals, paidBatch, startSb } from './helpers.ts';
+import { connectionTo, eurToGbpSwap, ledgerJournals, paidBatch, startSb } from './helpers.ts';
 
 it('ties out a swap made two hours before the batch paid its rows', async () => {
   const sb = await startSb();
   try {
     const conn = connectionTo(sb);
-    const wallets = Object.fromEntries((await conn.client.listWallets()).data.map((w) => [w.currency, w.walletId]));
     const reference = 'PBS-EARLIER-GBP';
-    const body = JSON.stringify({
-      sourceWalletId: wallets.EUR!,
-      destinationWalletId: wallets.GBP!,
-      swapAmount: 1000,
-      swapCurrency: 'EUR',
-      amountToBeSent: 851.8,
-      currencyToBeSent: 'GBP',
-      reference,
-    });
+    const body = JSON.stringify(await eurToGbpSwap(conn.client, reference));
     const key = 'swap-key-earlier';
     const created = await conn.client.swap(body, { idempotencyKey: key });
     const advance = async () =>

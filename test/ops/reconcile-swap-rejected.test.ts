@@ -8,7 +8,7 @@ import { swapReference, swapSnapshotOf } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
-import { connectionTo, ledgerJournals, paidBatch, startSb } from './helpers.ts';
+import { connectionTo, eurToGbpSwap, ledgerJournals, paidBatch, startSb } from './helpers.ts';
 
 it('ties out a swap REJECTED after the run, the journal still saying PROCESSING', async () => {
   const sb = await startSb();
@@ -19,16 +19,7 @@ it('ties out a swap REJECTED after the run, the journal still saying PROCESSING'
     const batchId = readJournal(journal).events.find((e) => e.t === 'batch')!.batchId as string;
     const reference = swapReference([batchId], 'GBP');
     const key = idempotencyKey(reference, 1, 'swap');
-    const wallets = Object.fromEntries((await conn.client.listWallets()).data.map((w) => [w.currency, w.walletId]));
-    const body = JSON.stringify({
-      sourceWalletId: wallets.EUR!,
-      destinationWalletId: wallets.GBP!,
-      swapAmount: 1000,
-      swapCurrency: 'EUR',
-      amountToBeSent: 851.8,
-      currencyToBeSent: 'GBP',
-      reference,
-    });
+    const body = JSON.stringify(await eurToGbpSwap(conn.client, reference));
     const at = new Date().toISOString();
     const created = await conn.client.swap(body, { idempotencyKey: key });
     const lines: SwapEvent[] = [

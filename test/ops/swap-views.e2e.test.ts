@@ -13,7 +13,18 @@ import { ledgerOf } from '../../src/ledger/open.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cliIn } from '../engine/helpers.ts';
-import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, unattended, workDir, writeBatch } from './helpers.ts';
+import {
+  cleanEnv,
+  connectionTo,
+  eurToGbpSwap,
+  ledgerJournals,
+  paidBatch,
+  runCli,
+  startSb,
+  unattended,
+  workDir,
+  writeBatch,
+} from './helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
@@ -41,16 +52,7 @@ describe('the batch swap after the run', () => {
     const reference = swapReference([batchId], 'GBP');
     const key = idempotencyKey(reference, 1, 'swap');
     const { client } = conn;
-    const wallets = Object.fromEntries((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
-    const body = {
-      sourceWalletId: wallets.EUR!,
-      destinationWalletId: wallets.GBP!,
-      swapAmount: 1000,
-      swapCurrency: 'EUR',
-      amountToBeSent: 851.8,
-      currencyToBeSent: 'GBP',
-      reference,
-    };
+    const body = await eurToGbpSwap(client, reference);
     const at = new Date().toISOString();
     const lines: SwapEvent[] = [
       { t: 'swap', phase: 'initiating', currency: 'GBP', reference, attempt: 1, key, body: JSON.stringify(body), at },
