@@ -165,7 +165,7 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
-  const pairsAll = () => (allPairs ??= counted(() => client.listPairs({ all: true }).then((r) => (loaded.pairs = r.data))));
+  const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs))));
   const toggled = new Map<string, Promise<unknown>>();
   const enablePair = (id: string) => {
     const toggle = toggled.get(id) ?? counted(() => client.togglePair(id, { enabled: true }));
@@ -220,16 +220,21 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
 }
 
-/** The pairs a short wallet's swap is priced from (spec §4.9), read once; "400 when no pair is enabled": none. */
+/** Spec §4.9, "400 when no pair is enabled": none (also for `all`, which a service may ignore). */
+async function listedPairs(client: PayoutClient, all?: boolean): Promise<CurrencyPairAnswer[]> {
+  try {
+    return (await client.listPairs({ all })).data;
+  } catch (e) {
+    if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
+    return [];
+  }
+}
+
+/** The pairs a short wallet's swap is priced from, read once. */
 export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
   if (pf.pairs) return;
   pf.requests++;
-  try {
-    pf.pairs = (await client.listPairs()).data;
-  } catch (e) {
-    if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
-    pf.pairs = [];
-  }
+  pf.pairs = await listedPairs(client);
 }
 
 /** Why the service blocks the row: its destination's country, or the beneficiary's (countryCode, SWIFT's beneficiaryCountry). */

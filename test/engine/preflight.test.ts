@@ -169,3 +169,23 @@ describe('preflight', () => {
     expect(routes(from)).toHaveLength(0);
   });
 });
+
+describe('preflight at an account with no pair enabled', () => {
+  it('reports the row whose pair is off, as the service answers GET pairs "400 when no pair is enabled" (spec §4.9)', async () => {
+    // The variant reading ignores ?status=all, as a service that does not know it would.
+    const variant = await startSandbox({ rateLimitPerSecond: null, monthlyQuota: null, shapes: 'variant' });
+    try {
+      const globex = new PayoutClient({ baseUrl: variant.url, apiKey: 'sk_sandbox_globex', requestsPerSecond: 1000 });
+      for (const p of (await globex.listPairs()).data) await globex.togglePair(p.currencyPairId!, { enabled: false });
+      const dir = await workDir('pb-preflight-');
+      const file = join(dir, 'gbp.csv');
+      await writeFile(file, `${HEADER.join(',')}\n${swiftRow('G-1', 'GBP', 'GBR', '100.00')}\n`);
+      const [row] = (await loadBatch(file)).rows.flatMap((r) => (r.payout ? [r.payout] : []));
+      const r = await preflight(globex, [row!], { enablePairs: true });
+      expect(r.rowIssues.get(row!.rowNumber)).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
+      expect(r.pairs).toEqual([]);
+    } finally {
+      await variant.close();
+    }
+  });
+});
