@@ -94,9 +94,7 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
         try {
           parsed = JSON.parse(body.buf.toString('utf8'));
         } catch {
-          return finish(
-            apiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', [{ field: '(body)', message: 'not valid JSON' }]),
-          );
+          return finish(fieldError('(body)', 'not valid JSON'));
         }
       }
       const request: Request = {

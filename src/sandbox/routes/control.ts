@@ -5,7 +5,7 @@ import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
 import { control } from '../context.ts';
-import { apiError, found, ok } from '../http.ts';
+import { apiError, fieldError, found, ok } from '../http.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 
@@ -33,7 +33,7 @@ export const CONTROL_ROUTES = [
     const problem = body.amount.lessThanOrEqualTo(0)
       ? 'must be above 0'
       : (amountProblem(body.amount, w.currency) ?? sb.store.creditProblem(w, body.amount));
-    if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
+    if (problem) return fieldError('amount', problem);
     const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
     return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
   }),

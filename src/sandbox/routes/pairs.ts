@@ -4,7 +4,7 @@ import { MethodsQuery, ToggleRequest } from '../../spec/schemas.ts';
 import { toApi } from '../../money.ts';
 import { route } from '../context.ts';
 import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
-import { apiError, found, ok, parseWith } from '../http.ts';
+import { apiError, fieldError, found, ok, parseWith } from '../http.ts';
 import { corridorMethods } from '../rules.ts';
 import { pairView } from '../views.ts';
 
@@ -12,11 +12,7 @@ export const PAIR_ROUTES = [
   /** Spec §4.9: enabled pairs, none is 400 NO_ENABLED_PAIRS; `?status=all` also lists disabled ones (strict reading only). */
   route('pairs', 'GET', `${P}/pairs`, null, (sb, req) => {
     const status = sb.shapes === 'variant' ? null : req.query.get('status');
-    if (status !== null && status !== 'all' && status !== 'enabled') {
-      return apiError(400, 'VALIDATION_ERROR', 'status is "enabled" (the default) or "all"', [
-        { field: 'status', message: 'one of enabled, all' },
-      ]);
-    }
+    if (status !== null && status !== 'all' && status !== 'enabled') return fieldError('status', 'enabled (the default) or all');
     const all = sb.store.pairsOf(req.business.id);
     const listed = status === 'all' ? all : all.filter((p) => p.enabled);
     if (!listed.length && status !== 'all') return apiError(400, 'NO_ENABLED_PAIRS', 'No currency pair is enabled for this business');
