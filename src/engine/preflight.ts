@@ -165,7 +165,8 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
-  const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs))));
+  // (refused: the swap's pairs are read alone, readSwapPairs)
+  const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs) ?? [])));
   const toggled = new Map<string, Promise<unknown>>();
   const enablePair = (id: string) => {
     const toggle = toggled.get(id) ?? counted(() => client.togglePair(id, { enabled: true }));
@@ -220,13 +221,13 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
 }
 
-/** Spec §4.9, "400 when no pair is enabled": none (also for `all`, which a service may ignore). */
-async function listedPairs(client: PayoutClient, all?: boolean): Promise<CurrencyPairAnswer[]> {
+/** Spec §4.9's "400 when no pair is enabled" (or a service refusing `all`, not in the spec): undefined. */
+async function listedPairs(client: PayoutClient, all?: boolean): Promise<CurrencyPairAnswer[] | undefined> {
   try {
     return (await client.listPairs({ all })).data;
   } catch (e) {
     if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
-    return [];
+    return undefined;
   }
 }
 
@@ -234,7 +235,7 @@ async function listedPairs(client: PayoutClient, all?: boolean): Promise<Currenc
 export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
   if (pf.pairs) return;
   pf.requests++;
-  pf.pairs = await listedPairs(client);
+  pf.pairs = (await listedPairs(client)) ?? [];
 }
 
 /** Why the service blocks the row: its destination's country, or the beneficiary's (countryCode, SWIFT's beneficiaryCountry). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
-import { preflight } from '../../src/engine/preflight.ts';
+import { preflight, readSwapPairs } from '../../src/engine/preflight.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import type { RouteName } from '../../src/sandbox/contract.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
@@ -183,9 +183,26 @@ describe('preflight at an account with no pair enabled', () => {
       const [row] = (await loadBatch(file)).rows.flatMap((r) => (r.payout ? [r.payout] : []));
       const r = await preflight(globex, [row!], { enablePairs: true });
       expect(r.rowIssues.get(row!.rowNumber)).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
-      expect(r.pairs).toEqual([]);
     } finally {
       await variant.close();
     }
+  });
+
+  it("prices a swap from the enabled pairs when a service refuses ?status=all, the strict sandbox's addition", async () => {
+    // (the client asks with a string URL)
+    const refusing = (async (input: string, init?: RequestInit) => {
+      if (!input.endsWith('/pairs?status=all')) return fetch(input, init);
+      const body = { statusCode: 400, message: 'property status should not exist', error: 'VALIDATION_ERROR' };
+      return new Response(JSON.stringify(body), { status: 400, headers: { 'content-type': 'application/json' } });
+    }) as typeof fetch;
+    // Globex: USD/EUR enabled, USD/GBP not
+    const globex = new PayoutClient({ baseUrl: sb.url, apiKey: 'sk_sandbox_globex', requestsPerSecond: 1000, fetch: refusing });
+    const file = join(await workDir('pb-preflight-'), 'gbp.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${swiftRow('G-2', 'GBP', 'GBR', '100.00')}\n`);
+    const [row] = (await loadBatch(file)).rows.flatMap((r) => (r.payout ? [r.payout] : []));
+    const r = await preflight(globex, [row!]);
+    expect(r.rowIssues.get(row!.rowNumber)).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
+    await readSwapPairs(globex, r);
+    expect(r.pairs!.map((p) => `${p.baseCurrency}/${p.quoteCurrency}`)).toEqual(['USD/EUR']);
   });
 });
