@@ -153,7 +153,7 @@ export class PayoutClient extends Transport {
     return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, answers.SwapAnswer, opts);
   }
 
-  /** Spec §4.9: enabled pairs; `all` adds ?status=all, our sandbox's addition (another service ignores it). */
+  /** Spec §4.9: enabled pairs; `all` adds ?status=all, our sandbox's addition (another service may ignore or refuse it). */
   listPairs(q: { all?: boolean } = {}, opts?: RequestOptions) {
     return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, answers.PairListAnswer, opts);
   }
