@@ -13,6 +13,7 @@ import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journa
 import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
+import { attempt } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -84,13 +85,9 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
 
 /** The watch's state folder, as its layout (src/watch/inbox.ts) has it: payout-batch.json's stateDir, else W/.state. */
 function watchStateDir(dir: string): string[] {
-  let cfg: { stateDir?: unknown } = {};
-  try {
-    cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as typeof cfg;
-  } catch {
-    // (no config: the default)
-  }
-  return [typeof cfg.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
+  // (no config: the default)
+  const cfg = attempt(() => JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown } | null);
+  return [typeof cfg?.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
 }
 
 /**
