@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -67,12 +67,7 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
       for (const claim of existsSync(base) ? readdirSync(base) : []) {
-        let entries: Dirent[];
-        try {
-          entries = readdirSync(join(base, claim), { withFileTypes: true }); // (a file there is no claim: ENOTDIR)
-        } catch {
-          continue;
-        }
+        const entries = attempt(() => readdirSync(join(base, claim), { withFileTypes: true })) ?? []; // (a file there is no claim: ENOTDIR)
         // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))

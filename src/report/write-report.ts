@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
@@ -170,12 +171,8 @@ export async function readTieOut(
   });
   const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => e);
   if (text instanceof Error) return text.code === 'ENOENT' ? {} : problem(`cannot be read (${text.code ?? text.message})`, '');
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return problem('is not JSON');
-  }
+  const data = attempt(() => JSON.parse(text) as unknown);
+  if (data === undefined) return problem('is not JSON');
   const r = TieOutSummarySchema.safeParse(data);
   if (r.success) {
     // (an earlier batch whose results file had this name, next month's payroll.results.csv: its tie-out is not this file's)
