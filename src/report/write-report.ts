@@ -117,16 +117,13 @@ export async function writeReportOf(
     ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  const unreadable = (e: NodeJS.ErrnoException) =>
-    new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  const unreadable = (e: NodeJS.ErrnoException): never => {
+    throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  };
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
-  const head = await readHead(input).catch((e: NodeJS.ErrnoException) => {
-    throw unreadable(e);
-  });
+  const head = await readHead(input).catch(unreadable);
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
-    const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+    const bytes = await readFile(input).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
