@@ -6,7 +6,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
@@ -20,21 +19,17 @@ export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
 const SEEN_MAX = 200_000;
 
-interface ListenerOptions {
+/** `stateRoots`, `shared`: where the journals are searched (apply-status.ts). */
+interface ListenerOptions extends Pick<ApplyOptions, 'stateRoots' | 'shared' | 'logger'> {
   /** 0 picks a free port. */
   port: number;
   host?: string;
   secret: string;
   /** Holds inbox.jsonl and listen.lock. */
   stateDir: string;
-  /** State folders whose ledgers hold the journals (default the per-user one). */
-  stateRoots?: string[];
   results?: string[];
   /** Watch folders: the results files under done/, failed/ and processing/. */
   watchDirs?: string[];
-  logger?: Logger;
-  /** The team ledger (--ledger): its journals are searched too. */
-  shared?: ApplyOptions['shared'];
 }
 
 type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
