@@ -34,6 +34,7 @@ import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { GuardOptions } from '../engine/guards.ts';
+import { attempt } from '../files/attempt.ts';
 
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
@@ -78,12 +79,7 @@ export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
   io: CliIO,
 ): Promise<AccountPolicy | string | undefined> {
-  let baseUrl;
-  try {
-    baseUrl = serviceOf(args, io);
-  } catch {
-    return undefined; // (connecting says why)
-  }
+  const baseUrl = attempt(() => serviceOf(args, io)); // (a configuration refused: connecting says why)
   if (baseUrl === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {

@@ -4,36 +4,32 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
+import { attempt } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
 const SEEN_MAX = 200_000;
 
-interface ListenerOptions {
+/** `stateRoots`, `shared`: where the journals are searched (apply-status.ts). */
+interface ListenerOptions extends Pick<ApplyOptions, 'stateRoots' | 'shared' | 'logger'> {
   /** 0 picks a free port. */
   port: number;
   host?: string;
   secret: string;
   /** Holds inbox.jsonl and listen.lock. */
   stateDir: string;
-  /** State folders whose ledgers hold the journals (default the per-user one). */
-  stateRoots?: string[];
   results?: string[];
   /** Watch folders: the results files under done/, failed/ and processing/. */
   watchDirs?: string[];
-  logger?: Logger;
-  /** The team ledger (--ledger): its journals are searched too. */
-  shared?: ApplyOptions['shared'];
 }
 
 type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -66,12 +62,7 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
       for (const claim of existsSync(base) ? readdirSync(base) : []) {
-        let entries: Dirent[];
-        try {
-          entries = readdirSync(join(base, claim), { withFileTypes: true }); // (a file there is no claim: ENOTDIR)
-        } catch {
-          continue;
-        }
+        const entries = attempt(() => readdirSync(join(base, claim), { withFileTypes: true })) ?? []; // (a file there is no claim: ENOTDIR)
         // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
@@ -84,13 +75,9 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
 
 /** The watch's state folder, as its layout (src/watch/inbox.ts) has it: payout-batch.json's stateDir, else W/.state. */
 function watchStateDir(dir: string): string[] {
-  let cfg: { stateDir?: unknown } = {};
-  try {
-    cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as typeof cfg;
-  } catch {
-    // (no config: the default)
-  }
-  return [typeof cfg.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
+  // (no config: the default)
+  const cfg = attempt(() => JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown } | null);
+  return [typeof cfg?.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
 }
 
 /**

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
@@ -116,16 +117,13 @@ export async function writeReportOf(
     ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  const unreadable = (e: NodeJS.ErrnoException) =>
-    new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  const unreadable = (e: NodeJS.ErrnoException): never => {
+    throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
+  };
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
-  const head = await readHead(input).catch((e: NodeJS.ErrnoException) => {
-    throw unreadable(e);
-  });
+  const head = await readHead(input).catch(unreadable);
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
-    const bytes = await readFile(input).catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+    const bytes = await readFile(input).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
@@ -170,12 +168,8 @@ export async function readTieOut(
   });
   const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => e);
   if (text instanceof Error) return text.code === 'ENOENT' ? {} : problem(`cannot be read (${text.code ?? text.message})`, '');
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return problem('is not JSON');
-  }
+  const data = attempt(() => JSON.parse(text) as unknown);
+  if (data === undefined) return problem('is not JSON');
   const r = TieOutSummarySchema.safeParse(data);
   if (r.success) {
     // (an earlier batch whose results file had this name, next month's payroll.results.csv: its tie-out is not this file's)

@@ -1,5 +1,5 @@
 // `payout-batch listen`: the webhook receiver (follow-up/webhook-receiver.ts) until Ctrl-C.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
@@ -10,15 +10,12 @@ import { registerSubscription, startListener } from '../../follow-up/webhook-rec
 import { LockBusy } from '../../files/lock.ts';
 import { connectionOptions, makeLogger, openConnection, openTeamLedger } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
+import { readBytes } from '../../approvals/payload.ts';
+import { attempt } from '../../files/attempt.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-    if ((statSync(path).mode & 0o077) !== 0) warn(`${path} can be read by other users: chmod 600 it`);
-  } catch (e) {
-    throw new UsageError(`--secret-file ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
+  const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
+  if (attempt(() => statSync(path).mode & 0o077)) warn(`${path} can be read by other users: chmod 600 it`);
   const secret = text
     .split(/\r?\n/)
     .map((l) => l.trim())

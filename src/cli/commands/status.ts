@@ -19,6 +19,7 @@ import {
   withConnection,
 } from '../options.ts';
 import { streamResults } from '../../results/read.ts';
+import { attempt } from '../../files/attempt.ts';
 
 /** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
 const MOVED_IN_FULL = 20;
@@ -136,12 +137,8 @@ function outcomeLines(r: StatusResult, results: string, connection: string): str
 }
 
 function requestsText(json: string | undefined): string {
-  try {
-    const list = JSON.parse(json ?? '[]') as { title?: string; type?: string }[];
-    if (Array.isArray(list) && list.length) return list.map((x) => `${x.title ?? 'request'}${x.type ? ` (${x.type})` : ''}`).join(', ');
-  } catch {
-    // shown as it is
-  }
+  const list = attempt(() => JSON.parse(json ?? '[]') as { title?: string; type?: string }[]); // (not JSON: shown as it is)
+  if (Array.isArray(list) && list.length) return list.map((x) => `${x.title ?? 'request'}${x.type ? ` (${x.type})` : ''}`).join(', ');
   return json ? json : 'information requested';
 }
 

@@ -13,14 +13,13 @@ import { connectionOptions, makeLogger, openConnection, signalled } from '../opt
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('dir', str(`The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)`))
+    .positional('dir', { ...str(`The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)`), demandOption: true })
     .option('once', flag('Process what is there, then exit with a code cron can act on'))
     .option('json', flag('Print a machine-readable summary on stdout at the end'))
     .option('verbose', flag('Also say when there was nothing to process'))
     .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
 const command = defineCommand(builder, async (args, io: CliIO) => {
-  if (!args.dir) throw new UsageError('name the watch folder');
   const dir = resolve(io.cwd, args.dir);
   const config = saying(() => readWatchConfig(dir), WatchConfigError);
   if (args.env && args.env !== config.environment) {
