@@ -15,7 +15,7 @@ import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from
 import { policyKeeperOf, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
-import { approvalGate, type GateResult } from './sign.ts';
+import { approvalGate, type Expiry, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
 import { parseJson, readBytes, type LoadedPlan } from './payload.ts';
 
@@ -277,9 +277,12 @@ export async function policyInForce(baseUrl: string, team?: Ledger): Promise<Acc
   return { ...p, sentToday: today.totals, countedToday: today.recorded };
 }
 
+/** `--approvals-expire-after`: of a plan's approvals, and of a change to the policy itself. */
+export const expiryOf = (p: AccountPolicy): Expiry | undefined =>
+  p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
+
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
-  const expiry = p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
-  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry, makerSigned: true });
+  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry: expiryOf(p), makerSigned: true });
 }
 
 /** `approved`: the policy's check of the plan being run (undefined: no plan). */

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import {
   describePolicy,
+  expiryOf,
   PolicyError,
   PolicyRulesSchema,
   type AccountPolicy,
@@ -102,7 +103,7 @@ export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) 
       `${loaded.path} changes version ${proposal.baseVersion} of the policy, and ${current ? `version ${current.version}` : 'none'} is in force: propose again`,
     );
   const approvals = readApprovals(approvalsPathFor(loaded.path));
-  const { counted, problems } = countSigners(proposalPayload(loaded), approvals, current.approvers, null);
+  const { counted, problems } = countSigners(proposalPayload(loaded), approvals, current.approvers, null, expiryOf(current));
   const tally = `${counted.length} of the ${current.requireApprovals} approvals the policy in force needs${counted.length ? ` (${counted.join(', ')})` : ''}`;
   if (counted.length < current.requireApprovals)
     throw new PolicyError(`${tally}${problems.length ? `: ${problems.join('; ')}` : ''}: the policy is unchanged`);
