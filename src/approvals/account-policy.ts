@@ -5,6 +5,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
@@ -69,12 +70,7 @@ export class PolicyError extends Error {
 
 /** /etc/payout-batch, or the folder an installation without root fixes in its package.json (`payoutBatch.hostFolder`). */
 export function hostFolder(): string {
-  let named: unknown;
-  try {
-    named = packageJson().payoutBatch?.hostFolder;
-  } catch {
-    // (unreadable: the default)
-  }
+  const named = attempt(() => packageJson().payoutBatch?.hostFolder); // (unreadable: the default)
   if (typeof named !== 'string' || !named) return '/etc/payout-batch';
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }

@@ -2,6 +2,7 @@
 // applied only while the policy is still the one it was made against.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import {
@@ -37,13 +38,8 @@ type PolicyProposal = z.infer<typeof ProposalSchema>;
 
 type LoadedProposal = ReturnType<typeof loadProposal>;
 
-export function isProposal(path: string): boolean {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind === PROPOSAL_KIND;
-  } catch {
-    return false;
-  }
-}
+export const isProposal = (path: string): boolean =>
+  attempt(() => (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind) === PROPOSAL_KIND;
 
 export function loadProposal(path: string) {
   const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
