@@ -5,6 +5,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
@@ -15,7 +16,7 @@ import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from
 import { policyKeeperOf, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
-import { approvalGate, type GateResult } from './sign.ts';
+import { approvalGate, type Expiry, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
 import { parseJson, readBytes, type LoadedPlan } from './payload.ts';
 
@@ -69,12 +70,7 @@ export class PolicyError extends Error {
 
 /** /etc/payout-batch, or the folder an installation without root fixes in its package.json (`payoutBatch.hostFolder`). */
 export function hostFolder(): string {
-  let named: unknown;
-  try {
-    named = packageJson().payoutBatch?.hostFolder;
-  } catch {
-    // (unreadable: the default)
-  }
+  const named = attempt(() => packageJson().payoutBatch?.hostFolder); // (unreadable: the default)
   if (typeof named !== 'string' || !named) return '/etc/payout-batch';
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }
@@ -277,9 +273,12 @@ export async function policyInForce(baseUrl: string, team?: Ledger): Promise<Acc
   return { ...p, sentToday: today.totals, countedToday: today.recorded };
 }
 
+/** `--approvals-expire-after`: of a plan's approvals, and of a change to the policy itself. */
+export const expiryOf = (p: AccountPolicy): Expiry | undefined =>
+  p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
+
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
-  const expiry = p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
-  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry, makerSigned: true });
+  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry: expiryOf(p), makerSigned: true });
 }
 
 /** `approved`: the policy's check of the plan being run (undefined: no plan). */

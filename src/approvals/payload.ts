@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { z } from 'zod';
+import { attempt } from '../files/attempt.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
 import { bodyDigest, parsePlanFile, payeeOf } from '../engine/plan-file.ts';
@@ -23,14 +24,8 @@ export function readBytes(path: string, fail: (why: string) => Error): Buffer {
 }
 
 /** The JSON of `bytes` as `schema` reads it; undefined when it is not that. */
-export function parseJson<T>(bytes: Buffer, schema: z.ZodType<T>): T | undefined {
-  try {
-    const r = schema.safeParse(JSON.parse(bytes.toString('utf8')));
-    return r.success ? r.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const parseJson = <T>(bytes: Buffer, schema: z.ZodType<T>): T | undefined =>
+  attempt(() => schema.safeParse(JSON.parse(bytes.toString('utf8'))))?.data;
 
 export type LoadedPlan = ReturnType<typeof loadPlan>;
 

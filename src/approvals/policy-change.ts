@@ -2,10 +2,12 @@
 // applied only while the policy is still the one it was made against.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import {
   describePolicy,
+  expiryOf,
   PolicyError,
   PolicyRulesSchema,
   type AccountPolicy,
@@ -36,13 +38,8 @@ type PolicyProposal = z.infer<typeof ProposalSchema>;
 
 type LoadedProposal = ReturnType<typeof loadProposal>;
 
-export function isProposal(path: string): boolean {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind === PROPOSAL_KIND;
-  } catch {
-    return false;
-  }
-}
+export const isProposal = (path: string): boolean =>
+  attempt(() => (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind) === PROPOSAL_KIND;
 
 export function loadProposal(path: string) {
   const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
@@ -102,7 +99,7 @@ export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) 
       `${loaded.path} changes version ${proposal.baseVersion} of the policy, and ${current ? `version ${current.version}` : 'none'} is in force: propose again`,
     );
   const approvals = readApprovals(approvalsPathFor(loaded.path));
-  const { counted, problems } = countSigners(proposalPayload(loaded), approvals, current.approvers, null);
+  const { counted, problems } = countSigners(proposalPayload(loaded), approvals, current.approvers, null, expiryOf(current));
   const tally = `${counted.length} of the ${current.requireApprovals} approvals the policy in force needs${counted.length ? ` (${counted.join(', ')})` : ''}`;
   if (counted.length < current.requireApprovals)
     throw new PolicyError(`${tally}${problems.length ? `: ${problems.join('; ')}` : ''}: the policy is unchanged`);

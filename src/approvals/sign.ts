@@ -1,6 +1,7 @@
 // Signing (Ed25519, node:crypto) and the four-eyes rule (README.md beside this file). approvalGate hands on the plan it checked:
 // the engine runs those bytes, not the file again, which could have changed since.
 import { sign, verify } from 'node:crypto';
+import { attempt } from '../files/attempt.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { plural } from '../text.ts';
 import { loadPlan, planPayload, PlanFileError, signedBytes, type LoadedPlan, type PlanPayload } from './payload.ts';
@@ -35,11 +36,8 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
     return { ok: false, reason: `its public key is unusable (${(e as KeyError).message})` };
   }
   const sig = Buffer.from(a.signature, 'base64');
-  try {
-    if (sig.length === 64 && verify(null, signedBytes(payload, a), key, sig)) return { ok: true };
-  } catch {
-    // (a malformed signature matches nothing)
-  }
+  // (a malformed signature matches nothing)
+  if (sig.length === 64 && attempt(() => verify(null, signedBytes(payload, a), key, sig))) return { ok: true };
   return { ok: false, reason: 'signature does not match this plan' };
 }
 
@@ -56,13 +54,7 @@ export async function signAsMaker(
   return approval;
 }
 
-export function rawKey(a: Approval): string | undefined {
-  try {
-    return parsePublicKey(a.publicKey).raw.toString('base64');
-  } catch {
-    return undefined;
-  }
-}
+export const rawKey = (a: Approval): string | undefined => attempt(() => parsePublicKey(a.publicKey).raw.toString('base64'));
 
 /** The keys the maker signed it with: such a key never counts as an approver's, whatever name it signs under. */
 export function makerKeys(payload: object, approvals: Approval[], maker: string | null): Set<string> {

@@ -3,12 +3,20 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileLedger } from '../../src/ledger/file.ts';
 import { countUnapproved } from '../../src/ledger/account-ledger.ts';
-import { newKeyPair } from '../../src/approvals/approvals-file.ts';
-import { proposalText } from '../../src/approvals/policy-change.ts';
-import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
+import { addApproval, approvalsPathFor, newKeyPair } from '../../src/approvals/approvals-file.ts';
+import { applyProposal, loadProposal, proposalPayload, proposalText, writeProposal } from '../../src/approvals/policy-change.ts';
+import { signPlan } from '../../src/approvals/sign.ts';
+import {
+  needsApprovals,
+  parseDuration,
+  policyGuard,
+  type AccountPolicy,
+  type PolicyRecord,
+  type PolicyStore,
+} from '../../src/approvals/account-policy.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
   v: 1,
@@ -87,6 +95,42 @@ it("a policy change shows its approvers' keys, and a key not the one in force, t
   const text = proposalText(proposal, inForce);
   expect(text).toContain(`Alice key ${alice.fingerprint}`);
   expect(text).toContain(`Bob key ${mallory.fingerprint}, not ${bob.fingerprint} as in force`);
+});
+
+it("a policy change signed longer ago than the policy's approvals expire does not count, as a plan's approval would not", async () => {
+  const [alice, bob] = [newKeyPair(), newKeyPair()];
+  const approvers = [alice, bob].map((k, i) => ({ name: ['Alice', 'Bob'][i]!, publicKey: k.publicKey, fingerprint: k.fingerprint }));
+  const current = policy({ approvers, expireAfterMs: 7 * 86_400_000 });
+  const written: unknown[] = [];
+  const store: PolicyStore = {
+    where: 'memory',
+    read: async (): Promise<PolicyRecord> => ({ version: 1, history: [], policy: current }),
+    write: async (next) => {
+      written.push(next);
+      return { version: 2, history: [] };
+    },
+  };
+  const path = join(mkdtempSync(join(tmpdir(), 'pb-proposal-')), 'policy-change.json');
+  const signAll = async () => {
+    for (const [name, k] of [
+      ['Alice', alice],
+      ['Bob', bob],
+    ] as const)
+      await addApproval(approvalsPathFor(path), signPlan(proposalPayload(loadProposal(path)), name, k.privatePem, 'key'));
+  };
+  // a removal both signed eight days ago, then let lie
+  vi.useFakeTimers({ now: Date.now() - 8 * 86_400_000, toFake: ['Date'] });
+  try {
+    await writeProposal(path, { current, store: 'host', next: null, by: 'runner@host' });
+    await signAll();
+  } finally {
+    vi.useRealTimers();
+  }
+  await expect(applyProposal(store, loadProposal(path))).rejects.toThrow(/0 of the 2 approvals .*last 7d only/);
+  expect(written).toEqual([]);
+  await signAll();
+  await expect(applyProposal(store, loadProposal(path))).resolves.toMatchObject({ tally: expect.stringContaining('(Alice, Bob)') });
+  expect(written).toEqual([null]);
 });
 
 it('parseDuration reads days, hours and minutes, and refuses anything else', () => {

@@ -490,6 +490,35 @@ describe.runIf(withPostgres)('a team ledger', () => {
     expect(initiates(sb)).toHaveLength(before + 1);
   });
 
+  it("a team ledger's first policy, set on a host with a policy of its own, says that the host's still binds its runs", async () => {
+    const ledger = await testDatabase();
+    const { cli, service, policy, batch } = await scene();
+    await policy();
+    const set = await cli(
+      'policy',
+      'set',
+      '--require-approvals',
+      '1',
+      '--approvers',
+      'approvers.json',
+      '--above',
+      'USD:1000000',
+      '--ledger',
+      ledger,
+      ...service,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain(
+      'except on a host with a policy of its own: this one has one (2 approvals of Alice, Bob), which binds its runs',
+    );
+    await batch('small.csv', '5.00');
+    const before = initiates(sb).length;
+    const run = await cli('run', 'small.csv', '--yes', '--ledger', ledger, ...service);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+    expect(initiates(sb)).toHaveLength(before);
+  });
+
   it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
     const [kept, other] = [await testDatabase(), await testDatabase()];
     const { cli, inProcess, person, service, policy, batch } = await scene();

@@ -110,11 +110,16 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
     }
     // the first policy needs no approvals: there is nobody yet to give them (none in the team ledger on record either)
     if (!team) teamOnRecordIs(account);
+    // (a run on a host needs the host's policy before the team ledger's)
+    const own = team && (await hostStore(account).read()).policy;
     const r = await store.write({ ...next, account }, []);
+    const but = own
+      ? `, except on a host with a policy of its own: this one has one (${describePolicy(own)}), which binds its runs until removed (\`payout-batch policy remove\` without --ledger)`
+      : '';
     if (args.json) printJson(io, r.policy);
     else
       io.stdout.write(
-        `${account}: ${describePolicy(r.policy!)}\nEvery run, retry and watch against this account now needs it (${store.where}).\n`,
+        `${account}: ${describePolicy(r.policy!)}\nEvery run, retry and watch against this account now needs it (${store.where})${but}.\n`,
       );
     return ExitCode.OK;
   }
