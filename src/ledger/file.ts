@@ -1,7 +1,7 @@
 // The file ledger: one folder per account and user (its files: README.md beside this file). Under
 // its lock, the refusals and the reservation are one step, and every `initiating` line is fsynced
 // only while the reservation is still this process's own: two processes never both send a reference.
-import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -210,8 +210,14 @@ export class FileLedger implements Ledger {
       // (a line a full disk tore was never taken: its append threw, nothing was sent; the next starts on a line of its own)
       const recorded = text.split('\n').flatMap((l) => attempt(() => [JSON.parse(l) as UnapprovedPayout]) ?? []);
       const r = countUnapproved(recorded, take);
-      const lines = r.add.map((p) => JSON.stringify(p) + '\n').join('');
-      if (lines) appendFileSync(path, (text && !text.endsWith('\n') ? '\n' : '') + lines, { mode: 0o600 });
+      if (!r.add.length) return r;
+      // fsynced before the payouts it counts are sent: a power cut must not give the day's allowance again
+      const day = JournalWriter.open(path);
+      try {
+        for (const p of r.add) day.append({ t: 'unapproved', ...p });
+      } finally {
+        day.close();
+      }
       return r;
     };
     return take ? this.locked(count) : count();
