@@ -25,7 +25,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 21;
+const BUSINESSES = 22;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -267,6 +267,15 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect(rejected).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REJECTED' } });
     expect(await phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
+  });
+
+  it("the business's last pair disabled since the plan (the pairs route's 400): refused, not a service to resume later", async () => {
+    const f = await fixture(22);
+    for (const p of (await f.client.listPairs()).data) await f.client.togglePair(p.currencyPairId!, { enabled: false });
+    const r = await f.fund();
+    expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
+    expect(r.funded || r.error.message).toMatch(/^the USD\/EUR pair is not enabled any more/);
+    expect(count(f.routes(), 'swap')).toBe(0);
   });
 });
 
