@@ -563,10 +563,9 @@ function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
-  const inScope = batch.rows.flatMap(({ payout: p }) =>
-    p && (!o.only || o.only.has(p.rowNumber)) ? [{ reference: p.reference, currency: p.sourceCurrency }] : [],
-  );
-  const referenceOf = swapReferences(inScope);
+  // (every row of the batch, not --plan's or retry's alone: the plan, its run and reconcile name the same swap)
+  const paying = batch.rows.flatMap(({ payout: p }) => (p ? [{ reference: p.reference, currency: p.sourceCurrency }] : []));
+  const referenceOf = swapReferences(paying);
   // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
   const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
     currency,

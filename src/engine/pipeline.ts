@@ -325,12 +325,10 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     let notAsSent: (f: SwapFunding) => void = () => undefined;
     const early = new Promise<Extract<SwapFunding, { funded: false }>>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
     const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
-    const funding = plan.fundedBySwaps
-      ? fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps)
-      : Promise.resolve(new Map<string, SwapFunding>());
+    const funding = fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps);
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
-    // (and the rows of a swap an earlier run left unsettled: the list must show it as sent first)
-    const leftover = plan.fundedBySwaps ? [...folded.swaps.values()].filter(unsettled).map((s) => s.currency) : [];
+    // (and the rows of a swap an earlier run left unsettled, --fund-by-swap or not: the list must show it as sent first)
+    const leftover = [...folded.swaps.values()].filter(unsettled).map((s) => s.currency);
     const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
     const before = {
       waits: (p: PayoutRow) => waiting.has(p.sourceCurrency),

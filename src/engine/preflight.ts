@@ -222,7 +222,7 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
 }
 
 /** Spec §4.9's "400 when no pair is enabled" (or a service refusing `all`, not in the spec): undefined. */
-async function listedPairs(client: PayoutClient, all?: boolean): Promise<CurrencyPairAnswer[] | undefined> {
+export async function listedPairs(client: PayoutClient, all?: boolean): Promise<CurrencyPairAnswer[] | undefined> {
   try {
     return (await client.listPairs({ all })).data;
   } catch (e) {

@@ -13,6 +13,7 @@ import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
 import type { SwapRequest } from '../spec/schemas.ts';
 import { otherThanSent } from './execute.ts';
 import { idempotencyKey } from './identity.ts';
+import { listedPairs } from './preflight.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { record, recordInitiating } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
@@ -254,7 +255,7 @@ class SwapSender {
   }
 
   private livePairs(reread: boolean): Promise<CurrencyPairAnswer[]> {
-    if (!this.pairs || reread) this.pairs = this.ctx.client.listPairs().then((r) => r.data);
+    if (!this.pairs || reread) this.pairs = listedPairs(this.ctx.client).then((pairs) => pairs ?? []);
     return this.pairs;
   }
 

@@ -25,7 +25,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 21;
+const BUSINESSES = 23;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -268,6 +268,15 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect(await phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
   });
+
+  it("the business's last pair disabled since the plan (the pairs route's 400): refused, not a service to resume later", async () => {
+    const f = await fixture(22);
+    for (const p of (await f.client.listPairs()).data) await f.client.togglePair(p.currencyPairId!, { enabled: false });
+    const r = await f.fund();
+    expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
+    expect(r.funded || r.error.message).toMatch(/^the USD\/EUR pair is not enabled any more/);
+    expect(count(f.routes(), 'swap')).toBe(0);
+  });
 });
 
 describe('stopped on request (Ctrl-C)', () => {
@@ -310,14 +319,14 @@ describe('a swap answered not as sent', () => {
     const file = join(dir, 'payroll.csv');
     await writeFile(file, [header, ...usd, ...more, ...other].join('\n') + '\n');
     const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
-    const run = async (rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) => {
+    const run = async (rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}, fundBySwap = true) => {
       const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(n), requestsPerSecond: 500, retry, fetch: rewrite(fetch) });
       const conn = { ...connectionTo(sb), client };
       const r = await runBatch({
         file,
         conn,
         stateDir: join(dir, 'state'),
-        ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap: true }),
+        ...unattended({ settleDelayMs: 10, ...settings }, { fundBySwap }),
       });
       return { r, payouts: (await client.listPayouts({ limit: 100 })).data };
     };
@@ -518,6 +527,28 @@ describe('a swap answered not as sent', () => {
     // (the second: the swap's credit shows, so no swap is proposed; the list says ten times the credit)
     const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/));
     expect(r.plan?.swaps).toHaveLength(0);
+    expect(r.kind).toBe('halted');
+    expect(r.answerNotAsSent).toBe(true);
+    expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);
+    expect(payouts.map((p) => p.sourceCurrency)).not.toContain('USD');
+  });
+
+  it('the same swap, the batch resumed without --fund-by-swap: the list is still read first, and no USD row is sent', async () => {
+    const b = await swapBatch(23, 0);
+    let swapped = false;
+    const lostThenDown =
+      (f: typeof fetch): typeof fetch =>
+      async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
+        const res = await f(input, init);
+        if (!url.endsWith('/swap')) return res;
+        swapped = true;
+        throw new TypeError('fetch failed');
+      };
+    expect((await b.run(lostThenDown)).r.kind).toBe('halted');
+    // (the swap's credit shows, so the wallet covers the rows without a swap: a plain run)
+    const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/), {}, false);
     expect(r.kind).toBe('halted');
     expect(r.answerNotAsSent).toBe(true);
     expect(r.halted).toMatch(/the USD swap was listed as swap \S+ of destinationAmount \d+/);

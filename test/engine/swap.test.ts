@@ -186,6 +186,18 @@ describe('the plan with its swap (buildPlan)', () => {
     expect(plan({ ...options, approvedSwaps: approved }, pf(100, 47))).toMatchObject({ shortfall: true });
   });
 
+  it("a plan file's swap runs under the plan's rows alone (run --plan), a row of its currency paid before it was planned", () => {
+    const payout = { id: 'p-2', status: 'PENDING', sourceAmount: '60', sourceCurrency: 'GBP', destinationCurrency: 'GBP', documents: 0 };
+    const paid = foldJournal([
+      { t: 'initiating', ref: 'R-2', attempt: 1, key: 'k2', row: 2, body: '{}', at: '2026-01-01T00:00:00Z' },
+      { t: 'created', ref: 'R-2', attempt: 1, key: 'k2', requestId: 'q', payout, at: '2026-01-01T00:00:00Z' },
+    ]);
+    const planned = buildPlan(batch, pf(20), paid, 'sandbox', { ...options, fundBySwap: true });
+    expect(planned).toMatchObject({ toSend: [3, 4], swapRefusals: [] });
+    const run = buildPlan(batch, pf(20), paid, 'sandbox', { ...options, approvedSwaps: planned.swaps, only: new Set(planned.toSend) });
+    expect(run).toMatchObject({ swaps: planned.swaps, swapRefusals: [], shortfall: false });
+  });
+
   it("a plan file's two swaps from one wallet: the second is refused when the wallet now pays either but not both", () => {
     const two = batchOf([payoutRow(2, '60'), payoutRow(3, '50'), payoutRow(4, '30'), payoutRow(5, '100', 'USD')]);
     const pairs = [
