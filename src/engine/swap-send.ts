@@ -85,6 +85,7 @@ class SwapSender {
   async fund(p: SwapProposal): Promise<SwapFunding> {
     const s = this.state(p.currency);
     if (s?.phase === 'created' && s.swap) return this.credit(p, s.swap);
+    if (s?.phase === 'conflict') return conflict(p);
     const listed = await this.find(p, false);
     if ('stopped' in listed) return listed.stopped;
     if (listed.swap) return this.fromList(p, listed.swap);
@@ -152,7 +153,7 @@ class SwapSender {
       // 'Invalid payout amount' is the service's refusal of a moved rate: stale-rate, not rejected
       failed: (line, error, e) => ({
         ...ids,
-        phase: isStaleRate(e) ? 'stale-rate' : line === 'unknown' ? line : 'rejected',
+        phase: isStaleRate(e) ? 'stale-rate' : line,
         error,
         at: this.send.at(),
       }),
@@ -166,6 +167,7 @@ class SwapSender {
     if (sent.verdict.line === 'unknown') return { kind: 'unknown', attempt, key, body, resent: resend };
     // (the service cannot be used now: the swap stays as journalled, settled by the next run)
     if (sent.verdict.halt) return unreachable(p, 'the swap', e);
+    if (sent.verdict.line === 'conflict') return conflict(p);
     return stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`);
   }
 
@@ -270,6 +272,15 @@ const stop = (p: Pick<SwapProposal, 'currency'>, halt: boolean, code: string, me
   halt,
   error: { code, message },
 });
+
+// I5: the key is bound to another body at the service; never a new key (it could be a second swap): a person looks
+const conflict = (p: Pick<SwapProposal, 'currency'>): Stopped =>
+  stop(
+    p,
+    false,
+    'SWAP_CONFLICT',
+    `the ${p.currency} swap's key is bound to another request at the service (409): no swap is sent under a new key; ask the service`,
+  );
 
 const unreachable = (p: Pick<SwapProposal, 'currency'>, what: string, e: unknown): Stopped =>
   stop(p, true, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);

@@ -86,7 +86,7 @@ const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.stri
 const SwapLine = z.discriminatedUnion('phase', [
   z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
   z.object({ ...swapStep, phase: z.literal('created'), swap: SwapSnapshot, at }),
-  z.object({ ...swapStep, phase: z.enum(['unknown', 'rejected', 'stale-rate']), error: ErrorSnapshot, at }),
+  z.object({ ...swapStep, phase: z.enum(['unknown', 'rejected', 'conflict', 'stale-rate']), error: ErrorSnapshot, at }),
   z.object({ t: z.literal('swap'), phase: z.literal('status'), currency: z.string(), reference: z.string(), swap: SwapSnapshot, at }),
 ]);
 export type SwapEvent = z.infer<typeof SwapLine>;

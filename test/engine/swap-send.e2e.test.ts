@@ -25,7 +25,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 23;
+const BUSINESSES = 24;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -276,6 +276,18 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
     expect(r.funded || r.error.message).toMatch(/^the USD\/EUR pair is not enabled any more/);
     expect(count(f.routes(), 'swap')).toBe(0);
+  });
+  it('its key bound to another body at the service (409, I5): stopped as a conflict, and no later run sends a new key', async () => {
+    const f = await fixture(24);
+    // the key of attempt 1 taken by another request (another reference: the list shows no swap of this batch)
+    const other = swapBody({ ...f.proposal, reference: 'ANOTHER-REQUEST' }, new Dec(f.proposal.amountToBeSent));
+    await f.client.swap(other, { idempotencyKey: idempotencyKey(f.proposal.reference, 1, 'swap') });
+    const first = await f.fund();
+    expect(first).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_CONFLICT' } });
+    const again = await f.fund();
+    expect(again).toMatchObject({ funded: false, error: { code: 'SWAP_CONFLICT' } });
+    expect(await phases(f.session)).toEqual(['initiating:1', 'conflict:1']);
+    expect(await f.swapsAtSandbox()).toEqual([]);
   });
 });
 
