@@ -334,7 +334,7 @@ async function retryBatch(
     const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
     // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
     const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
-    if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
+    if (was && parsed.payout) parsed.problems.push(...digitsLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
     if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
       parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
@@ -493,26 +493,34 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
-function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+/** The digits of an identifier as a spreadsheet keeps a number: no leading zeros, 15 significant (cut or rounded), then zeros. */
+const asNumberKept = (v: string): string[] => {
+  const n = v.replace(/^0+/, '');
+  return /^[1-9]\d*$/.test(n) ? [n.slice(0, 15).padEnd(n.length, '0'), String(Number(Number(n).toPrecision(15)))] : [];
+};
+
+/** An identifier of the batch file, in the results file as a spreadsheet kept it as a number (leading zeros or digits past the 15th lost). */
+function digitsLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
   const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
   const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(before!).flatMap(([f, v]) =>
-    typeof v === 'string' && /^0+\d/.test(v) && after![f] === v.replace(/^0+/, '')
-      ? [
-          {
-            severity: 'error' as const,
-            code: 'EXCEL_LEADING_ZEROS_LOST' as const,
-            file: ctx.file,
-            row: now.rowNumber,
-            column: fields[f] ?? f,
-            value: maskAccount(String(after![f])),
-            message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
-            expected: 'the digits as in the batch file (keep the column as text when saving)',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(before!).flatMap(([f, v]) => {
+    const a = after![f];
+    if (typeof v !== 'string' || a === v || typeof a !== 'string' || !asNumberKept(v).includes(a)) return [];
+    const zeros = v.length - v.replace(/^0+/, '').length;
+    const long = v.length - zeros > 15;
+    return [
+      {
+        severity: 'error' as const,
+        code: long ? ('EXCEL_DIGITS_LOST' as const) : ('EXCEL_LEADING_ZEROS_LOST' as const),
+        file: ctx.file,
+        row: now.rowNumber,
+        column: fields[f] ?? f,
+        value: maskAccount(a),
+        message: `${f} lost ${long ? 'the digits after the 15th' : `the ${zeros} leading zeros`} the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
+        expected: 'the digits as in the batch file (keep the column as text when saving)',
+      },
+    ];
+  });
 }
 
 /** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */

@@ -65,6 +65,25 @@ for (const batch of ['as it ran', 'edited since'])
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 
+it('a refused row whose 16-digit account number a spreadsheet saved into the CSV as the 15 digits it keeps is not sent', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), ach('DC-1', '1234567890123456'), ach('DC-2', '987654321')].join('\n') + '\n');
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+
+  // the column shown as a number ("0") and saved as shown: the 16th digit became a zero
+  writeFileSync(run.resultsPath, readFileSync(run.resultsPath, 'utf8').replace(',1234567890123456,', ',1234567890123450,'));
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+  expect(rows[0]!.result).toMatchObject({
+    errorCode: 'EXCEL_DIGITS_LOST',
+    errorMessage: expect.stringMatching(/^accountNumber lost the digits after the 15th/),
+  });
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
+
 it('a refused row whose 16-digit account number a spreadsheet stored as a number in the saved workbook is not sent', async () => {
   sb = await startSb();
   const dir = await dirs.make();
