@@ -332,8 +332,11 @@ async function retryBatch(
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
     const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
-    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
-    const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
+    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since, else the
+    // cells of its row the batch judged invalid)
+    const was =
+      (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
+      (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
     if (was && parsed.payout) parsed.problems.push(...digitsLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
     if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
       parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
@@ -500,11 +503,11 @@ const asNumberKept = (v: string): string[] => {
 };
 
 /** An identifier of the batch file, in the results file as a spreadsheet kept it as a number (leading zeros or digits past the 15th lost). */
-function digitsLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
-  const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
+function digitsLost(before: object, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+  const after = now.beneficiary as Record<string, unknown>;
   const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(before!).flatMap(([f, v]) => {
-    const a = after![f];
+  return Object.entries(before).flatMap(([f, v]) => {
+    const a = after[f];
     if (typeof v !== 'string' || a === v || typeof a !== 'string' || !asNumberKept(v).includes(a)) return [];
     const zeros = v.length - v.replace(/^0+/, '').length;
     const long = v.length - zeros > 15;

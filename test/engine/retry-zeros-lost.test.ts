@@ -65,6 +65,27 @@ for (const batch of ['as it ran', 'edited since'])
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 
+it("an invalid row fixed in a spreadsheet that dropped its account number's leading zeros is not sent", async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  const invalid = ach('ZI-1', '0012345678').replace(',checking,', ',chequing,');
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), invalid, ach('ZI-2', '987654321')].join('\n') + '\n');
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+
+  // the account type fixed in a spreadsheet, which saved the account number as the number it read
+  const saved = readFileSync(run.resultsPath, 'utf8').replace(',0012345678,', ',12345678,').replace(',chequing,', ',checking,');
+  writeFileSync(run.resultsPath, saved);
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+  expect(rows[0]!.result).toMatchObject({
+    errorCode: 'EXCEL_LEADING_ZEROS_LOST',
+    errorMessage: expect.stringMatching(/^accountNumber lost the 2 leading zeros/),
+  });
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
+
 it('a refused row whose 16-digit account number a spreadsheet saved into the CSV as the 15 digits it keeps is not sent', async () => {
   sb = await startSb();
   const dir = await dirs.make();
