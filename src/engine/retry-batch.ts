@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import iconv from 'iconv-lite';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { maskAccount } from '../mask.ts';
@@ -337,7 +338,7 @@ async function retryBatch(
     const was =
       (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
       (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
-    if (was && parsed.payout) parsed.problems.push(...digitsLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
+    if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
     if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
       parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
@@ -496,33 +497,34 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** The digits of an identifier as a spreadsheet keeps a number: no leading zeros, 15 significant (cut or rounded), then zeros. */
-const asNumberKept = (v: string): string[] => {
+/** A batch file's text as a spreadsheet saves it: a number's digits (no leading zeros, 15 significant, cut or rounded), else Windows-1252 ("?" for other characters). */
+const asSpreadsheetSaved = (v: string): string[] => {
   const n = v.replace(/^0+/, '');
-  return /^[1-9]\d*$/.test(n) ? [n.slice(0, 15).padEnd(n.length, '0'), String(Number(Number(n).toPrecision(15)))] : [];
+  if (/^[1-9]\d*$/.test(n)) return [n.slice(0, 15).padEnd(n.length, '0'), String(Number(Number(n).toPrecision(15)))];
+  return [iconv.decode(iconv.encode(v, 'windows-1252'), 'windows-1252')];
 };
 
-/** An identifier of the batch file, in the results file as a spreadsheet kept it as a number (leading zeros or digits past the 15th lost). */
-function digitsLost(before: object, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+/** A beneficiary field of the batch file, in the results file as a spreadsheet saved it (leading zeros, digits past the 15th or characters lost). */
+function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
   const after = now.beneficiary as Record<string, unknown>;
   const fields: Partial<Record<string, string>> = ctx.fields;
   return Object.entries(before).flatMap(([f, v]) => {
     const a = after[f];
-    if (typeof v !== 'string' || a === v || typeof a !== 'string' || !asNumberKept(v).includes(a)) return [];
+    if (typeof v !== 'string' || a === v || typeof a !== 'string' || !asSpreadsheetSaved(v).includes(a)) return [];
     const zeros = v.length - v.replace(/^0+/, '').length;
     const long = v.length - zeros > 15;
-    return [
-      {
-        severity: 'error' as const,
-        code: long ? ('EXCEL_DIGITS_LOST' as const) : ('EXCEL_LEADING_ZEROS_LOST' as const),
-        file: ctx.file,
-        row: now.rowNumber,
-        column: fields[f] ?? f,
-        value: maskAccount(a),
-        message: `${f} lost ${long ? 'the digits after the 15th' : `the ${zeros} leading zeros`} the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
-        expected: 'the digits as in the batch file (keep the column as text when saving)',
-      },
-    ];
+    const digits = /^\d+$/.test(v);
+    const [code, lost, how, expected] = digits
+      ? ([
+          long ? 'EXCEL_DIGITS_LOST' : 'EXCEL_LEADING_ZEROS_LOST',
+          long ? 'the digits after the 15th' : `the ${zeros} leading zeros`,
+          'read it as a number',
+          'the digits as in the batch file (keep the column as text when saving)',
+        ] as const)
+      : (['ENCODING', 'characters ("?" now)', 'saved it in Windows-1252', 'the text as in the batch file (saved as CSV UTF-8)'] as const);
+    const value = digits ? maskAccount(a) : a;
+    const message = `${f} lost ${lost} the batch file gives it: the file was saved by a spreadsheet that ${how}`;
+    return [{ severity: 'error' as const, code, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value, message, expected }];
   });
 }
 

@@ -1,6 +1,8 @@
 // A results file opened and saved by a spreadsheet loses the leading zeros of every identifier it
-// took for a number. A row retried from it must never go to the account those digits now name.
+// took for a number (and the letters its encoding lacks). A row retried from it must never go to
+// the account those digits now name.
 import { readFileSync, writeFileSync } from 'node:fs';
+import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -64,6 +66,23 @@ for (const batch of ['as it ran', 'edited since'])
     expect(JSON.stringify(await allPayouts(sb))).not.toContain('123456789,');
     expect(await allPayouts(sb)).toHaveLength(1);
   });
+
+it('a refused row whose account name a spreadsheet saved in Windows-1252 is not sent under the name with "?" for its letters', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  const polish = ach('ZE-1', '123456789').replace('James Carter', 'Łukasz Wójcik 王');
+  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), polish, ach('ZE-2', '987654321')].join('\n') + '\n');
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+
+  // saved as Excel's "CSV (Comma delimited)": Windows-1252, a "?" for each character it does not hold
+  writeFileSync(run.resultsPath, iconv.encode(readFileSync(run.resultsPath, 'utf8').replace(/^\uFEFF/, ''), 'windows-1252'));
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+  expect(rows[0]!.result).toMatchObject({ errorCode: 'ENCODING', errorMessage: expect.stringMatching(/^accountName lost characters/) });
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
 
 it("an invalid row fixed in a spreadsheet that dropped its account number's leading zeros is not sent", async () => {
   sb = await startSb();
