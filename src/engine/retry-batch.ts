@@ -332,7 +332,7 @@ async function retryBatch(
     const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers, dates: r.dates }, parse);
     // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since, else the
     // cells of its row the batch judged invalid)
     const was =

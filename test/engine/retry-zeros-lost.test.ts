@@ -146,6 +146,36 @@ it('a refused row whose 16-digit account number a spreadsheet stored as a number
   expect(await allPayouts(sb)).toHaveLength(1);
 });
 
+it('a row fixed in the results workbook whose new reference Excel took for a date is not sent under that date', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  writeFileSync(
+    `${dir}/pay.csv`,
+    [HEADER.join(','), ach('DT-1', '123456789').replace(',checking,', ',chequing,'), ach('DT-2', '987654321')].join('\n') + '\n',
+  );
+  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+
+  // in the results workbook the account type fixed and the reference typed again as "Jan-25": Excel stored a date
+  const saved = `${dir}/pay.results.xlsx`;
+  const table = await readResults(run.resultsPath);
+  table.rows[0]!.cells.accountType = 'checking';
+  await writeResults(saved, { ...table, format: 'xlsx' });
+  const wb = XLSX.read(readFileSync(saved), { dense: true });
+  const data = (wb.Sheets[wb.SheetNames[0]!] as { '!data': XLSX.CellObject[][] })['!data'];
+  data[1]![HEADER.indexOf('reference')] = { t: 'n', v: 45658, z: 'mmm-yy' };
+  writeFileSync(saved, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: saved, conn: connectionTo(sb) });
+  const rows = (await readResults(retried.resultsPath)).rows;
+  expect(rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
+    ['INVALID', 'EXCEL_DATE'],
+    ['PENDING', undefined],
+  ]);
+  expect(rows[0]!.result.errorMessage).toMatch(/formatted as a date \(shows "Jan-25"\)/);
+  expect(await allPayouts(sb)).toHaveLength(1);
+});
+
 it('a workbook row refused for the digits Excel lost stays refused when retried untouched, the workbook fixed at its source since', async () => {
   sb = await startSb();
   const dir = await dirs.make();
