@@ -497,11 +497,14 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** A batch file's text as a spreadsheet saves it: a number's digits (no leading zeros, 15 significant, cut or rounded), else Windows-1252 ("?" for other characters). */
+/**
+ * A batch file's text as a spreadsheet saves it: a number's digits (no leading zeros, 15 significant, cut or rounded), else
+ * in Windows-1252 or Mac Roman ("?" for the characters it lacks), read back as the reader does such a file (Windows-1252).
+ */
 const asSpreadsheetSaved = (v: string): string[] => {
   const n = v.replace(/^0+/, '');
   if (/^[1-9]\d*$/.test(n)) return [n.slice(0, 15).padEnd(n.length, '0'), String(Number(Number(n).toPrecision(15)))];
-  return [iconv.decode(iconv.encode(v, 'windows-1252'), 'windows-1252')];
+  return ['windows-1252', 'macintosh'].map((e) => iconv.decode(iconv.encode(v, e), 'windows-1252'));
 };
 
 /** A beneficiary field of the batch file, in the results file as a spreadsheet saved it (leading zeros, digits past the 15th or characters lost). */
@@ -514,14 +517,10 @@ function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, '
     const zeros = v.length - v.replace(/^0+/, '').length;
     const long = v.length - zeros > 15;
     const digits = /^\d+$/.test(v);
-    const [code, lost, how, expected] = digits
-      ? ([
-          long ? 'EXCEL_DIGITS_LOST' : 'EXCEL_LEADING_ZEROS_LOST',
-          long ? 'the digits after the 15th' : `the ${zeros} leading zeros`,
-          'read it as a number',
-          'the digits as in the batch file (keep the column as text when saving)',
-        ] as const)
-      : (['ENCODING', 'characters ("?" now)', 'saved it in Windows-1252', 'the text as in the batch file (saved as CSV UTF-8)'] as const);
+    const code = !digits ? 'ENCODING' : long ? 'EXCEL_DIGITS_LOST' : 'EXCEL_LEADING_ZEROS_LOST';
+    const lost = !digits ? 'characters' : long ? 'the digits after the 15th' : `the ${zeros} leading zeros`;
+    const how = digits ? 'read it as a number' : 'saved it in another encoding than UTF-8 (Windows-1252 or Mac Roman)';
+    const expected = `the ${digits ? 'digits' : 'text'} as in the batch file (${digits ? 'keep the column as text when saving' : 'saved as CSV UTF-8'})`;
     const value = digits ? maskAccount(a) : a;
     const message = `${f} lost ${lost} the batch file gives it: the file was saved by a spreadsheet that ${how}`;
     return [{ severity: 'error' as const, code, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value, message, expected }];

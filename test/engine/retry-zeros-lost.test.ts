@@ -67,22 +67,24 @@ for (const batch of ['as it ran', 'edited since'])
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 
-it('a refused row whose account name a spreadsheet saved in Windows-1252 is not sent under the name with "?" for its letters', async () => {
-  sb = await startSb();
-  const dir = await dirs.make();
-  const polish = ach('ZE-1', '123456789').replace('James Carter', 'Łukasz Wójcik 王');
-  writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), polish, ach('ZE-2', '987654321')].join('\n') + '\n');
-  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
-  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
+// Excel's "CSV (Comma delimited)", Excel for Mac's "Comma Separated Values"
+for (const encoding of ['windows-1252', 'macintosh'])
+  it(`a refused row whose account name a spreadsheet saved in ${encoding} is not sent under the name read back`, async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const polish = ach('ZE-1', '123456789').replace('James Carter', 'Łukasz Wójcik 王');
+    writeFileSync(`${dir}/pay.csv`, [HEADER.join(','), polish, ach('ZE-2', '987654321')].join('\n') + '\n');
+    const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, refuse), ...unattended({ settleDelayMs: 10 }) });
+    expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['FAILED_TO_SEND', 'FAILED_TO_SEND']);
 
-  // saved as Excel's "CSV (Comma delimited)": Windows-1252, a "?" for each character it does not hold
-  writeFileSync(run.resultsPath, iconv.encode(readFileSync(run.resultsPath, 'utf8').replace(/^\uFEFF/, ''), 'windows-1252'));
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
-  const rows = (await readResults(retried.resultsPath)).rows;
-  expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
-  expect(rows[0]!.result).toMatchObject({ errorCode: 'ENCODING', errorMessage: expect.stringMatching(/^accountName lost characters/) });
-  expect(await allPayouts(sb)).toHaveLength(1);
-});
+    // saved by a spreadsheet in that encoding: a "?" for each character it lacks, read back as Windows-1252
+    writeFileSync(run.resultsPath, iconv.encode(readFileSync(run.resultsPath, 'utf8').replace(/^\uFEFF/, ''), encoding));
+    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const rows = (await readResults(retried.resultsPath)).rows;
+    expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
+    expect(rows[0]!.result).toMatchObject({ errorCode: 'ENCODING', errorMessage: expect.stringMatching(/^accountName lost characters/) });
+    expect(await allPayouts(sb)).toHaveLength(1);
+  });
 
 it("an invalid row fixed in a spreadsheet that dropped its account number's leading zeros is not sent", async () => {
   sb = await startSb();
