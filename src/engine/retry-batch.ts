@@ -338,9 +338,8 @@ async function retryBatch(
     const was =
       (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
       (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
-    if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
-    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
-      parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
+    if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, parse));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST') parsed.problems.push(...digitsStillLost(parsed.payout, parse));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -379,10 +378,9 @@ async function retryBatch(
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
       const first = original(s.ref)?.payout;
-      const e = row.problems.find((p) => p.severity === 'error');
       if (!first)
         throw new BatchRefused(
-          `${o.resultsFile} row ${r.rowNumber}: ${e?.column ? `${e.column}: ` : ''}${e?.message ?? 'not valid'}; but ${s.ref} was sent ` +
+          `${o.resultsFile} row ${r.rowNumber}: ${firstError(row.problems)?.message ?? 'not valid'}; but ${s.ref} was sent ` +
             `(key ${s.key}) and its outcome is unknown: it may be paid. Nothing was sent. Fix the row so that it is settled with its journalled key first.`,
           'unsettled-row-invalid',
         );
