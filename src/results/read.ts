@@ -348,12 +348,9 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);
   const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
-  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells)
-  const lastRow = Math.min(range.e.r, data.length - 1);
-  const lastCol = Math.min(
-    range.e.c,
-    data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1),
-  );
+  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells, or fewer than are there)
+  const lastRow = data.length - 1;
+  const lastCol = data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1);
   const out: SourceRecord[] = [];
   for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
