@@ -1,6 +1,7 @@
 // A results file opened and saved by a spreadsheet loses the leading zeros of every identifier it
-// took for a number (and the letters its encoding lacks). A row retried from it must never go to
-// the account those digits now name.
+// took for a number, the digits past the 15th, the letters its encoding lacks; a value typed into
+// it may become a date. A row retried from it must never go to the account those digits now name,
+// nor under a name or reference the batch did not give it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
