@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import iconv from 'iconv-lite';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { maskAccount } from '../mask.ts';
@@ -331,12 +332,14 @@ async function retryBatch(
     const orig = refHeader ? original(cells[refHeader] ?? '') : undefined;
     if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
       return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
-    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
-    const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
-    if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
-    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
-      parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers, dates: r.dates }, parse);
+    // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since, else the
+    // cells of its row the batch judged invalid)
+    const was =
+      (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
+      (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
+    if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, parse));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST') parsed.problems.push(...digitsStillLost(parsed.payout, parse));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -375,10 +378,9 @@ async function retryBatch(
     // an unsettled row edited into an invalid one is still settled with its journalled body
     if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
       const first = original(s.ref)?.payout;
-      const e = row.problems.find((p) => p.severity === 'error');
       if (!first)
         throw new BatchRefused(
-          `${o.resultsFile} row ${r.rowNumber}: ${e?.column ? `${e.column}: ` : ''}${e?.message ?? 'not valid'}; but ${s.ref} was sent ` +
+          `${o.resultsFile} row ${r.rowNumber}: ${firstError(row.problems)?.message ?? 'not valid'}; but ${s.ref} was sent ` +
             `(key ${s.key}) and its outcome is unknown: it may be paid. Nothing was sent. Fix the row so that it is settled with its journalled key first.`,
           'unsettled-row-invalid',
         );
@@ -493,26 +495,34 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
-function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
-  const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
+/**
+ * A batch file's text as a spreadsheet saves it: a number's digits (no leading zeros, 15 significant, cut or rounded), else
+ * in Windows-1252 or Mac Roman ("?" for the characters it lacks), read back as the reader does such a file (Windows-1252).
+ */
+const asSpreadsheetSaved = (v: string): string[] => {
+  const n = v.replace(/^0+/, '');
+  if (/^[1-9]\d*$/.test(n)) return [n.slice(0, 15).padEnd(n.length, '0'), String(Number(Number(n).toPrecision(15)))];
+  return ['windows-1252', 'macintosh'].map((e) => iconv.decode(iconv.encode(v, e), 'windows-1252'));
+};
+
+/** A beneficiary field of the batch file, in the results file as a spreadsheet saved it (leading zeros, digits past the 15th or characters lost). */
+function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+  const after = now.beneficiary as Record<string, unknown>;
   const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(before!).flatMap(([f, v]) =>
-    typeof v === 'string' && /^0+\d/.test(v) && after![f] === v.replace(/^0+/, '')
-      ? [
-          {
-            severity: 'error' as const,
-            code: 'EXCEL_LEADING_ZEROS_LOST' as const,
-            file: ctx.file,
-            row: now.rowNumber,
-            column: fields[f] ?? f,
-            value: maskAccount(String(after![f])),
-            message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
-            expected: 'the digits as in the batch file (keep the column as text when saving)',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(before).flatMap(([f, v]) => {
+    const a = after[f];
+    if (typeof v !== 'string' || a === v || typeof a !== 'string' || !asSpreadsheetSaved(v).includes(a)) return [];
+    const zeros = v.length - v.replace(/^0+/, '').length;
+    const long = v.length - zeros > 15;
+    const digits = /^\d+$/.test(v);
+    const code = !digits ? 'ENCODING' : long ? 'EXCEL_DIGITS_LOST' : 'EXCEL_LEADING_ZEROS_LOST';
+    const lost = !digits ? 'characters' : long ? 'the digits after the 15th' : `the ${zeros} leading zeros`;
+    const how = digits ? 'read it as a number' : 'saved it in another encoding than UTF-8 (Windows-1252 or Mac Roman)';
+    const expected = `the ${digits ? 'digits' : 'text'} as in the batch file (${digits ? 'keep the column as text when saving' : 'saved as CSV UTF-8'})`;
+    const value = digits ? maskAccount(a) : a;
+    const message = `${f} lost ${lost} the batch file gives it: the file was saved by a spreadsheet that ${how}`;
+    return [{ severity: 'error' as const, code, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value, message, expected }];
+  });
 }
 
 /** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */

@@ -8,8 +8,6 @@ import { neutralise } from '../input/neutralise.ts';
 import { isPlainDecimal } from './numbers.ts';
 import type { ResultsSource, ResultsTable, ResultsWriter } from './types.ts';
 
-const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
-
 export const csvWriter: ResultsWriter = {
   format: 'csv',
   extensions: ['.csv', '.tsv', '.txt'],
@@ -41,7 +39,7 @@ export function* csvChunks(table: ResultsSource): Generator<string> {
       // a plain decimal in a numeric column stays a number: "-12.50" is not neutralised
       ...result.map((c) => {
         const v = values[c] ?? '';
-        return NUMERIC.has(c) && isPlainDecimal(v) ? v : neutralise(v);
+        return NUMERIC_RESULT_COLUMNS.includes(c) && isPlainDecimal(v) ? v : neutralise(v);
       }),
     ]);
     if (lines.length < CHUNK_ROWS) continue;

@@ -132,7 +132,7 @@ function resultsTableOf(
     .map((c) => [c, index.get(split.result[c]!)!]);
 
   async function* rows(): AsyncGenerator<ResultRow> {
-    for await (const { rowNumber, values, numbers } of records) {
+    for await (const { rowNumber, values, numbers, dates } of records) {
       if (rowNumber <= headerRec!.rowNumber || isBlank(values)) continue;
       // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
       const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
@@ -142,7 +142,12 @@ function resultsTableOf(
         if (v !== '') result[c] = unneutralise(v);
       }
       const held = numeric.flatMap(([h, i]) => (numbers?.[i] === undefined ? [] : [[h, numbers[i]] as const]));
-      yield { rowNumber, cells, result, ...(held.length ? { numbers: Object.fromEntries(held) } : {}) };
+      const shown = split.input.flatMap((h, j) => (dates?.[inputIdx[j]!] === undefined ? [] : [[h, dates[inputIdx[j]!]!] as const]));
+      const traps = {
+        ...(held.length && { numbers: Object.fromEntries(held) }),
+        ...(shown.length && { dates: Object.fromEntries(shown) }),
+      };
+      yield { rowNumber, cells, result, ...traps };
     }
   }
   return { format, inputColumns: split.input, rows: rows() };
@@ -312,6 +317,10 @@ const numberOf = (cell: XLSX.CellObject | undefined): number | undefined =>
     ? (cell.v as number)
     : undefined;
 
+/** What a date-formatted cell shows (its text is an ISO date), for validation's Excel traps as readBatch hands it over. */
+const dateShown = (cell: XLSX.CellObject | undefined): string | undefined =>
+  cell?.t === 'n' && numberOf(cell) === undefined ? (cell.w ?? cellText(cell)) : undefined;
+
 /** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
 function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
   const [header, ...lines] = records.map((r) => r.values);
@@ -339,18 +348,14 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);
   const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
-  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells)
-  const lastRow = Math.min(range.e.r, data.length - 1);
-  const lastCol = Math.min(
-    range.e.c,
-    data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1),
-  );
+  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells, or fewer than are there)
+  const lastRow = data.length - 1;
+  const lastCol = data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1);
   const out: SourceRecord[] = [];
   for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
-    const values: string[] = [];
-    for (let c = range.s.c; c <= lastCol; c++) values.push(cellText(line?.[c]));
-    out.push({ rowNumber: r + 1, values, numbers: values.map((_, k) => numberOf(line?.[range.s.c + k])) });
+    const cells = Array.from({ length: lastCol - range.s.c + 1 }, (_, k) => line?.[range.s.c + k]);
+    out.push({ rowNumber: r + 1, values: cells.map(cellText), numbers: cells.map(numberOf), dates: cells.map(dateShown) });
   }
   return out;
 }

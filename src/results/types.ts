@@ -17,6 +17,8 @@ export interface ResultRow {
   cells: Record<string, string>;
   /** Reading XLSX: the batch's cells (not its amount) stored as numbers, by header, for the Excel traps. */
   numbers?: Record<string, number>;
+  /** Reading XLSX: the batch's cells formatted as dates, by header, with what they show (for the Excel traps). */
+  dates?: Record<string, string>;
   result: ResultValues;
 }
 
