@@ -112,6 +112,16 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     );
   const top = payoutFields(r);
   checkOrdered(r, top);
+  // a reference Excel cut to 15 digits (or a CSV it saved as 1.23457E+11): another invoice reads the same, one identity for two
+  if (/^\d(\.\d+)?E\+\d+$/i.test(r.cell('reference')) || Math.abs(r.number('reference') ?? 0) >= 1e15)
+    r.add(
+      'error',
+      'EXCEL_DIGITS_LOST',
+      'reference',
+      'the reference is a number that Excel kept to 15 significant digits: digits were lost, and another reference may read the same',
+      'the column formatted as Text before the reference is typed or pasted (or a leading apostrophe)',
+      r.cell('reference'),
+    );
   const method = top.method as PayoutMethod | undefined;
   const trapped = excelDateTraps(r);
   const overrides = excelNumberTraps(r, method, trapped);

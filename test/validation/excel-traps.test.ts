@@ -54,6 +54,18 @@ describe('Excel traps', () => {
     expect((await trap('SWIFT', { accountNumber: [123456789012345680000] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
   });
 
+  it('a reference Excel held as a number of more than 15 digits, or showed in scientific notation, or a CSV it saved so: digits lost', async () => {
+    // eslint-disable-next-line no-loss-of-precision -- what Excel keeps of a 19-digit invoice number
+    expect((await trap('SEPA', { reference: [1234567890123456789, '0'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:reference']);
+    expect((await trap('SEPA', { reference: [123456789012, '0.00E+00'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:reference']);
+    expect((await trap('SEPA', { reference: [123456789012, '0'] })).problems).toEqual([]);
+    const cols = [...CANONICAL_FIELDS];
+    const row = (reference: string) => cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf', reference })[c] ?? '').join(',');
+    writeFileSync(join(dir, 'sci.csv'), [cols.join(','), row('1.23457E+11'), row('INV-1E+5')].join('\n') + '\n');
+    const csv = await collectBatch(join(dir, 'sci.csv'));
+    expect(csv.problems.map((x) => `${x.row}:${x.code}:${x.column}`)).toEqual(['2:EXCEL_DIGITS_LOST:reference']);
+  });
+
   it('a phone number as a number lost its +', async () => {
     expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems).toEqual([
       'e:EXCEL_LEADING_ZEROS_LOST:phoneNumber',
