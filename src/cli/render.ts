@@ -11,6 +11,7 @@ import { InputError } from '../input/input-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import { requestKindsText, type BatchPlan } from '../engine/batch-plan.ts';
+import { enableHint } from '../engine/guards.ts';
 import { swapText } from '../engine/swap.ts';
 import { hitText, listText, type Screened } from '../engine/screen-batch.ts';
 import { swapRequestsText } from '../follow-up/swap-views.ts';
@@ -82,8 +83,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   for (const r of p.swapRefusals) l.push(`  no swap ${r.currency}  short by ${groupThousands(r.shortfall)}: ${r.reason}`);
   for (const c of p.corridorsNotEnabled)
     note(
-      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
-        `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
+      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ${enableHint(c)}`,
     );
   const q = p.requests;
   l.push(`  requests     about ${q.estimate} of the key's month: ${requestKindsText(q)}`);

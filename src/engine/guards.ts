@@ -79,11 +79,9 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   reasons.push(...swapReasons(plan, a));
   if (plan.corridorBlocked && !a.allowPartial) {
     const list = plan.corridorsNotEnabled.map(
-      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')})`,
+      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')}): ${enableHint(c)}`,
     );
-    reasons.push(
-      `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
-    );
+    reasons.push(`corridors not enabled: ${list.join('; ')}. Enable them, or pass --allow-partial to send the other rows`);
   }
   reasons.push(...(plan.screening?.refused ?? []), ...screeningReasons(plan, a.allowPartial));
   reasons.push(...controlTotalReasons(a));
@@ -98,6 +96,12 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
 }
 
 /** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
+/** How a corridor's pair is enabled: its toggle (what --enable-pairs sends), or by hand when the service listed no id (§4.9 lists enabled pairs). */
+export const enableHint = (c: { pairId?: string }): string =>
+  c.pairId === undefined
+    ? "the service lists no id for this pair (only enabled pairs are listed): enable it in the service's dashboard"
+    : `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId}/toggle {"enabled": true}, or --enable-pairs`;
+
 export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial: boolean): string[] {
   const rows = [...plan.notSent].filter(([, i]) => i.code === ENGINE_STATUSES.HELD_SCREENING).map(([n]) => n);
   const held = rows.length;

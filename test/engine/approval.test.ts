@@ -109,6 +109,14 @@ describe('approval guards (pure)', () => {
     expect(r.ok).toBe(false);
     expect((r as { reasons: string[] }).reasons[0]).toMatch(/currency-pairs\/\{currencyPairId\}\/toggle|--enable-pairs/);
     expect(decideApproval(input({ plan: blocked, allowPartial: true })).ok).toBe(true);
+    // a service that lists only enabled pairs (spec §4.9) gave no id: --enable-pairs cannot toggle it, so it is not offered
+    const unlisted = decideApproval(
+      input({ plan: { ...blocked, corridorsNotEnabled: [{ ...blocked.corridorsNotEnabled[0]!, pairId: undefined }] } }),
+    );
+    expect((unlisted as { reasons: string[] }).reasons[0]).toMatch(
+      /USD->GHS \(GHA, 1 row\): the service lists no id for this pair .*dashboard/,
+    );
+    expect((unlisted as { reasons: string[] }).reasons[0]).not.toMatch(/--enable-pairs/);
   });
 
   it('a swap that funds the batch: --max-swap caps what it credits, --swap-from must name its wallet; a proposed swap is only a hint', () => {
