@@ -12,7 +12,8 @@ import { record } from './session.ts';
 /** A send of key n (with the row's body now, or the journalled one), or the cheap read. */
 type ProofStep =
   | { send: 'now' | 'journalled'; answer: 'payout' | 'refused' | 'conflict' | 'unknown'; code?: string }
-  | { read: 'wallets' | 'pairs'; causeGone: boolean };
+  | { read: 'wallets' | 'pairs'; causeGone: boolean }
+  | { sentBy: string };
 
 /** What the retry of a refused row showed of its key n (in `--json`). */
 export interface KeyProof {
@@ -59,6 +60,12 @@ export async function proveSpent(
     return { go: true, proof };
   };
 
+  // (key n refused under another API key, `sentBy`: where the service keeps keys per API key, sends here prove nothing: send.ts I2)
+  if (s.apiKeyFingerprint && s.apiKeyFingerprint !== ctx.send.client.apiKey.fingerprint) {
+    proof.steps.push({ sentBy: s.apiKeyFingerprint });
+    proof.verdict = 'refused';
+    return { go: false, proof };
+  }
   const same = row.body === refusedBody;
   const cause = () => causeGone(ctx.send.client, refusal, row.payout, ctx.fees?.get(row.rowNumber));
   // read before the resend too: a refusal between two reads that find its cause gone is a replay, not a fresh one
