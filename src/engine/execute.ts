@@ -337,8 +337,7 @@ class RowLoop {
     if (s.phase === 'created') await this.attachPending(s, false);
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
-      const { attempt, key, body, apiKeyFingerprint } = s;
-      s = await this.initiate({ ref, row: p.rowNumber, attempt, key: key!, body: body!, apiKeyFingerprint, resend: true });
+      s = await this.initiate({ ...s, row: p.rowNumber, key: s.key!, body: s.body!, resend: true });
       // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry;
       // a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
       const r = s.phase === 'conflict' && s.refused;

@@ -45,7 +45,7 @@ export async function proveSpent(
   const key = s.key!;
   const refusedBody = s.body!;
   const refusal = s.error?.code;
-  const proof: KeyProof = { rowNumber: row.rowNumber, reference: ref, attempt, key, steps: [], verdict: 'unknown' };
+  const proof: KeyProof = { rowNumber: row.rowNumber, reference: ref, attempt, key, steps: [], verdict: 'refused' };
   const send = async (body: string, which: 'now' | 'journalled') => {
     await ctx.initiate({ ref, row: row.rowNumber, attempt, key, body, resend: false });
     const t = ctx.state(ref);
@@ -60,12 +60,9 @@ export async function proveSpent(
     return { go: true, proof };
   };
 
-  // (key n refused under another API key, `sentBy`: where the service keeps keys per API key, sends here prove nothing: send.ts I2)
-  if (s.apiKeyFingerprint && s.apiKeyFingerprint !== ctx.send.client.apiKey.fingerprint) {
-    proof.steps.push({ sentBy: s.apiKeyFingerprint });
-    proof.verdict = 'refused';
-    return { go: false, proof };
-  }
+  // (key n refused under another API key: where the service keeps keys per API key, sends here prove nothing: send.ts I2)
+  const sentBy = s.apiKeyFingerprint;
+  if (sentBy && sentBy !== ctx.send.client.apiKey.fingerprint) return { go: false, proof: { ...proof, steps: [{ sentBy }] } };
   const same = row.body === refusedBody;
   const cause = () => causeGone(ctx.send.client, refusal, row.payout, ctx.fees?.get(row.rowNumber));
   // read before the resend too: a refusal between two reads that find its cause gone is a replay, not a fresh one
