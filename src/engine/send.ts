@@ -81,7 +81,7 @@ const otherApiKey = (sentBy: string) =>
     'OTHER_API_KEY',
     `not resent: sent with the API key of fingerprint ${sentBy}, not this one, and the service may keep its Idempotency-Key ` +
       'per API key, so a resend under this one could pay twice. Its outcome stays unknown: run again with that key (`account` ' +
-      "shows a key's fingerprint); if it is revoked, ask the service about this reference (its payout list)",
+      "shows a key's fingerprint); if it is revoked, look for this row's payout (amount, beneficiary) in the payout list",
   );
 
 /** What a request that did not succeed means for its payment. */
