@@ -33,7 +33,8 @@ export interface RowAttempt extends Attempt {
 export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { ref, attempt, key } = a;
   const sent = await sendStep(ctx, a, {
-    initiating: (at) => recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at }, ctx.stop),
+    initiating: (stamp) =>
+      recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, ...stamp }, ctx.stop),
     request: () => ctx.client.initiate(a.body, { idempotencyKey: key }),
     failed: (t, error) => ({
       t,
@@ -336,7 +337,7 @@ class RowLoop {
     if (s.phase === 'created') await this.attachPending(s, false);
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
-      s = await this.initiate({ ref, row: p.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
+      s = await this.initiate({ ...s, row: p.rowNumber, key: s.key!, body: s.body!, resend: true });
       // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry;
       // a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
       const r = s.phase === 'conflict' && s.refused;

@@ -4,7 +4,8 @@
 //
 // I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request leaves
 //     (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
-// I2  an unknown outcome is resent only with the journalled key and byte-identical body
+// I2  an unknown outcome is resent only with the journalled key and byte-identical body, by the API key that sent it
+//     (the spec does not say whether the service keeps a key per business or per API key: under another, a new key)
 // I3  only the service's own refusal lets the payment go again (a row: under a new key once the refused one is proven spent, spent.ts)
 // I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
 import { PayoutApiError } from '../client/errors.ts';
@@ -30,12 +31,14 @@ export interface Attempt {
   body: string;
   /** A resend of the journalled attempt: its `initiating` line is there already (I2). */
   resend: boolean;
+  /** A resend: the fingerprint of the API key that sent it, journalled (none in an older journal: resent by any). */
+  apiKeyFingerprint?: string;
 }
 
 /** What one kind of money movement journals around its request, and the request itself. */
 export interface Movement<A> {
-  /** Journals the `initiating` line (fsynced, under the ledger's lock) at `sentAt`; throws when it may not be written. */
-  initiating: (sentAt: string) => Promise<void>;
+  /** Journals the `initiating` line (fsynced, under the ledger's lock) with `stamp`; throws when it may not be written. */
+  initiating: (stamp: { at: string; apiKeyFingerprint: string }) => Promise<void>;
   request: () => Promise<A>;
   /** The line of the service's answer. */
   created: (answer: A, sentAt: string) => JournalLine;
@@ -54,13 +57,14 @@ export async function sendStep<A>(ctx: SendContext, a: Attempt, m: Movement<A>):
   const sentAt = ctx.at();
   if (!a.resend) {
     try {
-      await m.initiating(sentAt);
+      await m.initiating({ at: sentAt, apiKeyFingerprint: ctx.client.apiKey.fingerprint });
     } catch (e) {
       return { notSent: e, stopped: !!ctx.stop?.aborted };
     }
   }
   let answer: A;
   try {
+    if (a.resend && a.apiKeyFingerprint && a.apiKeyFingerprint !== ctx.client.apiKey.fingerprint) throw otherApiKey(a.apiKeyFingerprint);
     answer = await m.request();
   } catch (e) {
     const verdict = classify(e, a.resend);
@@ -70,6 +74,15 @@ export async function sendStep<A>(ctx: SendContext, a: Attempt, m: Movement<A>):
   record(ctx.session, m.created(answer, sentAt), { sync: true });
   return { answer };
 }
+
+/** I2: a resend under another API key than sent it is not sent; its outcome stays unknown. */
+const otherApiKey = (sentBy: string) =>
+  new RowStepError(
+    'OTHER_API_KEY',
+    `not resent: sent with the API key of fingerprint ${sentBy}, not this one, and the service may keep its Idempotency-Key ` +
+      'per API key, so a resend under this one could pay twice. Its outcome stays unknown: run again with that key (`account` ' +
+      "shows a key's fingerprint); if it is revoked, look for this row's payout (amount, beneficiary) in the payout list",
+  );
 
 /** What a request that did not succeed means for its payment. */
 export interface Verdict {

@@ -12,7 +12,8 @@ import { record } from './session.ts';
 /** A send of key n (with the row's body now, or the journalled one), or the cheap read. */
 type ProofStep =
   | { send: 'now' | 'journalled'; answer: 'payout' | 'refused' | 'conflict' | 'unknown'; code?: string }
-  | { read: 'wallets' | 'pairs'; causeGone: boolean };
+  | { read: 'wallets' | 'pairs'; causeGone: boolean }
+  | { sentBy: string };
 
 /** What the retry of a refused row showed of its key n (in `--json`). */
 export interface KeyProof {
@@ -44,7 +45,7 @@ export async function proveSpent(
   const key = s.key!;
   const refusedBody = s.body!;
   const refusal = s.error?.code;
-  const proof: KeyProof = { rowNumber: row.rowNumber, reference: ref, attempt, key, steps: [], verdict: 'unknown' };
+  const proof: KeyProof = { rowNumber: row.rowNumber, reference: ref, attempt, key, steps: [], verdict: 'refused' };
   const send = async (body: string, which: 'now' | 'journalled') => {
     await ctx.initiate({ ref, row: row.rowNumber, attempt, key, body, resend: false });
     const t = ctx.state(ref);
@@ -59,6 +60,9 @@ export async function proveSpent(
     return { go: true, proof };
   };
 
+  // (key n refused under another API key: where the service keeps keys per API key, sends here prove nothing: send.ts I2)
+  const sentBy = s.apiKeyFingerprint;
+  if (sentBy && sentBy !== ctx.send.client.apiKey.fingerprint) return { go: false, proof: { ...proof, steps: [{ sentBy }] } };
   const same = row.body === refusedBody;
   const cause = () => causeGone(ctx.send.client, refusal, row.payout, ctx.fees?.get(row.rowNumber));
   // read before the resend too: a refusal between two reads that find its cause gone is a replay, not a fresh one

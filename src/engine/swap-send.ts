@@ -91,7 +91,7 @@ class SwapSender {
     if (listed.swap) return this.fromList(p, listed.swap);
     let sent: Sent =
       s && unsettled(s) && s.body
-        ? await this.request(p, { attempt: s.attempt, key: s.key, body: s.body, resend: true })
+        ? await this.request(p, { attempt: s.attempt, key: s.key, body: s.body, apiKeyFingerprint: s.apiKeyFingerprint, resend: true })
         : await this.fresh(p, (s?.attempt ?? 0) + 1, false);
     let recomputed = false;
     for (;;) {
@@ -147,7 +147,7 @@ class SwapSender {
     const { attempt, key, body, resend } = a;
     const ids = { t: 'swap' as const, currency: p.currency, reference: p.reference, attempt, key };
     const sent = await sendStep(this.send, a, {
-      initiating: (at) => recordInitiating(this.ctx.session, { ...ids, phase: 'initiating', body, at }, this.ctx.stop),
+      initiating: (stamp) => recordInitiating(this.ctx.session, { ...ids, phase: 'initiating', body, ...stamp }, this.ctx.stop),
       request: () => this.ctx.client.swap(body, { idempotencyKey: key }),
       created: (r) => ({ ...ids, phase: 'created', swap: swapSnapshotOf(r.swap), at: this.send.at() }),
       // 'Invalid payout amount' is the service's refusal of a moved rate: stale-rate, not rejected

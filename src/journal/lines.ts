@@ -80,11 +80,13 @@ const at = z.string();
 const row = { ref: z.string(), attempt: z.number().int() };
 const step = { ...row, key: z.string() };
 const ofPayout = { ref: z.string(), payoutId: z.string() };
+/** The fingerprint of the API key that sent an `initiating` line (client/api-key.ts; none in older journals). */
+const apiKeyFingerprint = z.string().optional();
 const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
 
 /** A swap's lines by short currency: a row's steps, and `stale-rate` (nothing moved; a new attempt once the list shows none). */
 const SwapLine = z.discriminatedUnion('phase', [
-  z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
+  z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), apiKeyFingerprint, at }),
   z.object({ ...swapStep, phase: z.literal('created'), swap: SwapSnapshot, at }),
   z.object({ ...swapStep, phase: z.enum(['unknown', 'rejected', 'conflict', 'stale-rate']), error: ErrorSnapshot, at }),
   z.object({ t: z.literal('swap'), phase: z.literal('status'), currency: z.string(), reference: z.string(), swap: SwapSnapshot, at }),
@@ -107,7 +109,7 @@ const RowLine = z.discriminatedUnion('t', [
   /** A document uploaded once per batch, by the sha256 of the bytes sent; its documentUrl is reused (spec §4.6). */
   z.object({ t: z.literal('doc'), sha256: z.string(), url: z.string() }),
   /** Written and fsynced before the request leaves: the key and the exact body text. */
-  z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), at }),
+  z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), apiKeyFingerprint, at }),
   z.object({ t: z.literal('created'), ...step, requestId: z.string(), payout: PayoutSnapshot, at }),
   /** rejected: definitive (attempt + 1 may follow); unknown: resend the same key and body; conflict: 409, for a person. */
   z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
@@ -156,6 +158,8 @@ export interface RowState {
   key?: string;
   /** The latest attempt's exact body, resent byte for byte while unsettled; dropped once created. */
   body?: string;
+  /** Which API key sent it (its `initiating` line's): only that one resends it (engine/send.ts I2). */
+  apiKeyFingerprint?: string;
   /** The body the service last refused under `key` (spent.ts sends it again after a 409 to another). */
   refused?: { key: string; body: string; error: ErrorSnapshot };
   payout?: PayoutSnapshot;
@@ -196,6 +200,7 @@ export interface SwapState {
   /** The last step of that attempt (`status` lines update `swap`, not the phase). */
   phase: Exclude<SwapEvent['phase'], 'status'>;
   body?: string;
+  apiKeyFingerprint?: string;
   swap?: SwapSnapshot;
   error?: ErrorSnapshot;
 }
@@ -227,6 +232,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       s.attempt = Math.max(s.attempt, e.attempt);
       s.key = e.key;
       s.body = e.body;
+      s.apiKeyFingerprint = e.apiKeyFingerprint;
       s.error = undefined;
       break;
     case 'created':
@@ -287,7 +293,7 @@ function applySwap(swaps: Map<string, SwapState>, e: SwapEvent): void {
   const next: SwapState =
     s && s.attempt === e.attempt ? s : { currency: e.currency, reference: e.reference, attempt: e.attempt, key: e.key, phase: e.phase };
   next.phase = e.phase;
-  if (e.phase === 'initiating') next.body = e.body;
+  if (e.phase === 'initiating') Object.assign(next, { body: e.body, apiKeyFingerprint: e.apiKeyFingerprint });
   else if (e.phase === 'created') next.swap = e.swap;
   else next.error = e.error;
   if (!s || e.attempt >= s.attempt || e.phase === 'created') swaps.set(e.currency, next);

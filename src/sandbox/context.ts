@@ -33,7 +33,7 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
       rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
       monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
     }),
-    idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant'),
+    idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant', shapes === 'variant'),
     storage: new Storage(baseUrl, clock),
     lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
     webhooks: new Webhooks(clock, {

@@ -1,37 +1,45 @@
 // Spec §4.2 rules 1-3 and §4.7: Idempotency-Key on initiate and swap. Readings (the spec does not say):
-// keys are per business; "same body" is canonical JSON equality, the route included; stored keys never
-// expire. A refused key (issue 39): by default a 4xx stores nothing, so the body may be fixed and sent
-// again; with `storeRefusals` (the variant reading) a refusal that reached the route binds the key
-// as Stripe's does: the same key and body get it again, another body 409.
-import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
+// keys are per business (the variant reading, `perApiKey`: per API key, as §8 counts rate and quota,
+// so a key resent under another API key of the business is new); "same body" is canonical JSON
+// equality, the route included; stored keys never expire. A refused key (issue 39): by default a 4xx
+// stores nothing, so the body may be fixed and sent again; with `storeRefusals` (the variant reading)
+// a refusal that reached the route binds the key as Stripe's does: the same key and body get it
+// again, another body 409.
+import { createHash } from 'node:crypto';
+import { API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import type { SandboxState } from './contract.ts';
 import { apiError, ApiError, header, type Reply, type Request } from './http.ts';
 import { canonicalJson } from '../text.ts';
 
 type CreatingRoute = 'initiate' | 'swap';
-const slot = (businessId: string, key: string): string => `${businessId}\u0000${key}`;
+/** (an API key as its hash: the state file holds none) */
+const scope = (req: Request, perApiKey: boolean): string =>
+  perApiKey ? createHash('sha256').update(header(req.headers, API_KEY_HEADER)!).digest('hex') : req.business.id;
 const fingerprint = (route: CreatingRoute, body: unknown): string => `${route}\u0000${canonicalJson(body)}`;
 
 /** The record a key created, or (refusals stored) the refusal it got; as snapshotState writes it. */
 type KeyEntry = Omit<SandboxState['idempotency'][number], 'slot'>;
 
 export class IdempotencyStore {
-  /** By business and key (snapshotState reads it, restoreState fills it). */
+  /** By business (or API key) and key (snapshotState reads it, restoreState fills it). */
   readonly entries = new Map<string, KeyEntry>();
 
-  constructor(readonly storeRefusals = false) {}
+  constructor(
+    readonly storeRefusals = false,
+    readonly perApiKey = false,
+  ) {}
 
   /** A creating route under its key (400 MISSING_IDEMPOTENCY_KEY without one), which binds the record a reply `created`. */
   once(req: Request, route: CreatingRoute, view: (recordId: string) => unknown, create: () => Reply): Reply {
     const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
     if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
-    const e = this.entries.get(slot(req.business.id, key));
+    const slot = `${scope(req, this.perApiKey)}\u0000${key}`;
+    const e = this.entries.get(slot);
     if (e && e.fingerprint !== fingerprint(route, req.body))
       return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
     if (e?.refusal) return new ApiError(e.refusal.status, e.refusal.body);
     if (e?.recordId) return { status: 201, body: view(e.recordId), headers: { 'idempotent-replayed': 'true' } };
-    const bind = (entry: Omit<KeyEntry, 'fingerprint'>) =>
-      this.entries.set(slot(req.business.id, key), { fingerprint: fingerprint(route, req.body), ...entry });
+    const bind = (entry: Omit<KeyEntry, 'fingerprint'>) => this.entries.set(slot, { fingerprint: fingerprint(route, req.body), ...entry });
     let reply: Reply;
     try {
       reply = create();

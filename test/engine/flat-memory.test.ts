@@ -26,6 +26,7 @@ function creatingClient(readSoFar: () => number) {
   const seen: number[] = [];
   let n = 0;
   const client = {
+    apiKey: { fingerprint: 'f' },
     initiate: async (body: string) => {
       seen.push(readSoFar());
       const b = JSON.parse(body) as { sourceAmount: number; sourceCurrency: string; destinationCurrency: string };

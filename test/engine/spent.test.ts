@@ -16,7 +16,11 @@ const REFUSED = '{"sourceAmount":10}';
 const EDITED = '{"sourceAmount":10,"edited":true}';
 
 /** A row refused INSUFFICIENT_FUNDS under key 1, then proveSpent with these answers to key 1 and this wallet balance. */
-async function prove(bodyNow: string, answers: Answer[], o: { balance?: string; fee?: string; toppedUpAtSend?: boolean } = {}) {
+async function prove(
+  bodyNow: string,
+  answers: Answer[],
+  o: { balance?: string; fee?: string; toppedUpAtSend?: boolean; sentBy?: string } = {},
+) {
   const lines: JournalLine[] = [];
   const folded = emptyFold();
   const session = {
@@ -28,7 +32,7 @@ async function prove(bodyNow: string, answers: Answer[], o: { balance?: string; 
     applyEvent(folded, e);
   };
   const at = '2026-01-01T00:00:00.000Z';
-  add({ t: 'initiating', ref: 'R-1', row: 1, attempt: 1, key: 'k1', body: REFUSED, at });
+  add({ t: 'initiating', ref: 'R-1', row: 1, attempt: 1, key: 'k1', body: REFUSED, apiKeyFingerprint: o.sentBy, at });
   add({ t: 'rejected', ref: 'R-1', attempt: 1, key: 'k1', error: { status: 400, code: 'INSUFFICIENT_FUNDS', message: 'x' }, at });
   const sent: string[] = [];
   const initiate = async (a: RowAttempt) => {
@@ -58,6 +62,7 @@ async function prove(bodyNow: string, answers: Answer[], o: { balance?: string; 
     }
   };
   const client = {
+    apiKey: { fingerprint: 'this-api-key' },
     listWallets: async () => ({
       data: [{ walletId: 'w', currency: 'GBP', balance: o.toppedUpAtSend && !sent.length ? '12.00' : (o.balance ?? '1000') }],
     }),
@@ -103,6 +108,20 @@ describe('a new key only when the old one is proven spent', () => {
       const r = await prove(body, [code]);
       expect([r.go, r.spentLines.length, r.proof.steps.filter((x) => 'send' in x).length]).toEqual([false, 0, 1]);
     }
+  });
+
+  it('key 1 refused under another API key: nothing sent, no new key (a key kept per API key proves nothing here)', async () => {
+    const r = await prove(REFUSED, ['INSUFFICIENT_FUNDS'], { sentBy: 'other-api-key' });
+    expect([r.go, r.proof.verdict, r.proof.steps, r.sent, r.spentLines.length]).toEqual([
+      false,
+      'refused',
+      [{ sentBy: 'other-api-key' }],
+      [],
+      0,
+    ]);
+    // under the API key that sent it, the proof goes on as ever
+    const same = await prove(REFUSED, ['INSUFFICIENT_FUNDS'], { sentBy: 'this-api-key' });
+    expect([same.go, same.proof.verdict]).toEqual([true, 'spent']);
   });
 
   it('a payout under key 1: paid, nothing more sent', async () => {

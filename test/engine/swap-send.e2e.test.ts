@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyFingerprint } from '../../src/client/api-key.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { batchIdentity, idempotencyKey } from '../../src/engine/identity.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
@@ -25,7 +26,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 24;
+const BUSINESSES = 25;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -231,6 +232,29 @@ describe('the swap is sent once', () => {
     }
     expect(await phases(g.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'stale-rate:2']);
     expect(await g.swapsAtSandbox()).toHaveLength(0);
+  });
+});
+
+describe('a swap journalled by another API key of the business', () => {
+  it('is not resent under this one (the service may keep its key per API key): no swap, its currency stopped naming that key', async () => {
+    const f = await fixture(25);
+    const other = keyFingerprint(`${f.key}_rotated`);
+    await recordInitiating(f.session, {
+      t: 'swap',
+      currency: 'USD',
+      reference: f.proposal.reference,
+      phase: 'initiating',
+      attempt: 1,
+      key: idempotencyKey(f.proposal.reference, 1, 'swap'),
+      body: swapBody(f.proposal, new Dec(f.proposal.amountToBeSent)),
+      apiKeyFingerprint: other,
+      at: new Date().toISOString(),
+    });
+    const funded = await f.fund(await reopened(f.session));
+    expect(funded).toMatchObject({ funded: false, halt: true, error: { code: 'SWAP_OUTCOME_UNKNOWN' } });
+    expect(!funded.funded && funded.error.message).toContain(other);
+    expect(count(f.routes(), 'swap')).toBe(0);
+    expect(await f.swapsAtSandbox()).toHaveLength(0);
   });
 });
 

@@ -50,9 +50,11 @@ export default signalled('retry', jsonOnThrow(command));
 /** What a refused row's key showed (engine/spent.ts). */
 function proofText(p: KeyProof): string {
   const steps = p.steps.map((s) =>
-    'read' in s
-      ? `${s.read} read: cause ${s.causeGone ? 'gone' : 'still there'}`
-      : `${s.send === 'now' ? 'row as it is now' : 'refused body'}: ${s.answer}${s.code ? ` ${s.code}` : ''}`,
+    'sentBy' in s
+      ? `not sent: refused under the API key of fingerprint ${s.sentBy}, not this one; retry with that key`
+      : 'read' in s
+        ? `${s.read} read: cause ${s.causeGone ? 'gone' : 'still there'}`
+        : `${s.send === 'now' ? 'row as it is now' : 'refused body'}: ${s.answer}${s.code ? ` ${s.code}` : ''}`,
   );
   const verdict = p.verdict === 'spent' ? `key spent, attempt ${p.attempt + 1} sent` : p.verdict;
   return `  row ${p.rowNumber} ${p.reference}: attempt ${p.attempt}'s key again (${steps.join('; ')}): ${verdict}\n`;
