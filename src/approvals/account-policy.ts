@@ -322,6 +322,5 @@ export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok'
   if (approved?.ok) return undefined;
   const today = amountsText(p.sentToday);
   const rule = `this account's approval policy needs ${describePolicy(p)}${today ? ` (sent without approval today, UTC: ${today})` : ''}`;
-  if (approved) return `${rule}: ${approved.message}`;
-  return `${rule}: make a plan (payout-batch plan FILE --out PLAN), have it approved (payout-batch approve PLAN), then run it (payout-batch run --plan PLAN)`;
+  return `${rule}: ${approved?.message ?? 'make a plan (payout-batch plan FILE --out PLAN), have it approved (payout-batch approve PLAN), then run it (payout-batch run --plan PLAN)'}`;
 }

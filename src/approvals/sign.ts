@@ -169,12 +169,9 @@ export function checkApprovals(
       : undefined);
   if (unusable) problems.unshift(unusable);
   const ok = !unusable && counted.length >= required;
-  const n = plural(counted.length, 'valid approval');
   const by = counted.length ? ` (${counted.join(', ')})` : '';
   const why = problems.length ? problems.join('; ') : approvals.length ? '' : 'no approvals';
-  const message = ok
-    ? `${n} of ${required} required${by}${problems.length ? `; not counted: ${problems.join('; ')}` : ''}`
-    : `${n} of ${required} required${by}${why ? `: ${why}` : ''}`;
+  const message = `${plural(counted.length, 'valid approval')} of ${required} required${by}${why ? `${ok ? '; not counted' : ''}: ${why}` : ''}`;
   return { ok, counted, problems, message };
 }
 
@@ -192,20 +189,14 @@ export type GateResult = ({ ok: true } | { ok: false }) & { check?: ReturnType<t
 
 /** A file unreadable or malformed refuses too, never throws. */
 export function approvalGate(g: GateInput): GateResult {
-  let plan: LoadedPlan;
   try {
-    plan = typeof g.plan === 'string' ? loadPlan(g.plan) : g.plan;
-  } catch (e) {
-    if (e instanceof PlanFileError) return { ok: false, message: e.message };
-    throw e;
-  }
-  try {
+    const plan = typeof g.plan === 'string' ? loadPlan(g.plan) : g.plan;
     const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
     const approvals = readApprovals(approvalsPathFor(plan.path));
     const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry, g.makerSigned);
     return { ok: check.ok, check, plan, message: check.message };
   } catch (e) {
-    if (e instanceof ApprovalsFileError) return { ok: false, plan, message: e.message };
+    if (e instanceof PlanFileError || e instanceof ApprovalsFileError) return { ok: false, message: e.message };
     throw e;
   }
 }

@@ -23,8 +23,7 @@ function documentRefusal(abs: string, o: VetOptions): string | undefined {
   if (real === undefined) {
     if (!o.allowDocumentsOutside) return `outside ${o.documents}`;
     // (missing: the validation says so)
-    if (attempt(() => lstatSync(abs))?.isSymbolicLink()) return 'a symbolic link: links are never followed';
-    return undefined;
+    return attempt(() => lstatSync(abs))?.isSymbolicLink() ? 'a symbolic link: links are never followed' : undefined;
   }
   let p = o.documents;
   for (const part of relative(o.documents, real).split(sep)) {

@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
-import { PolicyError, policyGate, policyGuard, policyInForce, policySetSince } from '../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, policyRefusal, policySetSince } from '../approvals/account-policy.ts';
+import type { AccountPolicy } from '../approvals/account-policy.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
@@ -172,6 +173,9 @@ const leftToResume = (resumed: boolean, lost: Error): Judged => ({
   out: { resumed, outcome: 'processing', kind: 'halted', reason: `${lost.message}; left in processing/, resumed on the next run` },
 });
 
+/** The host's and the ledger's: neither the watch's state folder nor its configuration turns it off. */
+const policyOf = (conn: Connection, ledger: Ledger) => (conn.sandbox ? undefined : policyInForce(conn.environment.baseUrl, ledger));
+
 /** This process as a claim's owner; pidStart and pidSpace always set, so that a claim taken over never keeps the last owner's. */
 const owner = () => ({ pid: process.pid, host: hostname(), pidStart: undefined, pidSpace: undefined, ...myStart() });
 
@@ -187,6 +191,8 @@ export class FolderWatch {
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
   /** Files by inbox name this user may not move (a sticky inbox, another user's file), by ctime: a chown or chmod tries again. */
   private readonly unmovable = new Map<string, number>();
+  /** Under the account's policy or "requireApprovals" (as read at the tick): a file's plan and approvals go with it, never as batches. */
+  private companions = false;
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
@@ -241,6 +247,9 @@ export class FolderWatch {
 
   private async takeNewFiles(): Promise<void> {
     let waitedOnce = false;
+    // (a policy that cannot be read: as one in force; each file is refused saying why)
+    this.companions =
+      this.o.config.requireApprovals !== undefined || (await policyOf(this.o.conn, this.ledger)?.catch(() => true)) !== undefined;
     for (;;) {
       if (this.stopped) return;
       const { ready, wait } = this.scanInbox();
@@ -265,7 +274,7 @@ export class FolderWatch {
     const ready: string[] = [];
     let wait = Infinity;
     this.notComplete = [];
-    for (const n of inboxCandidates(this.L.inbox, { companions: this.o.config.requireApprovals !== undefined })) {
+    for (const n of inboxCandidates(this.L.inbox, { companions: this.companions })) {
       const ms = this.readyIn(n);
       if (ms === 0) ready.push(n);
       else if (ms !== null) {
@@ -381,7 +390,7 @@ export class FolderWatch {
       this.mine.add(claimDir);
       attempt(() => unlinkSync(`${src}.ready`)); // (no marker)
       // its plan and approvals go with it, renamed, never followed (one not dropped: process() says so)
-      if (this.o.config.requireApprovals !== undefined)
+      if (this.companions)
         for (const c of Object.values(companionsOf(name))) attempt(() => renameSync(join(this.L.inbox, c), join(claimDir, c)));
       const claimed = join(claimDir, name);
       // looked at again: what was looked at before the rename may have been replaced meanwhile
@@ -487,9 +496,8 @@ export class FolderWatch {
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
       if (vetted.documents || vetted.currencies)
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
-      // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
-      const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, this.ledger);
-      const approved = cfg.requireApprovals !== undefined ? await this.approvedPlan(claimDir, claim) : undefined;
+      const policy = await policyOf(conn, this.ledger);
+      const approved = cfg.requireApprovals !== undefined || policy ? await this.approvedPlan(claimDir, claim, policy) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one, and one set since)
       const guard = policy
@@ -588,22 +596,29 @@ export class FolderWatch {
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
-  /** With "requireApprovals": why the file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy. */
-  private async approvedPlan(claimDir: string, claim: ClaimRecord) {
-    const required = this.o.config.requireApprovals!;
+  /**
+   * With "requireApprovals" or the account's policy (both set: both must pass, each with its own list): why the
+   * file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy.
+   */
+  private async approvedPlan(claimDir: string, claim: ClaimRecord, policy?: AccountPolicy) {
+    const required = this.o.config.requireApprovals;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
       const st = lstatSync(join(claimDir, f), { throwIfNoEntry: false });
+      // (none under the policy alone: its guard judges the file without a plan, as `run`'s does)
       if (!st)
-        return (
-          `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
-          `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
-          `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
-        );
+        return required === undefined
+          ? undefined
+          : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
+              `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
+              `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`;
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
-    const g = approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
-    if (!g.ok || !g.plan || !g.check) return g.message;
+    const g =
+      required === undefined
+        ? policyGate(policy!, join(claimDir, plan))
+        : approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
+    if (!g.ok || !g.plan || !g.check) return required === undefined ? policyRefusal(policy!, g) : g.message;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const other = otherAccount(g.plan.plan, this.o.conn.environment);

@@ -1,7 +1,7 @@
 // An account's approval policy over the real CLI and a sandbox over HTTP: once `policy set`, a run
 // against the account needs the approvals without any flag saying so, refused runs make not one
 // initiate, `--above` lets small batches go, and every change, signed, is kept with the policy.
-import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
@@ -134,5 +134,80 @@ it('a watch folder against an account with a policy runs no file the policy has 
   const w = await runCli(['watch', dir, '--once'], { cwd: dir, env, bin: inst.bin });
   expect(w.stdout + w.stderr).toContain("this account's approval policy needs 1 approval of Alice");
   expect(readdirSync(join(dir, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(sent);
+});
+
+/** A watch folder (its configuration `config`) against an account whose policy is 1 approval of Alice, and Dan's maker-signed plan of payroll.csv in staging/. */
+async function watchUnderPolicy(prefix: string, config: Record<string, unknown> = {}) {
+  const dir = await dirs.make();
+  const inst = install(await dirs.make());
+  const [alice, bob, dan] = [newKeyPair(), newKeyPair(), newKeyPair()];
+  writeFileSync(join(dir, 'dan.pem'), dan.privatePem, { mode: 0o600 });
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify([{ name: 'Alice', publicKey: alice.publicKey }]));
+  writeFileSync(join(dir, 'bob-only.json'), JSON.stringify([{ name: 'Bob', publicKey: bob.publicKey }]));
+  const configure = (c: Record<string, unknown>) =>
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, ...c }));
+  configure(config);
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  const set = await cli('policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url);
+  expect(set.code, set.stderr).toBe(0);
+  mkdirSync(join(dir, 'inbox'));
+  mkdirSync(join(dir, 'staging'));
+  await writeBatch(join(dir, 'staging'), 'payroll.csv', { rows: 2, currencies: ['USD'], prefix, amount: (i) => `${70 + i}.00` });
+  const plan = join(dir, 'staging', 'payroll.plan.json');
+  const planned = await cli('plan', 'staging/payroll.csv', '--out', plan, '--as', 'Dan', '--approver-key', 'dan.pem', '--base-url', sb.url);
+  expect(planned.code, planned.stderr).toBe(0);
+  /** The plan, its approvals and the batch, as they are in staging/ now, into the inbox. */
+  const drop = () => {
+    for (const n of ['payroll.plan.json', 'payroll.plan.json.approvals.json', 'payroll.csv'])
+      copyFileSync(join(dir, 'staging', n), join(dir, 'inbox', n));
+  };
+  return { dir, drop, configure, watch: () => cli('watch', dir, '--once'), approve: (name: string, key: { privatePem: string }) => approveAs(plan, name, key.privatePem), alice, bob }; // prettier-ignore
+}
+
+it("a watch whose configuration asks no approvals pays a file once with the plan the account's policy approved, dropped beside it", async () => {
+  const w = await watchUnderPolicy('WPLAN');
+  await w.approve('Alice', w.alice);
+  w.drop();
+  const sent = initiates(sb).length;
+  const paid = await w.watch();
+  expect(paid.code, paid.stdout + paid.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(sent + 2);
+  // the plan and its approvals went with their batch, never claimed as batches of their own
+  expect(readdirSync(join(w.dir, 'failed'))).toEqual([]);
+  const [claim] = readdirSync(join(w.dir, 'done'));
+  expect(readdirSync(join(w.dir, 'done', claim!))).toEqual(
+    expect.arrayContaining(['payroll.csv', 'payroll.plan.json', 'payroll.plan.json.approvals.json']),
+  );
+  expect(JSON.parse(readFileSync(join(w.dir, 'done', claim!, 'payroll.summary.json'), 'utf8'))).toMatchObject({
+    approvedBy: ['Alice'],
+    summary: { created: 2 },
+  });
+  // dropped again: not paid twice
+  w.drop();
+  const again = await w.watch();
+  expect(again.stdout + again.stderr).toContain('already processed');
+  expect(readdirSync(join(w.dir, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(sent + 2);
+});
+
+it("a plan the account's policy has not approved is refused whole by a watch, even one whose own approvers approved it", async () => {
+  const w = await watchUnderPolicy('WNOPL');
+  await w.approve('Bob', w.bob);
+  const sent = initiates(sb).length;
+  w.drop();
+  const refused = await w.watch();
+  expect(refused.code).toBe(3);
+  expect(refused.stdout + refused.stderr).toContain("this account's approval policy needs 1 approval of Alice");
+  expect(refused.stdout + refused.stderr).toContain('Bob: not in the approvers list');
+  expect(readdirSync(join(w.dir, 'failed'))).toHaveLength(1);
+  // its own list (Bob's) and count do not take the place of the policy's
+  w.configure({ requireApprovals: 1, approvers: 'bob-only.json' });
+  w.drop();
+  const own = await w.watch();
+  expect(own.code).toBe(3);
+  expect(own.stdout + own.stderr).toContain("this account's approval policy needs 1 approval of Alice");
+  expect(readdirSync(join(w.dir, 'failed'))).toHaveLength(2);
   expect(initiates(sb)).toHaveLength(sent);
 });
