@@ -1,6 +1,6 @@
 // The account's approval policy, pure parts: which totals need approvals, durations, and approvals
 // that expire.
-import { fsyncSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,12 +17,6 @@ import {
   type PolicyRecord,
   type PolicyStore,
 } from '../../src/approvals/account-policy.ts';
-
-// fsyncSync passed through, watched: the day's count must be on disk before the payouts it counts are sent
-vi.mock('node:fs', async (original) => {
-  const fs = await original<typeof import('node:fs')>();
-  return { ...fs, fsyncSync: vi.fn(fs.fsyncSync) };
-});
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
   v: 1,
@@ -170,19 +164,4 @@ it("the day's count in a file, its last line torn by a disk that filled: read wi
   expect(await ledger.unapproved(day, take('U-3'))).toMatchObject({ taken: true, totals: { USD: '70' } });
   expect((await ledger.unapproved(day)).recorded.map((p) => p.reference)).toEqual(['U-1', 'U-3']);
   expect((await ledger.unapproved(day, take('U-4'))).totals).toEqual({ USD: '100' });
-});
-
-it("the day's count in a file is fsynced before the payouts it takes are sent: a power cut cannot give the allowance again", async () => {
-  const ledger = new FileLedger('https://api.example.com', mkdtempSync(join(tmpdir(), 'pb-unapproved-')));
-  const day = '2026-11-30';
-  const path = join(ledger.dir, `unapproved-${day}.jsonl`);
-  const real = await vi.importActual<typeof import('node:fs')>('node:fs');
-  let onDisk: string | undefined;
-  vi.mocked(fsyncSync).mockImplementationOnce((fd) => {
-    onDisk = readFileSync(path, 'utf8');
-    real.fsyncSync(fd);
-  });
-  const taken = await ledger.unapproved(day, { payouts: [{ reference: 'U-1', currency: 'USD', amount: '30' }], above: { USD: '100' } });
-  expect(taken).toMatchObject({ taken: true });
-  expect(onDisk).toMatch(/"reference":"U-1"/);
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-const disk = vi.hoisted(() => ({ room: Infinity }));
+const disk = vi.hoisted(() => ({ room: Infinity, synced: [] as number[] }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const writeSync = ((fd: number, data: string | Uint8Array, offset?: number) => {
@@ -15,10 +15,16 @@ vi.mock('node:fs', async (importOriginal) => {
     disk.room -= n;
     return fs.writeSync(fd, bytes.subarray(0, n));
   }) as typeof fs.writeSync;
-  return { ...fs, writeSync, default: { ...fs, writeSync } };
+  // fsync watched: what it makes durable is read when it is called
+  const fsyncSync = vi.fn((fd: number) => {
+    disk.synced.push(fd);
+    fs.fsyncSync(fd);
+  });
+  return { ...fs, writeSync, fsyncSync, default: { ...fs, writeSync, fsyncSync } };
 });
 
 const { JournalWriter, readJournal } = await import('../../src/journal/journal.ts');
+const { FileLedger } = await import('../../src/ledger/file.ts');
 
 describe('journal: the disk fills mid-line', () => {
   it('the append throws, and the line after space is back is read whole', () => {
@@ -35,4 +41,16 @@ describe('journal: the disk fills mid-line', () => {
     expect(read.skipped).toBe(1);
     expect(readFileSync(path, 'utf8').endsWith('\n')).toBe(true);
   });
+});
+
+it("the day's count of payouts sent without approval is fsynced before they are sent: a power cut cannot give the allowance again", async () => {
+  const ledger = new FileLedger('https://api.example.com', mkdtempSync(join(tmpdir(), 'pb-unapproved-')));
+  disk.synced = [];
+  const taken = await ledger.unapproved('2026-11-30', {
+    payouts: [{ reference: 'U-1', currency: 'USD', amount: '30' }],
+    above: { USD: '100' },
+  });
+  expect(taken).toMatchObject({ taken: true });
+  expect(disk.synced.length).toBeGreaterThan(0);
+  expect(readFileSync(join(ledger.dir, 'unapproved-2026-11-30.jsonl'), 'utf8')).toMatch(/"reference":"U-1"/);
 });
