@@ -16,11 +16,15 @@ export class TeamLedgerError extends Error {
   }
 }
 
+/**
+ * Without its passwords: also the ledger's name on record (account-policy.ts), the same ledger whether the password is in
+ * the URL, PGPASSWORD or ~/.pgpass.
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.set(k, '***');
+    u.password = '';
+    for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.delete(k);
     return u.toString();
   } catch {
     return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
