@@ -23,11 +23,11 @@ export class TeamLedgerError extends Error {
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
-    u.password = '';
+    u.password = u.hash = ''; // (a "#" is no part of a postgres URL: what follows it is a password's, written unencoded)
     for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.delete(k);
     return u.toString();
   } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
+    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)('(\\.|[^'\\])*'?|[^&\s]*)/gi, '$1***');
   }
 }
 

@@ -14,6 +14,9 @@ it('redactUrl drops the password of the authority and of a password= parameter, 
   );
   expect(redactUrl('postgres://alice@db.example.com/team')).toBe('postgres://alice@db.example.com/team');
   expect(redactUrl('postgres://alice:pw@[bad')).toBe('postgres://alice:***@[bad');
+  // a password quoted in key=value form, or written with a raw "#" (the rest of the URL read as its fragment)
+  expect(redactUrl("host=db user=alice password='my s\\'ecret' dbname=team")).toBe('host=db user=alice password=*** dbname=team');
+  expect(redactUrl('postgres://alice:p@ss#word@db.example.com/team')).not.toContain('word');
 });
 
 /** A plain client of `url`, outside the ledger's own connections. */
