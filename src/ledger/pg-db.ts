@@ -4,6 +4,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
+import { attempt } from '../files/attempt.ts';
 
 /** Its message never holds the password. */
 export class TeamLedgerError extends Error {
@@ -220,12 +221,7 @@ export class TeamDb {
 }
 
 function scrub(message: string, url: string): string {
-  let out = message.split(url).join(redactUrl(url));
-  try {
-    const pw = decodeURIComponent(new URL(url).password);
-    if (pw) out = out.split(pw).join('***');
-  } catch {
-    /* not a URL */
-  }
-  return out;
+  const out = message.split(url).join(redactUrl(url));
+  const pw = attempt(() => decodeURIComponent(new URL(url).password));
+  return pw ? out.split(pw).join('***') : out;
 }
