@@ -3,16 +3,7 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { visible } from './text.ts';
 
-const REDACT_PATHS = [
-  'apiKey',
-  '*.apiKey',
-  'headers["x-api-key"]',
-  '*.headers["x-api-key"]',
-  'secret',
-  '*.secret',
-  'req.headers["x-api-key"]',
-  'request.headers["x-api-key"]',
-];
+const REDACT_PATHS = ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'secret', '*.secret'];
 
 export const LOG_FORMATS = ['json', 'human'] as const;
 export const LOG_LEVELS = [...Object.keys(pino.levels.values), 'silent'];

@@ -13,7 +13,7 @@ import { packageJson, packageRoot } from '../package-root.ts';
 import { durationMs, durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
-import { policyKeeperOf, unapprovedLedgerOf } from '../ledger/open.ts';
+import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type Expiry, type GateResult } from './sign.ts';
@@ -189,7 +189,8 @@ async function recordTeam(ledger: PolicyKeeper): Promise<void> {
 function teamOnRecord(account: string): string | undefined {
   const path = hostPath(account, 'ledger.json');
   if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
-  return parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger ?? '(unreadable)';
+  const ledger = parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger;
+  return ledger === undefined ? '(unreadable)' : redactUrl(ledger); // (an earlier version's: its password as ***)
 }
 
 /** Where payouts sent without approval are counted: the team ledger `held`, for a policy kept there, else the host's folder beside the policy. */

@@ -391,7 +391,11 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
     const sandbox = local
       ? await (await import('./local-sandbox.ts')).startLocalSandbox(stateRoot, { shapes, rate, vars: io.env })
       : undefined;
-    const team = await openTeamLedger(args, io, logger);
+    // (connect closes the sandbox when it fails; a ledger that does not open would leave it serving, and the process running)
+    const team = await openTeamLedger(args, io, logger).catch(async (e: unknown) => {
+      await sandbox?.close();
+      throw e;
+    });
     return await connect({
       ...environment,
       ...(team ? { shared: team } : {}),

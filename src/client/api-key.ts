@@ -3,7 +3,7 @@
 // echo it in any case, encoded, cut short or inside a longer encoded text (every answer, http.ts).
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import type { KeyEnvironment } from './quota.ts';
 
@@ -163,7 +163,8 @@ export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey |
   const env = options.env ?? process.env;
   const file = options.keyFile ?? env.PAYOUT_API_KEY_FILE;
   if (file) {
-    const path = resolve(options.cwd ?? process.cwd(), file);
+    const cwd = options.cwd ?? process.cwd();
+    const path = resolve(cwd, file);
     let text: string;
     try {
       const st = await fs.stat(path);
@@ -172,7 +173,12 @@ export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey |
       }
       text = await fs.readFile(path, 'utf8');
     } catch (e) {
-      throw new ClientConfigError(`cannot read key file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      const code = (e as NodeJS.ErrnoException).code ?? 'error';
+      // (a name that is no file may be the key itself, given where its file's path goes: never quoted, nor sent in an alert)
+      const named = /^ENO(ENT|TDIR)$/.test(code)
+        ? `named by ${options.keyFile ? "--key-file (or a watch's keyFile)" : '$PAYOUT_API_KEY_FILE'}${isAbsolute(file) ? '' : ` in ${cwd}`} (the key itself goes in $PAYOUT_API_KEY)`
+        : path;
+      throw new ClientConfigError(`cannot read key file ${named}: ${code}`);
     }
     return parseKeyFile(text, path);
   }

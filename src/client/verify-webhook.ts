@@ -28,11 +28,6 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** sha256=<hex HMAC-SHA256 of the raw body>, as the service computes it. */
-export function signPayload(rawBody: Uint8Array | string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
-}
-
 export interface VerifyOptions {
   /** Exactly as received. */
   rawBody: Uint8Array | string;

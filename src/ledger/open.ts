@@ -8,6 +8,8 @@ import { FileLedger, ledgerDirFor, names, unsafeStateFolder } from './file.ts';
 import { BatchRefused, accountOf, type Ledger, type PolicyKeeper } from './account-ledger.ts';
 import { PgLedger, PgLedgers } from './postgres.ts';
 
+export { redactUrl } from './pg-db.ts';
+
 const ephemeral = new WeakMap<object, FileLedger>();
 
 /** `root`: the state folder, default the per-user one; a team ledger has none. */

@@ -4,6 +4,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
+import { attempt } from '../files/attempt.ts';
 
 /** Its message never holds the password. */
 export class TeamLedgerError extends Error {
@@ -16,14 +17,18 @@ export class TeamLedgerError extends Error {
   }
 }
 
+/**
+ * Without its passwords: also the ledger's name on record (account-policy.ts), the same ledger whether the password is in
+ * the URL, PGPASSWORD or ~/.pgpass.
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.set(k, '***');
+    u.password = u.hash = ''; // (a "#" is no part of a postgres URL: what follows it is a password's, written unencoded)
+    for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.delete(k);
     return u.toString();
   } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
+    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)('(\\.|[^'\\])*'?|[^&\s]*)/gi, '$1***');
   }
 }
 
@@ -216,12 +221,7 @@ export class TeamDb {
 }
 
 function scrub(message: string, url: string): string {
-  let out = message.split(url).join(redactUrl(url));
-  try {
-    const pw = decodeURIComponent(new URL(url).password);
-    if (pw) out = out.split(pw).join('***');
-  } catch {
-    /* not a URL */
-  }
-  return out;
+  const out = message.split(url).join(redactUrl(url));
+  const pw = attempt(() => decodeURIComponent(new URL(url).password));
+  return pw ? out.split(pw).join('***') : out;
 }

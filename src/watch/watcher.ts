@@ -457,9 +457,8 @@ export class FolderWatch {
     if (env.name !== 'custom') parts.push('--env', env.name);
     if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', env.baseUrl);
     if (this.o.config.keyFile) parts.push('--key-file', resolve(this.L.root, this.o.config.keyFile));
-    // (a team ledger named only in DIR/payout-batch.json: without it the command finds no journal; never one with its password)
-    const ledger = this.o.conn.shared?.where;
-    if (ledger && !ledger.includes('***')) parts.push('--ledger', ledger);
+    // (a team ledger named only in DIR/payout-batch.json: without it the command finds no journal; its name holds no password)
+    if (this.o.conn.shared) parts.push('--ledger', this.o.conn.shared.where);
     return parts.map(shellWord).join(' ');
   }
 

@@ -474,6 +474,30 @@ describe.runIf(withPostgres)('a team ledger', () => {
     expect(initiates(sb)).toHaveLength(before);
   });
 
+  it('the ledger a policy is kept in is the same ledger with its password in the URL or in PGPASSWORD', async () => {
+    const kept = new URL(await testDatabase());
+    const password = decodeURIComponent(kept.password);
+    const bare = new URL(kept);
+    bare.password = '';
+    const { dir, env, inst, cli, service, policy, batch } = await scene();
+    await policy('--above', 'USD:150', '--ledger', kept.toString());
+    await batch('moved.csv', '1.00');
+    const before = initiates(sb).length;
+    // as every refusal of a ledger's URL with its password advises
+    const args = ['run', 'moved.csv', '--yes', '--ledger', bare.toString(), ...service];
+    const moved = await runCli(args, { cwd: dir, env: { ...env, PGPASSWORD: password }, bin: inst.bin });
+    expect(moved.code, moved.stderr).toBe(0);
+    // a host's record of an earlier version, the password as ***: the same ledger still
+    for (const f of readdirSync(inst.hostFolder).filter((n) => n.endsWith('.ledger.json'))) {
+      const path = join(inst.hostFolder, f);
+      writeFileSync(path, readFileSync(path, 'utf8').replace('//payout@', '//payout:***@'));
+    }
+    await batch('again.csv', '2.00');
+    const again = await cli('run', 'again.csv', '--yes', '--ledger', kept.toString(), ...service);
+    expect(again.code, again.stderr).toBe(0);
+    expect(initiates(sb)).toHaveLength(before + 2);
+  });
+
   it("a host policy's --above counts what went without approval today whichever team ledger a run names, or none", async () => {
     const ledger = await testDatabase();
     const { cli, service, policy, batch } = await scene();

@@ -38,3 +38,12 @@ describe('--env local keeps its state in the state folder', () => {
     expect(saved.payouts.map((p) => p.status)).toEqual(['SUCCESSFUL', 'SUCCESSFUL', 'SUCCESSFUL']);
   });
 });
+
+it('a team ledger that cannot be opened ends the command, with its sandbox: exit 4 and 2, never a process left waiting', async () => {
+  const dir = await dirs.make();
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const cli = (ledger: string) => runCli(['account', '--env', 'local', '--ledger', ledger], { cwd: dir, env, timeoutMs: 20_000 });
+  const [down, bad] = await Promise.all([cli('postgres://payout@127.0.0.1:1/team'), cli('not-a-url')]);
+  expect([down.code, down.signal], down.stderr).toEqual([4, null]);
+  expect([bad.code, bad.signal], bad.stderr).toEqual([2, null]);
+});

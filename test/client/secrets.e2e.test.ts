@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiKey, ClientConfigError, parseKeyFile } from '../../src/client/api-key.ts';
+import { ApiKey, ClientConfigError, loadApiKey, parseKeyFile } from '../../src/client/api-key.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect } from '../../src/client/connect.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
@@ -183,6 +183,17 @@ describe('item 5: a key file is never quoted', () => {
     expect(r.stderr.toLowerCase()).not.toContain('sk_sandbox_with');
     expect(r.stderr).toMatch(/acme\.key, line 1: unknown setting/);
   });
+});
+
+it('the key itself given where its file goes (--key-file, $PAYOUT_API_KEY_FILE): never quoted, the mistake said', async () => {
+  for (const key of ['sk_sandbox_given_as_a_path_0123456789', 'QmFzZTY0/S2V5V2l0aFBhZGRpbmc']) {
+    for (const o of [{ keyFile: key, env: {} }, { env: { PAYOUT_API_KEY_FILE: key } }]) {
+      const e = (await loadApiKey({ ...o, cwd: '/' }).catch((x: unknown) => x)) as Error;
+      expect(e).toBeInstanceOf(ClientConfigError);
+      expectNoKey(e.message, key, 'the message');
+      expect(e.message).toContain('the key itself goes in $PAYOUT_API_KEY');
+    }
+  }
 });
 
 describe('item 6: plain http only to this machine', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { signPayload, verifyWebhook, WebhookVerificationError } from '../../src/client/verify-webhook.ts';
+import { verifyWebhook, WebhookVerificationError } from '../../src/client/verify-webhook.ts';
+import { signPayload } from '../ops/helpers.ts';
 
 const SECRET = 'whsec_test_3f9a';
 const statusEvent = {

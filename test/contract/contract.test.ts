@@ -6,7 +6,8 @@
 // misreading of the spec in src/client/answers.ts shows up here rather than against a real service.
 import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
-import { signPayload, verifyWebhook, WebhookVerificationError } from '../../src/client/verify-webhook.ts';
+import { verifyWebhook, WebhookVerificationError } from '../../src/client/verify-webhook.ts';
+import { signPayload } from '../ops/helpers.ts';
 import type { MethodFee, RequiredField, PayoutStatusChangedEvent, WalletEvent } from '../../src/client/answers.ts';
 import { fromApi, type ApiAmount } from '../../src/money.ts';
 import { failure, scriptedFetch } from '../client/fake-fetch.ts';

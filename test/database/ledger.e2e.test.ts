@@ -61,7 +61,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const port = await closedPort();
     const down = await cli(['run', 'payroll.csv', '--yes', '--ledger', `postgres://payout:Sekrit-pw@127.0.0.1:${port}/team`]);
     expect(down.code, down.stderr).toBe(4);
-    expect(down.stderr).toContain(`postgres://payout:***@127.0.0.1:${port}/team`);
+    expect(down.stderr).toContain(`postgres://payout@127.0.0.1:${port}/team`);
     expect(down.stderr + down.stdout).not.toContain('Sekrit-pw');
     const blank = await testDatabase({ init: false });
     const bare = await cli(['run', 'payroll.csv', '--yes', '--ledger', blank]);

@@ -8,12 +8,15 @@ import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { migrate, SCHEMA_VERSION, schemaVersionOf } from '../../src/ledger/schema.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
-it('redactUrl hides the password of the authority and of a password= parameter, and nothing else', () => {
+it('redactUrl drops the password of the authority and of a password= parameter, and nothing else', () => {
   expect(redactUrl('postgres://alice:s3cr%40t@db.example.com:5432/team?sslmode=require&password=x')).toBe(
-    'postgres://alice:***@db.example.com:5432/team?sslmode=require&password=***',
+    'postgres://alice@db.example.com:5432/team?sslmode=require',
   );
   expect(redactUrl('postgres://alice@db.example.com/team')).toBe('postgres://alice@db.example.com/team');
   expect(redactUrl('postgres://alice:pw@[bad')).toBe('postgres://alice:***@[bad');
+  // a password quoted in key=value form, or written with a raw "#" (the rest of the URL read as its fragment)
+  expect(redactUrl("host=db user=alice password='my s\\'ecret' dbname=team")).toBe('host=db user=alice password=*** dbname=team');
+  expect(redactUrl('postgres://alice:p@ss#word@db.example.com/team')).not.toContain('word');
 });
 
 /** A plain client of `url`, outside the ledger's own connections. */

@@ -11,6 +11,10 @@ import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 
+/** sha256=<hex HMAC-SHA256 of the raw body>, as the service signs a delivery (spec §6). */
+export const signPayload = (rawBody: Uint8Array | string, secret: string): string =>
+  `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
+
 export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts, ledgerJournals } from '../engine/helpers.ts';
 
 export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> =>
@@ -96,7 +100,7 @@ export function postStatusChange(url: string, secret: string, payoutId: string, 
     occurredAt: changedAt,
     data: { payoutId, businessId: 'biz_acme', oldStatus, newStatus, changedAt },
   });
-  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  const signature = signPayload(body, secret);
   return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-service-delivery-id': randomUUID(), 'x-service-signature': signature },
