@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
@@ -144,11 +145,8 @@ export async function preparePipeline<R>(
   const scope: Scope = { only: o.only, keep: o.keep };
   const stop = o.settings.stop;
   const close = async () => {
-    try {
-      session.writer.close();
-    } catch {
-      // (a failed fsync here: the error the run ended with, if any, is the one to report)
-    }
+    // (a failed fsync here: the error the run ended with, if any, is the one to report)
+    attempt(() => session.writer.close());
     await release().catch(() => undefined);
   };
   const release = () => session.reservation?.release() ?? Promise.resolve();
@@ -369,11 +367,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   } catch (e) {
     // (best effort: the error is the one to report)
     await writeResultsFile(run, scope, { plan, executed: new Map(), stopped: true }).catch(() => undefined);
-    try {
-      record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true });
-    } catch {
-      // the journal may be what failed: without run-end the next run treats this one as killed
-    }
+    // (the journal may be what failed: without run-end the next run treats this one as killed)
+    attempt(() => record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true }));
     throw new FailedAfterSending(session.journalPath, e);
   }
 }
