@@ -83,6 +83,8 @@ export type RunKind = (typeof RUN_KINDS)[number];
 
 export interface PipelineResult {
   kind: RunKind;
+  batchId: string;
+  journalPath: string;
   report: ResumeReport;
   plan?: BatchPlan;
   /** Why nothing was sent (refused), or why the run stopped (halted). */
@@ -449,6 +451,8 @@ async function finish(
   session.writer.close();
   return {
     kind: ended,
+    batchId: batch.identity.batchId,
+    journalPath: session.journalPath,
     report: session.report,
     plan: view.plan,
     summary,
@@ -569,12 +573,7 @@ export interface RunOptions extends SendOptions, Omit<LoadOptions, 'stop'> {
   planFile?: string;
 }
 
-export interface RunResult extends PipelineResult {
-  batchId: string;
-  journalPath: string;
-  /** `run --plan`: the plan file's content executed. */
-  executedPlan?: PlanFile;
-}
+export type RunResult = PipelineResult;
 
 /** `run` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
 export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(await prepareRun(o));
@@ -617,12 +616,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     screens: !!o.screening?.lists.length,
   });
   const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
-  return preparePipeline(batch, session, pipeline, async (result) => ({
-    ...result,
-    batchId: batch.identity.batchId,
-    journalPath: session.journalPath,
-    executedPlan: planned,
-  }));
+  return preparePipeline(batch, session, pipeline, async (result) => result);
 }
 
 /** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */

@@ -58,8 +58,6 @@ export interface NotResent {
 }
 
 export interface RetryResult extends PipelineResult {
-  batchId: string;
-  journalPath: string;
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
   notResent: NotResent[];
@@ -123,8 +121,6 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ...result,
       resultsWritten: written,
       resultsPath: written ? results.path : resultsFile,
-      batchId: header.batchId,
-      journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
       keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
