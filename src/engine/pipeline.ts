@@ -604,17 +604,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   await refuseAnotherRunsResults(results.path, read?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
-  const session = await reservedSession(batch, read?.folded.rows, {
-    allowDuplicates: o.allowDuplicates,
-    duplicateWindowMs: o.duplicateWindowMs,
-    ledger,
-    env,
-    command: 'run',
-    results: results.path,
-    only,
-    read,
-    screens: !!o.screening?.lists.length,
-  });
+  const session = await reservedSession(batch, read?.folded.rows, { ...o, ledger, env, command: 'run', results: results.path, only, read });
   const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
   return preparePipeline(batch, session, pipeline, async (result) => result);
 }

@@ -12,6 +12,8 @@ import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
 import { payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
+import type { DuplicateOptions } from './duplicates.ts';
+import type { ScreeningOptions } from './screen-batch.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions {
@@ -159,15 +161,8 @@ export function firstError(problems: Problem[]): { code: string; message: string
 export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
-  o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> & {
-    command: 'run' | 'retry';
-    results?: string;
-    only?: Set<number>;
-    resend?: Set<string>;
-    allowDuplicates?: string[];
-    duplicateWindowMs?: number;
-    screens?: boolean;
-  },
+  o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
+    DuplicateOptions & { results?: string; only?: Set<number>; resend?: Set<string>; screening?: ScreeningOptions },
 ): Promise<BatchSession> {
   const fresh: string[] = [];
   const settling: string[] = [];
@@ -190,7 +185,7 @@ export async function reservedSession(
   }
   const { command, results, ledger } = o;
   const reservation = await ledger.reserve({
-    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling, screens: o.screens },
+    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling, screens: !!o.screening?.lists.length },
     fresh: fresh.concat(payees),
   });
   try {

@@ -85,15 +85,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
   const session = await reservedSession(batch, folded.rows, {
-    allowDuplicates: o.allowDuplicates,
-    duplicateWindowMs: o.duplicateWindowMs,
+    ...o,
     ledger,
     env,
     command: 'retry',
     results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
     resend,
-    screens: !!o.screening?.lists.length,
   });
   // (named under the reservation: a retry of this file that ended meanwhile has its retry-N in place)
   const results = resultsPathFor(resultsFile, o.resultsPath);
