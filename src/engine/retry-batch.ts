@@ -430,20 +430,15 @@ export function ledgerStates(
   const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
-  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first)
-  for (const first of [true, false]) {
+  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first; last, by reference)
+  for (const pass of ['own', 'strong', 'reference'] as const) {
     let i = 0;
     for (const r of rows) {
-      const s = strong(r);
-      if (!first || s?.ref === referenceOf(r)) claim(i, s);
+      const ref = referenceOf(r);
+      const s = pass !== 'reference' ? strong(r) : !out.has(i) && ref ? byRef.get(ref) : undefined;
+      if (pass !== 'own' || s?.ref === ref) claim(i, s);
       i++;
     }
-  }
-  let i = 0;
-  for (const r of rows) {
-    const ref = referenceOf(r);
-    if (!out.has(i) && ref) claim(i, byRef.get(ref));
-    i++;
   }
   return out;
 }
