@@ -105,7 +105,6 @@ export interface PipelineResult {
 export interface Prepared<R> {
   resume: ResumeReport;
   plan?: BatchPlan;
-  halted?: string;
   refused?: string[];
   notes: string[];
   confirm: boolean;
@@ -196,7 +195,7 @@ export async function preparePipeline<R>(
       if (!(e instanceof PayoutApiError)) throw e;
       const halted = `preflight: ${snapshotOfError(e).message}`;
       const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
-      return { resume, halted, notes: [], confirm: false, go };
+      return { resume, notes: [], confirm: false, go };
     }
     const { plan } = staged;
     recordHolds(session, batch, plan, o.only);
