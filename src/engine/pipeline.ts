@@ -207,16 +207,11 @@ export async function preparePipeline<R>(
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
-      const refused = !decision.ok
-        ? decision.reasons
-        : stop?.aborted
-          ? ['stopped on request (Ctrl-C) before the first payout: nothing was sent']
-          : answer.refused !== undefined
-            ? [answer.refused]
-            : confirm && !answer.confirmed
-              ? ['declined at the confirmation: nothing was sent']
-              : undefined;
       const stopped = !!stop?.aborted;
+      const why = stopped
+        ? 'stopped on request (Ctrl-C) before the first payout: nothing was sent'
+        : (answer.refused ?? (confirm && !answer.confirmed ? 'declined at the confirmation: nothing was sent' : undefined));
+      const refused = decision.ok ? (why === undefined ? undefined : [why]) : decision.reasons;
       // (the last checks: the clearances, then the account's approval policy, read again, and what it lets go without approval today)
       const spent =
         !refused && plan.toSend.length
