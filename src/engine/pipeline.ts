@@ -1,6 +1,5 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
-import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -605,8 +604,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
 
 /** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
-  if (!existsSync(path)) return;
-  const table = await streamResults(path).catch(() => undefined); // (not a results file: as before)
+  const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
   if (!table) return;
   const known = new Set<string>(); // the payout ids and references this account's ledger holds
   const learn = (f: FoldedJournal | undefined) => {
