@@ -64,17 +64,12 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     allowDuplicateRows: options.allowDuplicateRows,
     createdBefore: journal ? sentBefore : undefined,
   });
+  const refHeader = v.source.fields.reference;
+  const rows = spillRows([]);
   let identity: BatchIdentity;
   try {
     identity = batchIdentity(await fileSha256(file), options.batchId);
     stateOf = await journal?.(identity);
-  } catch (e) {
-    await v.close();
-    throw e;
-  }
-  const refHeader = v.source.fields.reference;
-  const rows = spillRows([]);
-  try {
     for await (const r of v.rows) {
       if (options.stop?.aborted)
         throw new InputError(
