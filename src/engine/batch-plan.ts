@@ -512,10 +512,7 @@ function planWarnings(
   usage?: UsageReport,
 ): string[] {
   const warnings = [...pf.warnings];
-  for (const ccy of needs
-    .map((n) => n.currency)
-    .filter((c) => balanceNotKnown.has(c))
-    .sort()) {
+  for (const ccy of needs.flatMap((n) => (balanceNotKnown.has(n.currency) ? [n.currency] : [])).sort()) {
     warnings.push(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
@@ -579,12 +576,11 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall, marginShort } = currencyPlans(totalsOf(taken.toSend), needs, wallets);
-  const swaps = fundedBySwaps ? funding.swaps.length : 0;
   const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, {
     ...o,
     preflight: pf.requests,
     quoteGroups: pf.quoteGroups,
-    swaps,
+    swaps: fundedBySwaps ? funding.swaps.length : 0,
   });
   const notSent = new Map([...rows.notSent, ...taken.leftOut]);
   const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.rowNumber)));
