@@ -495,15 +495,15 @@ async function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView)
 /** A row's outcome now: what this run did, else its journal state, else invalid, left out or not sent. */
 export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): RowOutcome {
   const ref = referenceOf(r);
+  const invalid = v.plan?.invalidRows.get(r.rowNumber);
   if (!ref) {
-    const e = v.plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
-    return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
+    const error = invalid ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
+    return { status: ENGINE_STATUSES.INVALID, documents: [], error };
   }
   const s = rowState(folded, ref);
   // (a created row is read from its journal state, which `listen` or `status` may have moved on)
   const done = v.executed.get(r.rowNumber);
   if (done && s.phase !== 'created') return done;
-  const invalid = v.plan?.invalidRows.get(r.rowNumber);
   if (invalid && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid };
   const left = v.plan?.notSent.get(r.rowNumber);
   const fallback: RowOutcome = left
