@@ -213,8 +213,6 @@ export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
   | { type: 'row-done'; rowNumber: number; reference: string; outcome: RowOutcome; noDocument?: true }
   | { type: 'halted'; reason: string }
-  /** retry of a refused row: what key n showed before a new key (spent.ts). */
-  | { type: 'key-proof'; proof: KeyProof }
   | { type: 'settle-pass'; rows: number }
   | { type: 'preflight'; step: PreflightStep };
 
@@ -276,6 +274,8 @@ export const executeRows = (rows: RowList<PayoutRow>, o: ExecuteOptions) => new 
 class RowLoop {
   /** The outcomes of rows this run did not leave created (a created row's is its journal state's). */
   readonly outcomes = new Map<number, RowOutcome>();
+  /** retry of a refused row: what key n showed before a new key (spent.ts). */
+  private readonly keyProofs: KeyProof[] = [];
   private created = 0;
   private halted: string | undefined;
   private answerNotAsSent = false;
@@ -321,8 +321,8 @@ class RowLoop {
     const listed = this.going() ? await completeCreated(this.send) : undefined;
     if (listed) this.halting(new AnswerNotAsSent(listed));
     running = false;
-    const { outcomes, created, halted, answerNotAsSent } = this;
-    return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
+    const { outcomes, keyProofs, created, halted, answerNotAsSent } = this;
+    return { outcomes, keyProofs, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
 
   /** The life of one row, from whatever its journal says (I2: an unknown outcome is settled first). */
@@ -379,7 +379,7 @@ class RowLoop {
         initiate: (a: RowAttempt) => this.initiate(a),
       };
       const { go, proof } = await proveSpent(ctx, { rowNumber: p.rowNumber, payout: p, body }, s);
-      this.emit({ type: 'key-proof', proof });
+      this.keyProofs.push(proof);
       if (!go) return;
       attempt++;
     }

@@ -19,6 +19,7 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
+import type { KeyProof } from './spent.ts';
 import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
@@ -93,6 +94,8 @@ export interface PipelineResult {
   answerNotAsSent?: boolean;
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
+  /** retry: what the refused rows' keys showed before a new key (spent.ts). */
+  keyProofs?: KeyProof[];
   summary: RunSummary;
   resultsPath: string;
   /** False when the run sent nothing: an earlier run's results file is left as it is. */
@@ -354,11 +357,12 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const swapNotAsSent = res.answerNotAsSent ? undefined : stopped.find((f) => f.notAsSent)?.error.message;
     const halted = swapNotAsSent ?? res.halted ?? stopped.find((f) => f.halt)?.error.message;
     const answerNotAsSent = res.answerNotAsSent || !!swapNotAsSent;
-    if (halted) return await finish(run, scope, view, 'halted', { halted, answerNotAsSent, stopped: res.stopped }, true);
+    const ran = { stopped: res.stopped, keyProofs: res.keyProofs };
+    if (halted) return await finish(run, scope, view, 'halted', { halted, answerNotAsSent, ...ran }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const why = stopped.map((f) => f.error.message);
     const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};
-    return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
+    return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, ...ran }, true);
   } catch (e) {
     // (best effort: the error is the one to report)
     await writeResultsFile(run, scope, { plan, executed: new Map(), stopped: true }).catch(() => undefined);

@@ -1,7 +1,6 @@
 // `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Created rows are never
 // sent again; unknown outcomes go first with their journalled key and body (I2), refused rows under
 // attempt + 1 (I3), a conflict stays one (I5). The journal decides, never the line number.
-import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -35,7 +34,7 @@ import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
-import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
+import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused } from './session.ts';
 import type { KeyProof } from './spent.ts';
 
@@ -97,12 +96,6 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const keyProofs: KeyProof[] = [];
-  const events: EngineEvents = new EventEmitter();
-  events.on('event', (e) => {
-    if (e.type === 'key-proof') keyProofs.push(e.proof);
-    o.settings.events?.emit('event', e);
-  });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
     // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
     for (const row of batch.rows) {
@@ -121,12 +114,11 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       resultsPath: written ? results.path : resultsFile,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
-      keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
+      keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
   };
   const pipeline = {
     ...o,
-    settings: { ...o.settings, events },
     results: { ...results, path: partial, delimiter: table.delimiter },
     only,
     keep,
