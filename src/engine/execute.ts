@@ -19,15 +19,10 @@ import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
-import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
+import { sendStep, snapshotOfError, type RowAttempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
 import type { RowList } from '../files/spill.ts';
-
-export interface RowAttempt extends Attempt {
-  ref: string;
-  row: number;
-}
 
 /** One initiate through the send step: the error that stops the run, or `stopped` before its `initiating` line. */
 export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): Promise<{ halt?: unknown; stopped?: boolean }> {
