@@ -320,9 +320,9 @@ async function retryBatch(
     const parsed = parseRow({ rowNumber: r.rowNumber, cells, numbers: r.numbers }, parse);
     // (the digits of the batch file as it ran: its row, else the body the journal sent when the file changed since)
     const was = orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined);
-    if (was && parsed.payout) parsed.problems.push(...zerosLost(was, parsed.payout, { ...parse, file: o.resultsFile }));
+    if (was && parsed.payout) parsed.problems.push(...numbersLost(parsed.payout, parse, (f, v) => zerosLost(was, f, v)));
     if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
-      parsed.problems.push(...digitsStillLost(parsed.payout, { ...parse, file: o.resultsFile }));
+      parsed.problems.push(...numbersLost(parsed.payout, parse, digitsStillLost));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -474,47 +474,42 @@ function batchFileNow(file: string, resultsFile: string): string {
   return existsSync(beside) ? beside : file;
 }
 
-/** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
-function zerosLost(was: PayoutRow, now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
-  const [before, after] = [was.beneficiary, now.beneficiary] as Record<string, unknown>[];
+type Lost = Pick<Problem, 'code' | 'message' | 'expected'>;
+
+/** The identifiers of `now` a spreadsheet took for numbers, as `lost` finds them: errors of the row, never sent so. */
+function numbersLost(
+  now: PayoutRow,
+  ctx: Pick<RowContext, 'file' | 'fields'>,
+  lost: (field: string, value: string) => Lost | undefined,
+): Problem[] {
   const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(before!).flatMap(([f, v]) =>
-    typeof v === 'string' && /^0+\d/.test(v) && after![f] === v.replace(/^0+/, '')
-      ? [
-          {
-            severity: 'error' as const,
-            code: 'EXCEL_LEADING_ZEROS_LOST' as const,
-            file: ctx.file,
-            row: now.rowNumber,
-            column: fields[f] ?? f,
-            value: maskAccount(String(after![f])),
-            message: `${f} lost the ${v.length - v.replace(/^0+/, '').length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
-            expected: 'the digits as in the batch file (keep the column as text when saving)',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) => {
+    const p = typeof v === 'string' ? lost(f, v) : undefined;
+    return p
+      ? [{ ...p, severity: 'error' as const, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value: maskAccount(String(v)) }]
+      : [];
+  });
+}
+
+/** An identifier the batch file wrote with leading zeros, in the results file without them: a spreadsheet took it for a number. */
+function zerosLost(was: PayoutRow, f: string, v: string): Lost | undefined {
+  const before = (was.beneficiary as Record<string, unknown>)[f];
+  if (typeof before !== 'string' || !/^0+\d/.test(before) || v !== before.replace(/^0+/, '')) return undefined;
+  return {
+    code: 'EXCEL_LEADING_ZEROS_LOST',
+    message: `${f} lost the ${before.length - v.length} leading zeros the batch file gives it: the file was saved by a spreadsheet that read it as a number`,
+    expected: 'the digits as in the batch file (keep the column as text when saving)',
+  };
 }
 
 /** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
-function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
-  const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) =>
-    typeof v === 'string' && /^[1-9]\d{14}0+$/.test(v)
-      ? [
-          {
-            severity: 'error' as const,
-            code: 'EXCEL_DIGITS_LOST' as const,
-            file: ctx.file,
-            row: now.rowNumber,
-            column: fields[f] ?? f,
-            value: maskAccount(v),
-            message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
-            expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
-          },
-        ]
-      : [],
-  );
+function digitsStillLost(f: string, v: string): Lost | undefined {
+  if (!/^[1-9]\d{14}0+$/.test(v)) return undefined;
+  return {
+    code: 'EXCEL_DIGITS_LOST',
+    message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
+    expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
+  };
 }
 
 /** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */
