@@ -35,7 +35,7 @@ import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
-import { BatchRefused } from './session.ts';
+import { BatchRefused } from './engine-errors.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
