@@ -150,16 +150,13 @@ const defined = <T extends object>(o: T): Partial<T> =>
 export async function completeCreated({ client, session, at }: SendContext): Promise<string | undefined> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
   if (!pending.length) return;
-  const listed = new Map<string, PayoutAnswer>();
-  let notAsSent: string | undefined;
   const wanted = new Set(pending.map((s) => s.payout!.id));
-  try {
-    const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
-    for (const item of r.items) listed.set(item.id, item);
-  } catch (e) {
-    // (a list the service refuses: one GET each below; none while the service is not working)
-    if (notWorking(e)) return;
-  }
+  const fetch = (page: number) => client.listPayouts({ page, limit: LIST_MAX_LIMIT });
+  // (a list the service refuses: one GET each below; none while the service is not working)
+  const r = await readPages({ fetch, wanted, what: 'payouts' }).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined));
+  if (r === 'stop') return;
+  const listed = new Map((r?.items ?? []).map((item) => [item.id, item]));
+  let notAsSent: string | undefined;
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
     const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
