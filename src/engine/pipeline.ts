@@ -243,6 +243,7 @@ export async function planStage(
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
+  const validInScope = (r: EngineRow) => !!r.payout && inScope(r.payout);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
   // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
   const fresh = (r: EngineRow) =>
@@ -263,12 +264,7 @@ export async function planStage(
     );
   });
   // (offline, before any request: a list that cannot be read stops the command here)
-  const screened =
-    o.screening &&
-    (await screenRows(
-      batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
-      o.screening,
-    ));
+  const screened = o.screening && (await screenRows(batch.rows.filter(validInScope), o.screening));
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
