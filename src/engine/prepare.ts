@@ -169,11 +169,7 @@ export async function reservedSession(
     const ref = r.payout.reference;
     const phase = states?.get(ref)?.phase ?? 'none';
     if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (
-      phase === 'none' ||
-      (phase === 'rejected' && o.command === 'retry') ||
-      (phase === 'created' && o.command === 'retry' && o.resend?.has(ref))
-    ) {
+    else if (phase === 'none' || (o.command === 'retry' && (phase === 'rejected' || (phase === 'created' && o.resend?.has(ref))))) {
       fresh.push(ref);
       if (o.duplicateWindowMs !== 0 && !allowed.has(ref)) payees.push(payeeHold(probableDuplicateKey(r.payout)));
     }
