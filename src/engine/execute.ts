@@ -19,7 +19,7 @@ import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
-import { sendStep, snapshotOfError, type RowAttempt, type SendContext } from './send.ts';
+import { sendStep, snapshotOfError, type Attempt, type RowAttempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
 import type { RowList } from '../files/spill.ts';
@@ -30,14 +30,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): 
   const sent = await sendStep(ctx, a, {
     initiating: (at) => recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at }, ctx.stop),
     request: () => ctx.client.initiate(a.body, { idempotencyKey: key }),
-    failed: (t, error) => ({
-      t,
-      ref,
-      attempt,
-      key,
-      error: t === 'conflict' && !a.resend && attempt === 1 ? usedBefore(error) : error,
-      at: ctx.at(),
-    }),
+    failed: (t, error) => ({ t, ref, attempt, key, error: t === 'conflict' ? usedBefore(error, a) : error, at: ctx.at() }),
     created: ({ payout: p, requestId, date }, sentAt) => {
       const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
       const at = ctx.at();
@@ -104,7 +97,8 @@ export function onServiceClock(sentAt: string, answeredAt: string, date: number 
 }
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
-function usedBefore(e: ErrorSnapshot): ErrorSnapshot {
+function usedBefore(e: ErrorSnapshot, a: Attempt): ErrorSnapshot {
+  if (a.resend || a.attempt !== 1) return e;
   return {
     ...e,
     message:
