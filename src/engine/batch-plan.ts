@@ -158,8 +158,7 @@ type RowVerdict =
 
 /** A row that may go, before balances: what it takes from its wallet. */
 interface Candidate {
-  rowNumber: number;
-  /** Only what the request count reads: a whole row per candidate would hold the batch in memory. */
+  /** Its number and what the request count reads, no more: a whole row per candidate would hold the batch in memory. */
   payout: Pick<PayoutRow, 'rowNumber' | 'documents'>;
   currency: string;
   amount: DecT;
@@ -204,7 +203,6 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const quoted = o.quotedFees?.get(r.rowNumber);
   const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
   const candidate: Candidate = {
-    rowNumber: r.rowNumber,
     payout: { rowNumber: r.payout.rowNumber, documents: r.payout.documents },
     currency: r.payout.sourceCurrency,
     amount: r.payout.sourceAmount,
@@ -435,7 +433,7 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wit
     const short = !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(wallets.balances.get(c.currency) ?? 0);
     if (allowPartial && short && !c.settling) {
       const why = `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`;
-      left.set(c.rowNumber, leftOut('INSUFFICIENT_FUNDS', why));
+      left.set(c.payout.rowNumber, leftOut('INSUFFICIENT_FUNDS', why));
       continue;
     }
     taken.set(c.currency, after);
@@ -512,10 +510,7 @@ function planWarnings(
   usage?: UsageReport,
 ): string[] {
   const warnings = [...pf.warnings];
-  for (const ccy of needs
-    .map((n) => n.currency)
-    .filter((c) => balanceNotKnown.has(c))
-    .sort()) {
+  for (const ccy of needs.flatMap((n) => (balanceNotKnown.has(n.currency) ? [n.currency] : [])).sort()) {
     warnings.push(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
@@ -578,15 +573,14 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall, marginShort } = currencyPlans(totalsOf(taken.toSend), needs, wallets);
-  const swaps = fundedBySwaps ? funding.swaps.length : 0;
   const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, {
     ...o,
     preflight: pf.requests,
     quoteGroups: pf.quoteGroups,
-    swaps,
+    swaps: fundedBySwaps ? funding.swaps.length : 0,
   });
   const notSent = new Map([...rows.notSent, ...taken.leftOut]);
-  const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.rowNumber)));
+  const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.payout.rowNumber)));
   const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => a.localeCompare(b));
   return {
     batchId: batch.identity.batchId,
@@ -596,7 +590,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     rows: o.only ? o.only.size : batch.rows.length,
     valid: rows.valid,
     invalid: rows.invalidRows.size,
-    toSend: taken.toSend.map((c) => c.rowNumber),
+    toSend: taken.toSend.map((c) => c.payout.rowNumber),
     created: rows.created,
     notSent,
     invalidRows: rows.invalidRows,

@@ -1,6 +1,7 @@
 // Probable duplicates across batches at send time (issue 39), one check for every send path
 // (pipeline.ts planStage): a row repeating account, amount and currencies of a payout created within
 // the window (24h default: a monthly payroll is no duplicate) under another reference is not sent.
+import { attempt } from '../files/attempt.ts';
 import { isFailedAfterCreation, type JournalLine } from '../journal/lines.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
 import { fromApi, type ApiAmount } from '../money.ts';
@@ -54,12 +55,10 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
 }
 
 function keyOfBody(text: string): string | undefined {
-  try {
+  return attempt(() => {
     const b = JSON.parse(text) as Pick<PayoutRow, 'beneficiary' | 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount };
     return probableDuplicateKey({ ...b, sourceAmount: fromApi(b.sourceAmount) });
-  } catch {
-    return undefined;
-  }
+  });
 }
 
 /** `--allow-duplicate REF` and `--duplicate-window` (plan, run, retry; a watch's `allowDuplicates`, `duplicateWindow`). */

@@ -19,15 +19,10 @@ import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
-import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
+import { sendStep, snapshotOfError, type Attempt, type RowAttempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
 import type { RowList } from '../files/spill.ts';
-
-export interface RowAttempt extends Attempt {
-  ref: string;
-  row: number;
-}
 
 /** One initiate through the send step: the error that stops the run, or `stopped` before its `initiating` line. */
 export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): Promise<{ halt?: unknown; stopped?: boolean }> {
@@ -36,14 +31,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt, fee?: Dec): 
     initiating: (stamp) =>
       recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, ...stamp }, ctx.stop),
     request: () => ctx.client.initiate(a.body, { idempotencyKey: key }),
-    failed: (t, error) => ({
-      t,
-      ref,
-      attempt,
-      key,
-      error: t === 'conflict' && !a.resend && attempt === 1 ? usedBefore(error) : error,
-      at: ctx.at(),
-    }),
+    failed: (t, error) => ({ t, ref, attempt, key, error: t === 'conflict' ? usedBefore(error, a) : error, at: ctx.at() }),
     created: ({ payout: p, requestId, date }, sentAt) => {
       const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
       const at = ctx.at();
@@ -110,7 +98,8 @@ export function onServiceClock(sentAt: string, answeredAt: string, date: number 
 }
 
 /** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
-function usedBefore(e: ErrorSnapshot): ErrorSnapshot {
+function usedBefore(e: ErrorSnapshot, a: Attempt): ErrorSnapshot {
+  if (a.resend || a.attempt !== 1) return e;
   return {
     ...e,
     message:
@@ -156,16 +145,13 @@ const defined = <T extends object>(o: T): Partial<T> =>
 export async function completeCreated({ client, session, at }: SendContext): Promise<string | undefined> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
   if (!pending.length) return;
-  const listed = new Map<string, PayoutAnswer>();
-  let notAsSent: string | undefined;
   const wanted = new Set(pending.map((s) => s.payout!.id));
-  try {
-    const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
-    for (const item of r.items) listed.set(item.id, item);
-  } catch (e) {
-    // (a list the service refuses: one GET each below; none while the service is not working)
-    if (notWorking(e)) return;
-  }
+  const fetch = (page: number) => client.listPayouts({ page, limit: LIST_MAX_LIMIT });
+  // (a list the service refuses: one GET each below; none while the service is not working)
+  const r = await readPages({ fetch, wanted, what: 'payouts' }).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined));
+  if (r === 'stop') return;
+  const listed = new Map((r?.items ?? []).map((item) => [item.id, item]));
+  let notAsSent: string | undefined;
   for (const s of pending) {
     const { incomplete, ...known } = s.payout!;
     const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch((e: unknown) => (notWorking(e) ? 'stop' : undefined)));
@@ -214,8 +200,6 @@ export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
   | { type: 'row-done'; rowNumber: number; reference: string; outcome: RowOutcome; noDocument?: true }
   | { type: 'halted'; reason: string }
-  /** retry of a refused row: what key n showed before a new key (spent.ts). */
-  | { type: 'key-proof'; proof: KeyProof }
   | { type: 'settle-pass'; rows: number }
   | { type: 'preflight'; step: PreflightStep };
 
@@ -277,6 +261,8 @@ export const executeRows = (rows: RowList<PayoutRow>, o: ExecuteOptions) => new 
 class RowLoop {
   /** The outcomes of rows this run did not leave created (a created row's is its journal state's). */
   readonly outcomes = new Map<number, RowOutcome>();
+  /** retry of a refused row: what key n showed before a new key (spent.ts). */
+  private readonly keyProofs: KeyProof[] = [];
   private created = 0;
   private halted: string | undefined;
   private answerNotAsSent = false;
@@ -322,8 +308,8 @@ class RowLoop {
     const listed = this.going() ? await completeCreated(this.send) : undefined;
     if (listed) this.halting(new AnswerNotAsSent(listed));
     running = false;
-    const { outcomes, created, halted, answerNotAsSent } = this;
-    return { outcomes, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
+    const { outcomes, keyProofs, created, halted, answerNotAsSent } = this;
+    return { outcomes, keyProofs, created, halted, answerNotAsSent, stopped: !!settings.stop?.aborted };
   }
 
   /** The life of one row, from whatever its journal says (I2: an unknown outcome is settled first). */
@@ -380,7 +366,7 @@ class RowLoop {
         initiate: (a: RowAttempt) => this.initiate(a),
       };
       const { go, proof } = await proveSpent(ctx, { rowNumber: p.rowNumber, payout: p, body }, s);
-      this.emit({ type: 'key-proof', proof });
+      this.keyProofs.push(proof);
       if (!go) return;
       attempt++;
     }

@@ -4,6 +4,7 @@
 import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
 import { Dec, formatAmount, formatApiAmount, fromApi } from '../money.ts';
+import { attempt } from '../files/attempt.ts';
 import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
@@ -109,12 +110,8 @@ export function earlierPayoutsCell(earlier: readonly PayoutSnapshot[]): string {
 /** An `earlierPayouts` cell read back; one not as written gives a problem, since its payouts miss from the totals. */
 export function parseEarlierPayouts(cell: string | undefined): { payouts: EarlierPayout[]; problem?: string } {
   if (!cell?.trim()) return { payouts: [] };
-  let v: unknown;
-  try {
-    v = JSON.parse(cell);
-  } catch {
-    return { payouts: [], problem: 'the earlierPayouts cell is not JSON: the payouts it names are not counted' };
-  }
+  const v = attempt((): unknown => JSON.parse(cell));
+  if (v === undefined) return { payouts: [], problem: 'the earlierPayouts cell is not JSON: the payouts it names are not counted' };
   const r = z.array(EarlierPayoutSchema).safeParse(v);
   if (r.success) return { payouts: r.data };
   const i = r.error.issues[0];

@@ -97,16 +97,12 @@ export function outcomeCounts(statuses: Iterable<string | undefined>): OutcomeCo
 
 /** The `nextStep` cell of a row: what to do about it, or nothing when there is nothing to do. */
 export function nextStepOf(status: string | undefined, o: { payoutId?: string; refunded?: string }): string | undefined {
-  switch (statusGroup(status)) {
-    case 'waiting':
-      return `answer the information requests: payout-batch attach ${o.payoutId ?? 'PAYOUT_ID'} FILE...`;
-    case 'failed':
-      return o.refunded !== undefined
-        ? 'refunded: payout-batch retry RESULTS --resend-failed pays it again'
-        : "refund not in the wallet's transactions yet: run payout-batch status again later";
-    default:
-      return undefined;
-  }
+  const group = statusGroup(status);
+  if (group === 'waiting') return `answer the information requests: payout-batch attach ${o.payoutId ?? 'PAYOUT_ID'} FILE...`;
+  if (group !== 'failed') return undefined;
+  return o.refunded !== undefined
+    ? 'refunded: payout-batch retry RESULTS --resend-failed pays it again'
+    : "refund not in the wallet's transactions yet: run payout-batch status again later";
 }
 
 /** The money entries of a row's payouts (the current one and those it replaced). */

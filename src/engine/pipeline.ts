@@ -1,9 +1,9 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
-import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
@@ -19,6 +19,7 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
+import type { KeyProof } from './spent.ts';
 import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
@@ -82,6 +83,8 @@ export type RunKind = (typeof RUN_KINDS)[number];
 
 export interface PipelineResult {
   kind: RunKind;
+  batchId: string;
+  journalPath: string;
   report: ResumeReport;
   plan?: BatchPlan;
   /** Why nothing was sent (refused), or why the run stopped (halted). */
@@ -91,6 +94,8 @@ export interface PipelineResult {
   answerNotAsSent?: boolean;
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
+  /** retry: what the refused rows' keys showed before a new key (spent.ts). */
+  keyProofs?: KeyProof[];
   summary: RunSummary;
   resultsPath: string;
   /** False when the run sent nothing: an earlier run's results file is left as it is. */
@@ -102,7 +107,6 @@ export interface PipelineResult {
 export interface Prepared<R> {
   resume: ResumeReport;
   plan?: BatchPlan;
-  halted?: string;
   refused?: string[];
   notes: string[];
   confirm: boolean;
@@ -144,11 +148,8 @@ export async function preparePipeline<R>(
   const scope: Scope = { only: o.only, keep: o.keep };
   const stop = o.settings.stop;
   const close = async () => {
-    try {
-      session.writer.close();
-    } catch {
-      // (a failed fsync here: the error the run ended with, if any, is the one to report)
-    }
+    // (a failed fsync here: the error the run ended with, if any, is the one to report)
+    attempt(() => session.writer.close());
     await release().catch(() => undefined);
   };
   const release = () => session.reservation?.release() ?? Promise.resolve();
@@ -196,7 +197,7 @@ export async function preparePipeline<R>(
       if (!(e instanceof PayoutApiError)) throw e;
       const halted = `preflight: ${snapshotOfError(e).message}`;
       const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
-      return { resume, halted, notes: [], confirm: false, go };
+      return { resume, notes: [], confirm: false, go };
     }
     const { plan } = staged;
     recordHolds(session, batch, plan, o.only);
@@ -208,16 +209,11 @@ export async function preparePipeline<R>(
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
-      const refused = !decision.ok
-        ? decision.reasons
-        : stop?.aborted
-          ? ['stopped on request (Ctrl-C) before the first payout: nothing was sent']
-          : answer.refused !== undefined
-            ? [answer.refused]
-            : confirm && !answer.confirmed
-              ? ['declined at the confirmation: nothing was sent']
-              : undefined;
       const stopped = !!stop?.aborted;
+      const why = stopped
+        ? 'stopped on request (Ctrl-C) before the first payout: nothing was sent'
+        : (answer.refused ?? (confirm && !answer.confirmed ? 'declined at the confirmation: nothing was sent' : undefined));
+      const refused = decision.ok ? (why === undefined ? undefined : [why]) : decision.reasons;
       // (the last checks: the clearances, then the account's approval policy, read again, and what it lets go without approval today)
       const spent =
         !refused && plan.toSend.length
@@ -247,6 +243,7 @@ export async function planStage(
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
+  const validInScope = (r: EngineRow) => !!r.payout && inScope(r.payout);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
   // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
   const fresh = (r: EngineRow) =>
@@ -267,12 +264,7 @@ export async function planStage(
     );
   });
   // (offline, before any request: a list that cannot be read stops the command here)
-  const screened =
-    o.screening &&
-    (await screenRows(
-      batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
-      o.screening,
-    ));
+  const screened = o.screening && (await screenRows(batch.rows.filter(validInScope), o.screening));
   // (the places of the rows to check, not the rows: they are read again one at a time)
   const places = batch.rows.flatMap(({ payout: p }, i) =>
     p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
@@ -359,19 +351,17 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const swapNotAsSent = res.answerNotAsSent ? undefined : stopped.find((f) => f.notAsSent)?.error.message;
     const halted = swapNotAsSent ?? res.halted ?? stopped.find((f) => f.halt)?.error.message;
     const answerNotAsSent = res.answerNotAsSent || !!swapNotAsSent;
-    if (halted) return await finish(run, scope, view, 'halted', { halted, answerNotAsSent, stopped: res.stopped }, true);
+    const ran = { stopped: res.stopped, keyProofs: res.keyProofs };
+    if (halted) return await finish(run, scope, view, 'halted', { halted, answerNotAsSent, ...ran }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const why = stopped.map((f) => f.error.message);
     const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};
-    return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
+    return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, ...ran }, true);
   } catch (e) {
     // (best effort: the error is the one to report)
     await writeResultsFile(run, scope, { plan, executed: new Map(), stopped: true }).catch(() => undefined);
-    try {
-      record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true });
-    } catch {
-      // the journal may be what failed: without run-end the next run treats this one as killed
-    }
+    // (the journal may be what failed: without run-end the next run treats this one as killed)
+    attempt(() => record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true }));
     throw new FailedAfterSending(session.journalPath, e);
   }
 }
@@ -452,6 +442,8 @@ async function finish(
   session.writer.close();
   return {
     kind: ended,
+    batchId: batch.identity.batchId,
+    journalPath: session.journalPath,
     report: session.report,
     plan: view.plan,
     summary,
@@ -501,15 +493,15 @@ async function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView)
 /** A row's outcome now: what this run did, else its journal state, else invalid, left out or not sent. */
 export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): RowOutcome {
   const ref = referenceOf(r);
+  const invalid = v.plan?.invalidRows.get(r.rowNumber);
   if (!ref) {
-    const e = v.plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
-    return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
+    const error = invalid ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
+    return { status: ENGINE_STATUSES.INVALID, documents: [], error };
   }
   const s = rowState(folded, ref);
   // (a created row is read from its journal state, which `listen` or `status` may have moved on)
   const done = v.executed.get(r.rowNumber);
   if (done && s.phase !== 'created') return done;
-  const invalid = v.plan?.invalidRows.get(r.rowNumber);
   if (invalid && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid };
   const left = v.plan?.notSent.get(r.rowNumber);
   const fallback: RowOutcome = left
@@ -572,12 +564,7 @@ export interface RunOptions extends SendOptions, Omit<LoadOptions, 'stop'> {
   planFile?: string;
 }
 
-export interface RunResult extends PipelineResult {
-  batchId: string;
-  journalPath: string;
-  /** `run --plan`: the plan file's content executed. */
-  executedPlan?: PlanFile;
-}
+export type RunResult = PipelineResult;
 
 /** `run` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
 export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(await prepareRun(o));
@@ -608,30 +595,14 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   await refuseAnotherRunsResults(results.path, read?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
-  const session = await reservedSession(batch, read?.folded.rows, {
-    allowDuplicates: o.allowDuplicates,
-    duplicateWindowMs: o.duplicateWindowMs,
-    ledger,
-    env,
-    command: 'run',
-    results: results.path,
-    only,
-    read,
-    screens: !!o.screening?.lists.length,
-  });
+  const session = await reservedSession(batch, read?.folded.rows, { ...o, ledger, env, command: 'run', results: results.path, only, read });
   const pipeline: PipelineOptions = { ...o, results: { ...results, delimiter: batch.delimiter }, only, mode: 'run', planned };
-  return preparePipeline(batch, session, pipeline, async (result) => ({
-    ...result,
-    batchId: batch.identity.batchId,
-    journalPath: session.journalPath,
-    executedPlan: planned,
-  }));
+  return preparePipeline(batch, session, pipeline, async (result) => result);
 }
 
 /** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
-  if (!existsSync(path)) return;
-  const table = await streamResults(path).catch(() => undefined); // (not a results file: as before)
+  const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
   if (!table) return;
   const known = new Set<string>(); // the payout ids and references this account's ledger holds
   const learn = (f: FoldedJournal | undefined) => {

@@ -15,6 +15,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
 import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
+import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions, type SendOptions } from './pipeline.ts';
@@ -38,11 +39,7 @@ interface PlanCommandOptions
 
 /** $USER (or "unknown") where the user database has no entry (a container's uid). */
 function osUserName(env: NodeJS.ProcessEnv = process.env): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return env.USER || env.USERNAME || 'unknown';
-  }
+  return attempt(() => userInfo().username) ?? (env.USER || env.USERNAME || 'unknown');
 }
 
 export interface PlanCommandResult {

@@ -15,6 +15,7 @@ import { BatchRefused, BatchUnusable } from './engine-errors.ts';
 import { accountOf } from '../ledger/account-ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './batch-plan.ts';
 import { rowByNumber, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { attempt } from '../files/attempt.ts';
 import type { RowList } from '../files/spill.ts';
 import { SwapProposalSchema } from './swap.ts';
 import type { Screened } from './screen-batch.ts';
@@ -95,12 +96,8 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
 
 export function parsePlanFile(text: string, path: string): PlanFile {
   const make = 'make one with `payout-batch plan FILE --out PLAN`';
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new BatchUnusable('PLAN_FILE', `${path} is not a plan file (not JSON): ${make}`);
-  }
+  const data = attempt((): unknown => JSON.parse(text));
+  if (data === undefined) throw new BatchUnusable('PLAN_FILE', `${path} is not a plan file (not JSON): ${make}`);
   const r = PlanFileSchema.safeParse(data);
   if (r.success) return r.data;
   const i = r.error.issues[0];

@@ -207,16 +207,10 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
       }
     }
   };
+  const methodsStep = (done: number) => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
   let done = 0;
-  const methodsStep = () => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
-  methodsStep();
-  await settledAll(
-    [...corridors.values()].map(async (c) => {
-      await loadCorridor(c);
-      done++;
-      methodsStep();
-    }),
-  );
+  methodsStep(done);
+  await settledAll([...corridors.values()].map((c) => loadCorridor(c).then(() => methodsStep(++done))));
   const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
   return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
 }

@@ -12,6 +12,8 @@ import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
 import { payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
+import type { DuplicateOptions } from './duplicates.ts';
+import type { ScreeningOptions } from './screen-batch.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions {
@@ -62,17 +64,12 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     allowDuplicateRows: options.allowDuplicateRows,
     createdBefore: journal ? sentBefore : undefined,
   });
+  const refHeader = v.source.fields.reference;
+  const rows = spillRows([]);
   let identity: BatchIdentity;
   try {
     identity = batchIdentity(await fileSha256(file), options.batchId);
     stateOf = await journal?.(identity);
-  } catch (e) {
-    await v.close();
-    throw e;
-  }
-  const refHeader = v.source.fields.reference;
-  const rows = spillRows([]);
-  try {
     for await (const r of v.rows) {
       if (options.stop?.aborted)
         throw new InputError(
@@ -159,15 +156,8 @@ export function firstError(problems: Problem[]): { code: string; message: string
 export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
-  o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> & {
-    command: 'run' | 'retry';
-    results?: string;
-    only?: Set<number>;
-    resend?: Set<string>;
-    allowDuplicates?: string[];
-    duplicateWindowMs?: number;
-    screens?: boolean;
-  },
+  o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
+    DuplicateOptions & { results?: string; only?: Set<number>; resend?: Set<string>; screening?: ScreeningOptions },
 ): Promise<BatchSession> {
   const fresh: string[] = [];
   const settling: string[] = [];
@@ -179,18 +169,14 @@ export async function reservedSession(
     const ref = r.payout.reference;
     const phase = states?.get(ref)?.phase ?? 'none';
     if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (
-      phase === 'none' ||
-      (phase === 'rejected' && o.command === 'retry') ||
-      (phase === 'created' && o.command === 'retry' && o.resend?.has(ref))
-    ) {
+    else if (phase === 'none' || (o.command === 'retry' && (phase === 'rejected' || (phase === 'created' && o.resend?.has(ref))))) {
       fresh.push(ref);
       if (o.duplicateWindowMs !== 0 && !allowed.has(ref)) payees.push(payeeHold(probableDuplicateKey(r.payout)));
     }
   }
   const { command, results, ledger } = o;
   const reservation = await ledger.reserve({
-    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling, screens: o.screens },
+    ...{ batchId: batch.identity.batchId, file: batch.file, results, command, settling, screens: !!o.screening?.lists.length },
     fresh: fresh.concat(payees),
   });
   try {

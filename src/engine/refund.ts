@@ -3,13 +3,10 @@
 // metadata) counts. Only a refund seen here lets `retry --resend-failed` pay the row again.
 import type { PayoutClient } from '../client/client.ts';
 import type { WalletTransactionAnswer } from '../client/answers.ts';
+import type { PayoutSnapshot } from '../journal/lines.ts';
 import { formatAmount, fromApi } from '../money.ts';
 
-export interface PayoutToRefund {
-  id: string;
-  payoutRef?: string;
-  currency: string;
-}
+export type PayoutToRefund = Pick<PayoutSnapshot, 'id' | 'payoutRef'> & { currency: string };
 
 export interface Refund {
   /** The sum of the credits found, exact decimal. */

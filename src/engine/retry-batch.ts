@@ -1,7 +1,6 @@
 // `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Created rows are never
 // sent again; unknown outcomes go first with their journalled key and body (I2), refused rows under
 // attempt + 1 (I3), a conflict stays one (I5). The journal decides, never the line number.
-import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -36,8 +35,8 @@ import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
-import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
-import { BatchRefused } from './session.ts';
+import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
+import { BatchRefused } from './engine-errors.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -59,8 +58,6 @@ export interface NotResent {
 }
 
 export interface RetryResult extends PipelineResult {
-  batchId: string;
-  journalPath: string;
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
   notResent: NotResent[];
@@ -88,26 +85,18 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
   const session = await reservedSession(batch, folded.rows, {
-    allowDuplicates: o.allowDuplicates,
-    duplicateWindowMs: o.duplicateWindowMs,
+    ...o,
     ledger,
     env,
     command: 'retry',
     results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
     resend,
-    screens: !!o.screening?.lists.length,
   });
   // (named under the reservation: a retry of this file that ended meanwhile has its retry-N in place)
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  const keyProofs: KeyProof[] = [];
-  const events: EngineEvents = new EventEmitter();
-  events.on('event', (e) => {
-    if (e.type === 'key-proof') keyProofs.push(e.proof);
-    o.settings.events?.emit('event', e);
-  });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
     // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
     for (const row of batch.rows) {
@@ -124,16 +113,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ...result,
       resultsWritten: written,
       resultsPath: written ? results.path : resultsFile,
-      batchId: header.batchId,
-      journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
-      keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
+      keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
   };
   const pipeline = {
     ...o,
-    settings: { ...o.settings, events },
     results: { ...results, path: partial, delimiter: table.delimiter },
     only,
     keep,
@@ -339,7 +325,8 @@ async function retryBatch(
       (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
       (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
     if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, parse));
-    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST') parsed.problems.push(...digitsStillLost(parsed.payout, parse));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
+      parsed.problems.push(...numbersLost(parsed.payout, parse, digitsStillLost));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -438,20 +425,15 @@ export function ledgerStates(
   const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
-  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first)
-  for (const first of [true, false]) {
+  // (a copied row keeps its original's key and payout id: the row naming the journal's reference has them first; last, by reference)
+  for (const pass of ['own', 'strong', 'reference'] as const) {
     let i = 0;
     for (const r of rows) {
-      const s = strong(r);
-      if (!first || s?.ref === referenceOf(r)) claim(i, s);
+      const ref = referenceOf(r);
+      const s = pass !== 'reference' ? strong(r) : !out.has(i) && ref ? byRef.get(ref) : undefined;
+      if (pass !== 'own' || s?.ref === ref) claim(i, s);
       i++;
     }
-  }
-  let i = 0;
-  for (const r of rows) {
-    const ref = referenceOf(r);
-    if (!out.has(i) && ref) claim(i, byRef.get(ref));
-    i++;
   }
   return out;
 }
@@ -525,25 +507,31 @@ function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, '
   });
 }
 
-/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
-function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
+type Lost = Pick<Problem, 'code' | 'message' | 'expected'>;
+
+/** The identifiers of `now` a spreadsheet took for numbers, as `lost` finds them: errors of the row, never sent so. */
+function numbersLost(
+  now: PayoutRow,
+  ctx: Pick<RowContext, 'file' | 'fields'>,
+  lost: (field: string, value: string) => Lost | undefined,
+): Problem[] {
   const fields: Partial<Record<string, string>> = ctx.fields;
-  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) =>
-    typeof v === 'string' && /^[1-9]\d{14}0+$/.test(v)
-      ? [
-          {
-            severity: 'error' as const,
-            code: 'EXCEL_DIGITS_LOST' as const,
-            file: ctx.file,
-            row: now.rowNumber,
-            column: fields[f] ?? f,
-            value: maskAccount(v),
-            message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
-            expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) => {
+    const p = typeof v === 'string' ? lost(f, v) : undefined;
+    return p
+      ? [{ ...p, severity: 'error' as const, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value: maskAccount(String(v)) }]
+      : [];
+  });
+}
+
+/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
+function digitsStillLost(f: string, v: string): Lost | undefined {
+  if (!/^[1-9]\d{14}0+$/.test(v)) return undefined;
+  return {
+    code: 'EXCEL_DIGITS_LOST',
+    message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
+    expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
+  };
 }
 
 /** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */

@@ -35,6 +35,9 @@ export interface Attempt {
   apiKeyFingerprint?: string;
 }
 
+/** A payout's attempt: its row's reference and number besides. */
+export type RowAttempt = Attempt & { ref: string; row: number };
+
 /** What one kind of money movement journals around its request, and the request itself. */
 export interface Movement<A> {
   /** Journals the `initiating` line (fsynced, under the ledger's lock) with `stamp`; throws when it may not be written. */

@@ -13,8 +13,6 @@ import {
 import { BatchRefused, foldBatch, type BatchFold, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
 
-export { BatchRefused, FailedAfterSending } from './engine-errors.ts';
-
 export interface ResumeReport {
   /** The journal existed: this run continues an earlier one. */
   resumed: boolean;

@@ -6,7 +6,7 @@ import type { PayoutClient } from '../client/client.ts';
 import type { RowState } from '../journal/lines.ts';
 import { Dec, fromApi, minorUnits, type Dec as DecT } from '../money.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import type { Attempt, SendContext } from './send.ts';
+import type { RowAttempt, SendContext } from './send.ts';
 import { record } from './session.ts';
 
 /** A send of key n (with the row's body now, or the journalled one), or the cheap read. */
@@ -29,7 +29,7 @@ export interface KeyProof {
 interface ProofContext {
   send: SendContext;
   /** execute.ts sendInitiate (throws when the run halts or stops), given so this file does not import it back. */
-  initiate: (a: Attempt & { ref: string; row: number }) => Promise<unknown>;
+  initiate: (a: RowAttempt) => Promise<unknown>;
   state: (ref: string) => RowState;
   /** The plan's fee of each row, for the wallet read. */
   fees?: ReadonlyMap<number, DecT>;

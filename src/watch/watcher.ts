@@ -21,7 +21,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import type { PlanFile } from '../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
-import { BatchRefused, FailedAfterSending } from '../engine/session.ts';
+import { BatchRefused, FailedAfterSending } from '../engine/engine-errors.ts';
 import { InputError } from '../input/input-errors.ts';
 import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';

@@ -6,7 +6,7 @@ import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { FailedAfterSending } from '../../src/engine/session.ts';
+import { FailedAfterSending } from '../../src/engine/engine-errors.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';

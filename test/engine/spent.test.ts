@@ -3,7 +3,7 @@
 // cause is gone or beside a 409 to the edited body, lets attempt n + 1 go.
 import { describe, expect, it } from 'vitest';
 import type { PayoutClient } from '../../src/client/client.ts';
-import type { RowAttempt } from '../../src/engine/execute.ts';
+import type { RowAttempt } from '../../src/engine/send.ts';
 import type { BatchSession } from '../../src/engine/session.ts';
 import { proveSpent } from '../../src/engine/spent.ts';
 import { applyEvent, emptyFold, rowState, type JournalLine, type RowEvent } from '../../src/journal/lines.ts';
