@@ -500,7 +500,7 @@ export class FolderWatch {
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // the policy judges the same checked plan (none: the engine refuses what needs one, and one set since)
       const guard = policy
-        ? policyGuard(policy, approved && policyGate(policy, approved.checked))
+        ? policyGuard(policy, approved ? policyGate(policy, approved.checked) : { ok: false, message: this.dropPlanText(claim.name) })
         : conn.sandbox
           ? undefined
           : { spend: policySetSince(conn.environment.baseUrl) };
@@ -599,6 +599,15 @@ export class FolderWatch {
    * With "requireApprovals" or the account's policy (both set: both must pass, each with its own list): why the
    * file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy.
    */
+  /** How a file gets the approved plan a watch runs it with. */
+  private dropPlanText(name: string): string {
+    const { plan, approvals } = companionsOf(name);
+    return (
+      `drop ${plan} (\`${this.command('plan', name, '--out', plan)}\`) and ${approvals} ` +
+      `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${name}`
+    );
+  }
+
   private async approvedPlan(claimDir: string, claim: ClaimRecord, policy?: AccountPolicy) {
     const required = this.o.config.requireApprovals;
     const { plan, approvals } = companionsOf(claim.name);
@@ -608,9 +617,7 @@ export class FolderWatch {
       if (!st)
         return required === undefined
           ? undefined
-          : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
-              `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
-              `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`;
+          : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; ${this.dropPlanText(claim.name)}`;
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
     const g =

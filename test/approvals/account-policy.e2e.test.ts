@@ -133,6 +133,11 @@ it('a watch folder against an account with a policy runs no file the policy has 
   const sent = initiates(sb).length;
   const w = await runCli(['watch', dir, '--once'], { cwd: dir, env, bin: inst.bin });
   expect(w.stdout + w.stderr).toContain("this account's approval policy needs 1 approval of Alice");
+  // what a watch needs: the plan and its approvals dropped with the file (no `run --plan`, which a watch never runs)
+  expect(w.stdout + w.stderr).toMatch(
+    /drop payroll\.plan\.json \(`payout-batch plan .*payroll\.csv --out payroll\.plan\.json.*into the inbox/,
+  );
+  expect(w.stdout + w.stderr).not.toContain('run --plan PLAN');
   expect(readdirSync(join(dir, 'failed'))).toHaveLength(1);
   expect(initiates(sb)).toHaveLength(sent);
 });
