@@ -19,7 +19,7 @@ export function sniffKind(head: Uint8Array): 'xlsx' | 'xls' | 'csv' | 'binary' {
 }
 
 /** The encodings we read, under the names iconv-lite uses. */
-export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | 'windows-1250' | 'windows-1251' | 'macintosh';
 
 function bomEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number } | undefined {
   if (startsWith(head, [0xef, 0xbb, 0xbf])) return { encoding: 'utf-8', bomBytes: 3 };
@@ -65,12 +65,17 @@ const ENCODING_NAMES: Record<TextEncoding, string[]> = {
   'utf-16le': ['utf16le', 'utf16', 'ucs2', 'unicode'],
   'utf-16be': ['utf16be'],
   'windows-1252': ['windows1252', 'cp1252', 'win1252', 'latin1', 'iso88591', 'ansi'],
+  'windows-1250': ['windows1250', 'cp1250', 'win1250'],
+  'windows-1251': ['windows1251', 'cp1251', 'win1251'],
+  macintosh: ['macintosh', 'mac', 'macroman'],
 };
+
+export const TEXT_ENCODINGS = Object.keys(ENCODING_NAMES) as TextEncoding[];
 
 /** --encoding value → our name; undefined when not one we read. latin1 reads as Windows-1252, its superset. */
 export function parseEncodingName(name: string): TextEncoding | undefined {
   const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return (Object.keys(ENCODING_NAMES) as TextEncoding[]).find((e) => ENCODING_NAMES[e].includes(n));
+  return TEXT_ENCODINGS.find((e) => ENCODING_NAMES[e].includes(n));
 }
 
 export const DELIMITERS = [',', ';', '\t', '|'] as const;
