@@ -44,6 +44,9 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
   return undefined;
 }
 
+/** How detectEncoding says it guessed Windows-1252: text of another code page read so is refused (misreadCodePage). */
+export const GUESSED_1252 = 'not valid UTF-8';
+
 /** A BOM, else UTF-16 by its NUL pattern, else UTF-8 if valid, else Windows-1252 (Excel's western "CSV"); a later bad byte is U+FFFD. */
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number; detectedBy: string } {
   const bom = bomEncoding(head);
@@ -55,7 +58,7 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
     new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
     return { encoding: 'utf-8', bomBytes: 0, detectedBy: 'valid UTF-8' };
   } catch {
-    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: 'not valid UTF-8' };
+    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: GUESSED_1252 };
   }
 }
 
@@ -77,6 +80,16 @@ export function parseEncodingName(name: string): TextEncoding | undefined {
   const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
   return TEXT_ENCODINGS.find((e) => ENCODING_NAMES[e].includes(n));
 }
+
+/** Windows-1252's symbols that Mac Roman, Windows-1250 or -1251 use for letters ("Zo‘", "£ukasz"), as NBSP, ° and · are not. */
+const SYMBOL = '[€‚„…†‡ˆ‰‹‘’“”•–—˜™›¡¢£¤¥¦§¨©ª«¬®¯±²³´¶¸¹º»¼½¾¿]';
+/** Their Western uses beside letters: O’Brien (or O´Brien), Jan–Mar, Mª José, nº 5. */
+const WESTERN = /(?<=\p{L})[’´](?=\p{L})|(?<=\p{L})[–—](?=\p{Lu})|(?<=(?:^|\P{L})\p{L})[ªº](?!\p{L})/gu;
+const MISREAD = new RegExp(`\\p{L}${SYMBOL}|${SYMBOL}\\p{L}|\\p{Ll}[ŠŒŽŸ]|Ÿ\\p{Ll}|(?<!\\p{L})[\\u00C0-\\u00FF]{3,}(?!\\p{L})`, 'u');
+
+/** Text that reads like Mac Roman, Windows-1250 or -1251 read as Windows-1252: a symbol in a word ("Zo‘"), a capital after a
+ * small letter ("JosŽ", Mac Roman's é), or a word of À-ÿ only ("Èâàí", Cyrillic). */
+export const misreadCodePage = (text: string): boolean => MISREAD.test(text.replace(WESTERN, ' '));
 
 export const DELIMITERS = [',', ';', '\t', '|'] as const;
 export type Delimiter = (typeof DELIMITERS)[number];

@@ -10,6 +10,7 @@ import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
 import type { RawRow } from '../input/records.ts';
+import { misreadCodePage } from '../input/detect.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
@@ -32,6 +33,8 @@ export interface RowContext {
   /** The batch file's folder, where document paths start. */
   baseDir: string;
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+  /** The file's encoding was guessed (GUESSED_1252): a payee's text that reads like another code page is refused. */
+  encodingGuessed?: boolean;
 }
 
 export interface RowResult {
@@ -45,6 +48,9 @@ export interface RowResult {
 const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
+
+/** The text a payee is paid and told by, refused when it reads like another code page (misreadCodePage). */
+const PAYEE_TEXT = ['accountName', 'bankName', 'address', 'city', 'narration', 'remitterAddress'];
 
 /** A date-formatted Excel cell is refused in these columns: the identifiers, the amount and the reference (read as an ISO date, saved as CSV as shown: two keys). */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount', 'reference'];
@@ -276,6 +282,8 @@ function checkShape(r: RowReader): void {
         'the cell holds an Excel error: a formula that failed, not a value',
         'the value itself, or the formula fixed to give one',
       );
+  // (a guessed encoding: the payee's text that reads like another code page)
+  const guessed = new Set(r.ctx.encodingGuessed ? PAYEE_TEXT.map((f) => headerOf(r.ctx, f)) : []);
   for (const h in row.cells) {
     const format = FORMAT_CHARACTER.exec(row.cells[h]!)?.[0];
     if (format) {
@@ -288,25 +296,26 @@ function checkShape(r: RowReader): void {
         'the text without invisible or direction-changing characters',
       );
     }
-    if (row.cells[h]!.includes('\uFFFD')) {
-      r.add(
-        'error',
-        'ENCODING',
-        { column: h },
-        'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-        row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
-      );
-    }
-    const utf8 = utf8ReadAs1252(row.cells[h]!);
-    if (utf8 !== undefined)
-      r.add(
-        'error',
-        'ENCODING',
-        { column: h },
-        `UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`,
-        'the file saved as UTF-8',
-      );
+    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, guessed.has(h));
+    if (misread) r.add('error', 'ENCODING', { column: h }, ...misread);
   }
+}
+
+/** Why a cell's text is not what its file means (message, expected), when it was read in another encoding. */
+function encodingProblem(text: string, xml: boolean, guessed: boolean): [string, string] | undefined {
+  if (text.includes('\uFFFD'))
+    return [
+      'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
+      xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+    ];
+  const utf8 = utf8ReadAs1252(text);
+  if (utf8 !== undefined)
+    return [`UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`, 'the file saved as UTF-8'];
+  if (guessed && misreadCodePage(text))
+    return [
+      `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
+      'save the file as CSV UTF-8, or name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
+    ];
 }
 
 /** The payout fields, each by its validator (PAYOUT_FIELDS), normalized. */
