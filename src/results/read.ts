@@ -205,12 +205,8 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   let delimiter: string = first;
   let head: string[][] | undefined; // (the first records, as parsed with the delimiter found)
   for (const d of candidates) {
-    let tried: string[][];
-    try {
-      tried = await firstRecords(d, HEAD);
-    } catch {
-      continue;
-    }
+    const tried = await firstRecords(d, HEAD).catch(() => undefined);
+    if (!tried) continue;
     const header = tried.find((r) => !isBlank(r));
     if (header && splitColumns(uniqueColumns(header.map(unneutralise))).isResults) {
       delimiter = d;
