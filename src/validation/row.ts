@@ -33,7 +33,7 @@ export interface RowContext {
   /** The batch file's folder, where document paths start. */
   baseDir: string;
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
-  /** The file's encoding was guessed (GUESSED_1252): a payee's text that reads like another code page is refused. */
+  /** The file's encoding was guessed (GUESSED_1252): text that reads like another code page is refused. */
   encodingGuessed?: boolean;
 }
 
@@ -48,9 +48,6 @@ export interface RowResult {
 const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
-
-/** The text a payee is paid and told by, refused when it reads like another code page (misreadCodePage). */
-const PAYEE_TEXT = ['accountName', 'bankName', 'address', 'city', 'narration', 'remitterAddress'];
 
 /** A date-formatted Excel cell is refused in these columns: the identifiers, the amount and the reference (read as an ISO date, saved as CSV as shown: two keys). */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount', 'reference'];
@@ -282,8 +279,6 @@ function checkShape(r: RowReader): void {
         'the cell holds an Excel error: a formula that failed, not a value',
         'the value itself, or the formula fixed to give one',
       );
-  // (a guessed encoding: the payee's text that reads like another code page)
-  const guessed = new Set(r.ctx.encodingGuessed ? PAYEE_TEXT.map((f) => headerOf(r.ctx, f)) : []);
   for (const h in row.cells) {
     const format = FORMAT_CHARACTER.exec(row.cells[h]!)?.[0];
     if (format) {
@@ -296,13 +291,13 @@ function checkShape(r: RowReader): void {
         'the text without invisible or direction-changing characters',
       );
     }
-    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, guessed.has(h));
+    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, r.ctx.encodingGuessed);
     if (misread) r.add('error', 'ENCODING', { column: h }, ...misread);
   }
 }
 
 /** Why a cell's text is not what its file means (message, expected), when it was read in another encoding. */
-function encodingProblem(text: string, xml: boolean, guessed: boolean): [string, string] | undefined {
+function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string, string] | undefined {
   if (text.includes('\uFFFD'))
     return [
       'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
