@@ -81,10 +81,10 @@ export function parseEncodingName(name: string): TextEncoding | undefined {
   return TEXT_ENCODINGS.find((e) => ENCODING_NAMES[e].includes(n));
 }
 
-/** Windows-1252's symbols that Mac Roman, Windows-1250 or -1251 use for letters ("Zo‘", "£ukasz"), as NBSP, ° and · are not. */
-const SYMBOL = '[€‚„…†‡ˆ‰‹‘’“”•–—˜™›¡¢£¤¥¦§¨©ª«¬®¯±²³´¶¸¹º»¼½¾¿]';
-/** Their Western uses beside letters: O’Brien (or O´Brien), Jan–Mar, Mª José, nº 5. */
-const WESTERN = /(?<=\p{L})[’´](?=\p{L})|(?<=\p{L})[–—](?=\p{Lu})|(?<=(?:^|\P{L})\p{L})[ªº](?!\p{L})/gu;
+/** Windows-1252's symbols that Mac Roman, Windows-1250 or -1251 use for letters ("Zo‘", "£ukasz"), as NBSP, °, ², · and « » are not. */
+const SYMBOL = '[€‚„…†‡ˆ‰‹‘’“”•–—˜™›¡¢£¤¥¦§¨©ª¬®¯±³´¶¸¹º¼½¾¿]';
+/** Their Western uses beside letters: O’Brien (or O´Brien), Jan–Q4, Mª José, nº 5, “Acme” Ltd, ‘Zoë’, Acme™, etc…, ¿Qué? */
+const WESTERN = /(?<=\p{L})[’´](?=\p{L})|[–—](?!\p{Ll})|(?<=(?:^|\P{L})\p{L})[ªº](?!\p{L})|(?<!\p{L})[“„‘‹¿¡]|[”“’›…™®©](?!\p{L})/gu;
 const MISREAD = new RegExp(`\\p{L}${SYMBOL}|${SYMBOL}\\p{L}|\\p{Ll}[ŠŒŽŸ]|Ÿ\\p{Ll}|(?<!\\p{L})[\\u00C0-\\u00FF]{3,}(?!\\p{L})`, 'u');
 
 /** Text that reads like Mac Roman, Windows-1250 or -1251 read as Windows-1252: a symbol in a word ("Zo‘"), a capital after a

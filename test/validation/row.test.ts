@@ -217,11 +217,11 @@ describe('one row', () => {
       expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
     });
     it("Western names in Windows-1252 (Excel's Windows CSV) are read as they are", async () => {
-      const names = ['José Müller', 'Ørsted François', 'O’Brien Façade S.A.', 'Mª José Núñez', 'Paral·lel nº 5, Straße'];
-      const r = await collectBatch(saved('windows-1252', names, 'Jan–Mar bonus 50 € – merci'));
+      const names = ['José Müller', 'Ørsted François', 'O’Brien Façade S.A.', 'Mª José Núñez', 'Paral·lel nº 5, Straße', '“Acme™” Ltd'];
+      const r = await collectBatch(saved('windows-1252', names, 'Q1–Q4 bonus 50 € – merci… ¿Qué?'));
       expect(r.problems).toEqual([]);
       expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
-      expect(r.rows[0]!.payout?.narration).toBe('Jan–Mar bonus 50 € – merci');
+      expect(r.rows[0]!.payout?.narration).toBe('Q1–Q4 bonus 50 € – merci… ¿Qué?');
     });
   });
 });
