@@ -309,7 +309,7 @@ function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string
   if (guessed && misreadCodePage(text))
     return [
       `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
-      'save the file as CSV UTF-8, or name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
+      'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
     ];
 }
 

@@ -206,7 +206,7 @@ describe('one row', () => {
             column: 'accountName',
             message: expect.stringContaining(`"${text}" reads like another code page`),
             expected:
-              'save the file as CSV UTF-8, or name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
+              'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
           }),
         ),
       );
