@@ -301,7 +301,9 @@ function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string
   if (text.includes('\uFFFD'))
     return [
       'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-      xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+      xml
+        ? 'the file saved as UTF-8, as ISO 20022 messages are'
+        : 'the file saved as UTF-8, or --encoding of what it is (macintosh, windows-1250, windows-1251, windows-1252, utf-16le)',
     ];
   const utf8 = utf8ReadAs1252(text);
   if (utf8 !== undefined)

@@ -216,6 +216,13 @@ describe('one row', () => {
       expect(r.problems).toEqual([]);
       expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
     });
+    it('a Mac Roman letter Windows-1252 lacks (ç, è) is refused as such, naming --encoding macintosh', async () => {
+      const r = await collectBatch(saved('macintosh', ['François Hélène']));
+      expect(r.problems).toEqual([
+        expect.objectContaining({ code: 'ENCODING', row: 2, column: 'accountName', expected: expect.stringContaining('macintosh') }),
+      ]);
+      expect((await collectBatch(saved('macintosh', ['François Hélène']), { encoding: 'mac' })).problems).toEqual([]);
+    });
     it("Western names in Windows-1252 (Excel's Windows CSV) are read as they are", async () => {
       const names = ['José Müller', 'Ørsted François', 'O’Brien Façade S.A.', 'Mª José Núñez', 'Paral·lel nº 5, Straße', '“Acme™” Ltd'];
       const r = await collectBatch(saved('windows-1252', names, 'Q1–Q4 bonus 50 € – merci… ¿Qué?'));
