@@ -32,6 +32,7 @@ import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 import { attempt } from '../files/attempt.ts';
+import { TEXT_ENCODINGS } from '../input/detect.ts';
 
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 
@@ -260,7 +261,7 @@ export const documentsOption = str('pain.001: folder of supporting documents, na
 
 export const fileReadingOptions = <T>(y: Argv<T>) =>
   y
-    .option('encoding', str('CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252'))
+    .option('encoding', str(`CSV encoding instead of detecting it: ${TEXT_ENCODINGS.join(', ')}`))
     .option('sheet', str('Excel: the sheet to read (default: the first one not hidden)'));
 
 export function batchFileOptions<T>(y: Argv<T>) {

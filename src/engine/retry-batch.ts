@@ -298,7 +298,8 @@ async function retryBatch(
   const batchFile = batchFileNow(header.file, resultsFile);
   const journalled = ledgerStates([folded], table.rows, (r) => (refHeader ? r.cells[refHeader]?.trim() : undefined));
   const original = await originalRows({ ...header, file: batchFile }, refHeader);
-  const parse: RowContext = { file: o.resultsFile, fields, baseDir: dirname(batchFile), checkDocument: docs.check };
+  const { encodingGuessed } = table;
+  const parse: RowContext = { file: o.resultsFile, fields, baseDir: dirname(batchFile), checkDocument: docs.check, encodingGuessed };
   const out = {
     only: new Set<number>(),
     keep: new Map<number, ResultValues>(),

@@ -1,4 +1,4 @@
-// CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records. A record
+// CSV, streamed: bytes → (iconv-lite for any but UTF-8) → csv-parse → records. A record
 // over MAX_RECORD_BYTES is refused: memory grew with the longest line (a 50 MB line took ~510 MB),
 // and such a record is almost always a quote left open.
 import { createReadStream } from 'node:fs';

@@ -19,7 +19,7 @@ export function sniffKind(head: Uint8Array): 'xlsx' | 'xls' | 'csv' | 'binary' {
 }
 
 /** The encodings we read, under the names iconv-lite uses. */
-export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | 'windows-1250' | 'windows-1251' | 'macintosh';
 
 function bomEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number } | undefined {
   if (startsWith(head, [0xef, 0xbb, 0xbf])) return { encoding: 'utf-8', bomBytes: 3 };
@@ -44,6 +44,9 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
   return undefined;
 }
 
+/** How detectEncoding says it guessed Windows-1252: text of another code page read so is refused (misreadCodePage). */
+export const GUESSED_1252 = 'not valid UTF-8';
+
 /** A BOM, else UTF-16 by its NUL pattern, else UTF-8 if valid, else Windows-1252 (Excel's western "CSV"); a later bad byte is U+FFFD. */
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number; detectedBy: string } {
   const bom = bomEncoding(head);
@@ -55,7 +58,7 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
     new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
     return { encoding: 'utf-8', bomBytes: 0, detectedBy: 'valid UTF-8' };
   } catch {
-    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: 'not valid UTF-8' };
+    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: GUESSED_1252 };
   }
 }
 
@@ -65,13 +68,28 @@ const ENCODING_NAMES: Record<TextEncoding, string[]> = {
   'utf-16le': ['utf16le', 'utf16', 'ucs2', 'unicode'],
   'utf-16be': ['utf16be'],
   'windows-1252': ['windows1252', 'cp1252', 'win1252', 'latin1', 'iso88591', 'ansi'],
+  'windows-1250': ['windows1250', 'cp1250', 'win1250'],
+  'windows-1251': ['windows1251', 'cp1251', 'win1251'],
+  macintosh: ['macintosh', 'mac', 'macroman'],
 };
+
+export const TEXT_ENCODINGS = Object.keys(ENCODING_NAMES) as TextEncoding[];
 
 /** --encoding value → our name; undefined when not one we read. latin1 reads as Windows-1252, its superset. */
 export function parseEncodingName(name: string): TextEncoding | undefined {
   const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return (Object.keys(ENCODING_NAMES) as TextEncoding[]).find((e) => ENCODING_NAMES[e].includes(n));
+  return TEXT_ENCODINGS.find((e) => ENCODING_NAMES[e].includes(n));
 }
+
+/** Windows-1252's symbols that Mac Roman, Windows-1250 or -1251 use for letters ("Zo‘", "£ukasz"), as NBSP, °, ², · and « » are not. */
+const SYMBOL = '[€‚„…†‡ˆ‰‹‘’“”•–—˜™›¡¢£¤¥¦§¨©ª¬®¯±³´¶¸¹º¼½¾¿]';
+/** Their Western uses beside letters: O’Brien (or O´Brien), Jan–Q4, Mª José, nº 5, “Acme” Ltd, ‘Zoë’, Acme™, etc…, ¿Qué? */
+const WESTERN = /(?<=\p{L})[’´](?=\p{L})|[–—](?!\p{Ll})|(?<=(?:^|\P{L})\p{L})[ªº](?!\p{L})|(?<!\p{L})[“„‘‹¿¡]|[”“’›…™®©](?!\p{L})/gu;
+const MISREAD = new RegExp(`\\p{L}${SYMBOL}|${SYMBOL}\\p{L}|\\p{Ll}[ŠŒŽŸ]|Ÿ\\p{Ll}|(?<!\\p{L})[\\u00C0-\\u00FF]{3,}(?!\\p{L})`, 'u');
+
+/** Text that reads like Mac Roman, Windows-1250 or -1251 read as Windows-1252: a symbol in a word ("Zo‘"), a capital after a
+ * small letter ("JosŽ", Mac Roman's é), or a word of À-ÿ only ("Èâàí", Cyrillic). */
+export const misreadCodePage = (text: string): boolean => MISREAD.test(text.replace(WESTERN, ' '));
 
 export const DELIMITERS = [',', ';', '\t', '|'] as const;
 export type Delimiter = (typeof DELIMITERS)[number];

@@ -1,14 +1,14 @@
 // What a reader of batch files is: one per format, registered in READERS (read-batch.ts).
 import { stat } from 'node:fs/promises';
 import type { Refuse } from './input-errors.ts';
-import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
+import { parseEncodingName, TEXT_ENCODINGS, type Delimiter, type TextEncoding } from './detect.ts';
 import type { ShapedRows } from './records.ts';
 
 /** The formats read (a new reader adds its own). */
 export type BatchFormat = 'csv' | 'xlsx' | 'xls' | 'pain.001';
 
 export interface ReadOptions {
-  /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (aliases such as cp1252 and latin1 accepted). */
+  /** CSV only: one of TEXT_ENCODINGS (aliases such as cp1252 and latin1 accepted). */
   encoding?: string;
   /** Excel only: the sheet to read (default: the first). */
   sheet?: string;
@@ -77,7 +77,6 @@ export function encodingOption(file: string, kind: BatchFormat, o: ReadOptions, 
     return undefined;
   }
   const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
-  if (o.encoding && !encoding)
-    throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+  if (o.encoding && !encoding) throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use ${TEXT_ENCODINGS.join(', ')}.`);
   return encoding;
 }

@@ -6,7 +6,7 @@ import { Readable, pipeline } from 'node:stream';
 import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
-import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
+import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
@@ -57,8 +57,8 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
     const encoding = encodingOption(file, kind, options, refuse);
     if (kind === 'csv') {
-      const { head, records, delimiter } = await readCsv(fh, start, file, encoding);
-      return { ...resultsTableOf(file, 'csv', head, records), delimiter };
+      const { head, records, delimiter, encodingGuessed } = await readCsv(fh, start, file, encoding);
+      return { ...resultsTableOf(file, 'csv', head, records), delimiter, encodingGuessed };
     }
     // (SheetJS reads a workbook whole)
     const buf = await fh.readFile().catch((e: NodeJS.ErrnoException) => {
@@ -205,12 +205,8 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   let delimiter: string = first;
   let head: string[][] | undefined; // (the first records, as parsed with the delimiter found)
   for (const d of candidates) {
-    let tried: string[][];
-    try {
-      tried = await firstRecords(d, HEAD);
-    } catch {
-      continue;
-    }
+    const tried = await firstRecords(d, HEAD).catch(() => undefined);
+    if (!tried) continue;
     const header = tried.find((r) => !isBlank(r));
     if (header && splitColumns(uniqueColumns(header.map(unneutralise))).isResults) {
       delimiter = d;
@@ -234,7 +230,8 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
       await fh.close();
     }
   }
-  return { head: head.map((values, i) => ({ rowNumber: i + 1, values })), records: records(), delimiter };
+  const encodingGuessed = layout.detected.detectedBy === GUESSED_1252;
+  return { head: head.map((values, i) => ({ rowNumber: i + 1, values })), records: records(), delimiter, encodingGuessed };
 }
 
 /** The CSV's text a piece at a time, decoded, without its BOM nor its "sep=" line. */

@@ -27,8 +27,9 @@ export interface ResultsTable {
   /** The batch's headers in order (result columns among them are dropped, not repeated). */
   inputColumns: string[];
   rows: ResultRow[];
-  /** CSV only: the input's delimiter (default ","). */
+  /** CSV only: the input's delimiter (default ","); whether its encoding was guessed (GUESSED_1252). */
   delimiter?: string;
+  encodingGuessed?: boolean;
   /** XLSX only: the second sheet "Swaps". */
   swaps?: SwapLine[];
   /** XLSX only: the workbook's other sheets (a person's notes), written back after ours as read. */

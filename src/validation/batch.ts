@@ -2,6 +2,7 @@
 // Across rows only each reference and duplicate key (with its first row) and the totals are kept.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/read-batch.ts';
+import { GUESSED_1252 } from '../input/detect.ts';
 import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { DocumentCheck } from './document-files.ts';
@@ -66,6 +67,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   const src = await readBatch(path, options);
   const { rows: rawRows, warnings, close, ...info } = src;
   const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
+  ctx.encodingGuessed = src.encodingDetectedBy === GUESSED_1252;
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);
   let drained = 0;

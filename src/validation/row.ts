@@ -10,6 +10,7 @@ import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
 import type { RawRow } from '../input/records.ts';
+import { misreadCodePage } from '../input/detect.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
@@ -32,6 +33,8 @@ export interface RowContext {
   /** The batch file's folder, where document paths start. */
   baseDir: string;
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+  /** The file's encoding was guessed (GUESSED_1252): text that reads like another code page is refused. */
+  encodingGuessed?: boolean;
 }
 
 export interface RowResult {
@@ -288,25 +291,28 @@ function checkShape(r: RowReader): void {
         'the text without invisible or direction-changing characters',
       );
     }
-    if (row.cells[h]!.includes('\uFFFD')) {
-      r.add(
-        'error',
-        'ENCODING',
-        { column: h },
-        'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-        row.xml ? 'the file saved as UTF-8, as ISO 20022 messages are' : 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
-      );
-    }
-    const utf8 = utf8ReadAs1252(row.cells[h]!);
-    if (utf8 !== undefined)
-      r.add(
-        'error',
-        'ENCODING',
-        { column: h },
-        `UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`,
-        'the file saved as UTF-8',
-      );
+    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, r.ctx.encodingGuessed);
+    if (misread) r.add('error', 'ENCODING', { column: h }, ...misread);
   }
+}
+
+/** Why a cell's text is not what its file means (message, expected), when it was read in another encoding. */
+function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string, string] | undefined {
+  if (text.includes('\uFFFD'))
+    return [
+      'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
+      xml
+        ? 'the file saved as UTF-8, as ISO 20022 messages are'
+        : 'the file saved as UTF-8, or --encoding of what it is (macintosh, windows-1250, windows-1251, windows-1252, utf-16le)',
+    ];
+  const utf8 = utf8ReadAs1252(text);
+  if (utf8 !== undefined)
+    return [`UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`, 'the file saved as UTF-8'];
+  if (guessed && misreadCodePage(text))
+    return [
+      `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
+      'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
+    ];
 }
 
 /** The payout fields, each by its validator (PAYOUT_FIELDS), normalized. */

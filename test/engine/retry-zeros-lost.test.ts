@@ -68,8 +68,8 @@ for (const batch of ['as it ran', 'edited since'])
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 
-// Excel's "CSV (Comma delimited)", Excel for Mac's "Comma Separated Values"
-for (const encoding of ['windows-1252', 'macintosh'])
+// Excel's "CSV (Comma delimited)" (in Windows-1250 on a Polish Windows), Excel for Mac's "Comma Separated Values"
+for (const encoding of ['windows-1252', 'windows-1250', 'macintosh'])
   it(`a refused row whose account name a spreadsheet saved in ${encoding} is not sent under the name read back`, async () => {
     sb = await startSb();
     const dir = await dirs.make();
@@ -83,7 +83,9 @@ for (const encoding of ['windows-1252', 'macintosh'])
     const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
     const rows = (await readResults(retried.resultsPath)).rows;
     expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
-    expect(rows[0]!.result).toMatchObject({ errorCode: 'ENCODING', errorMessage: expect.stringMatching(/^accountName lost characters/) });
+    // (read back as Windows-1252, "£ukasz" and "W—jcik" read like another code page: refused as such before any comparison)
+    const why = encoding === 'windows-1252' ? /^accountName lost characters/ : /^"\S+ukasz W\S+jcik \?" reads like another code page/;
+    expect(rows[0]!.result).toMatchObject({ errorCode: 'ENCODING', errorMessage: expect.stringMatching(why) });
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 

@@ -126,6 +126,20 @@ describe('reading CSV', () => {
     await expect(readBatch(p, { encoding: 'klingon' })).rejects.toMatchObject({ code: 'ENCODING' });
   });
 
+  it("reads --encoding of Mac Roman, Windows-1250 and -1251 by their common names (what Mac, Polish and Cyrillic Excel's CSV is)", async () => {
+    for (const [names, encoding, name] of [
+      [['macintosh', 'mac', 'MacRoman'], 'macintosh', 'Zoë Wójcik'],
+      [['windows-1250', 'cp1250', 'Win-1250'], 'windows-1250', 'Łukasz Wąs'],
+      [['windows-1251', 'CP1251'], 'windows-1251', 'Иван Петров'],
+    ] as const) {
+      const p = file(iconv.encode(csv(',', '\n', [HEAD, ROW1.map((v, i) => (i === 6 ? name : v))]), encoding));
+      for (const n of names) {
+        const { s, rows } = await all(p, { encoding: n });
+        expect([s.encoding, rows[0]!.cells.accountName]).toEqual([encoding, name]);
+      }
+    }
+  });
+
   it('counts rows as a spreadsheet does: a quoted cell over several lines is one row', async () => {
     const body = `${HEAD.join(',')}\n"R1",1,EUR,EUR,DEU,SEPA,"Line one\nline two",EUR,x\nR2,2,EUR,EUR,DEU,SEPA,B,EUR,"a\r\nb\r\nc"\nR3,3,EUR,EUR,DEU,SEPA,C,EUR,y\n`;
     const { rows } = await all(file(body));

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import iconv from 'iconv-lite';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,6 +173,63 @@ describe('one row', () => {
     // Western text that merely holds such letters stays valid
     for (const accountName of ['Straße\u00a012', 'Ãlvaro Ñuñez', 'Ærø «Société»'])
       expect(codes('SEPA', { accountName }), accountName).toEqual([]);
+  });
+
+  describe('a CSV of another code page, guessed to be Windows-1252 (not UTF-8, no BOM), is never paid to a garbled name', () => {
+    // each name a row, the file saved in that code page (Mac Excel's "Comma Separated Values", a Polish or a Cyrillic Windows)
+    const saved = (encoding: string, names: string[], narration = 'Invoice INV-1003') => {
+      const rows = [
+        CANONICAL_FIELDS,
+        ...names.map((accountName, i) =>
+          CANONICAL_FIELDS.map((f) => row('SEPA', { accountName, narration, reference: `R${i}`, sourceAmount: `${i + 1}.00` }).cells[f]!),
+        ),
+      ];
+      const p = join(dir, `${encoding}-${names[0]}.csv`);
+      writeFileSync(p, iconv.encode(rows.map((r) => r.map((v) => `"${v}"`).join(',')).join('\r\n'), encoding));
+      return p;
+    };
+    const PAGES = {
+      macintosh: ['Zoë Wójcik', 'José Müller', 'Ramón Côté'],
+      'windows-1250': ['Łukasz Wąs', 'Paweł Żółć', 'Ştefan Mureş'],
+      'windows-1251': ['Иван Петров', 'Пётр Яна'],
+    };
+    it.each(Object.entries(PAGES))('%s: each row refused, naming the text as read', async (encoding, names) => {
+      const r = await collectBatch(saved(encoding, names));
+      expect(r.rows.map((x) => x.valid)).toEqual(names.map(() => false));
+      const read = names.map((n) => iconv.decode(iconv.encode(n, encoding), 'windows-1252'));
+      expect(r.problems).toEqual(
+        read.map((text, i) =>
+          expect.objectContaining({
+            code: 'ENCODING',
+            file: expect.stringContaining(encoding),
+            row: i + 2,
+            column: 'accountName',
+            message: expect.stringContaining(`"${text}" reads like another code page`),
+            expected:
+              'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
+          }),
+        ),
+      );
+    });
+    it.each(Object.entries(PAGES))('%s: read as the names they are with --encoding', async (encoding, names) => {
+      const r = await collectBatch(saved(encoding, names), { encoding });
+      expect(r.problems).toEqual([]);
+      expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
+    });
+    it('a Mac Roman letter Windows-1252 lacks (ç, è) is refused as such, naming --encoding macintosh', async () => {
+      const r = await collectBatch(saved('macintosh', ['François Hélène']));
+      expect(r.problems).toEqual([
+        expect.objectContaining({ code: 'ENCODING', row: 2, column: 'accountName', expected: expect.stringContaining('macintosh') }),
+      ]);
+      expect((await collectBatch(saved('macintosh', ['François Hélène']), { encoding: 'mac' })).problems).toEqual([]);
+    });
+    it("Western names in Windows-1252 (Excel's Windows CSV) are read as they are", async () => {
+      const names = ['José Müller', 'Ørsted François', 'O’Brien Façade S.A.', 'Mª José Núñez', 'Paral·lel nº 5, Straße', '“Acme™” Ltd'];
+      const r = await collectBatch(saved('windows-1252', names, 'Q1–Q4 bonus 50 € – merci… ¿Qué?'));
+      expect(r.problems).toEqual([]);
+      expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
+      expect(r.rows[0]!.payout?.narration).toBe('Q1–Q4 bonus 50 € – merci… ¿Qué?');
+    });
   });
 });
 
