@@ -12,8 +12,6 @@ import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
 import { payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
-import type { DuplicateOptions } from './duplicates.ts';
-import type { ScreeningOptions } from './screen-batch.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions {
@@ -157,7 +155,15 @@ export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
   o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
-    DuplicateOptions & { results?: string; only?: Set<number>; resend?: Set<string>; screening?: ScreeningOptions },
+    // (duplicates.ts's and screen-batch.ts's options, as far as read here: those files import this one)
+    {
+      allowDuplicates?: string[];
+      duplicateWindowMs?: number;
+      results?: string;
+      only?: Set<number>;
+      resend?: Set<string>;
+      screening?: { lists: string[] };
+    },
 ): Promise<BatchSession> {
   const fresh: string[] = [];
   const settling: string[] = [];
