@@ -2,10 +2,20 @@
 // over MAX_RECORD_BYTES is refused: memory grew with the longest line (a 50 MB line took ~510 MB),
 // and such a record is almost always a quote left open.
 import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './input-errors.ts';
-import { detectDelimiter, detectEncoding, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
+import {
+  detectDelimiter,
+  detectEncoding,
+  misreadCodePage,
+  sepLine,
+  utf8ReadAs1252,
+  sniffKind,
+  type Delimiter,
+  type TextEncoding,
+} from './detect.ts';
 import { shapeRows, type SourceRecord } from './records.ts';
 import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './size-limits.ts';
 import type { BatchReader } from './reader.ts';
@@ -98,4 +108,12 @@ function csvRefusals(file: string, delimiter: Delimiter) {
     return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   };
   return { tooWide, of };
+}
+
+/** In a file guessed to be Windows-1252, the first line that reads like another code page (streamed): every letter beyond ASCII in it is then suspect. */
+export async function firstMisreadLine(file: string): Promise<number | undefined> {
+  const lines = createInterface({ input: createReadStream(file).pipe(iconv.decodeStream('windows-1252')), crlfDelay: Infinity });
+  let n = 0;
+  // (a line of UTF-8 in it is another problem, said on its own: ENCODING, "the file mixes the two")
+  for await (const line of lines) if ((n++, misreadCodePage(line) && utf8ReadAs1252(line) === undefined)) return n;
 }

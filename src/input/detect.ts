@@ -1,4 +1,5 @@
 // Telling what a file is from its first bytes: Excel or text, which text encoding, which delimiter.
+import iconv from 'iconv-lite';
 
 const startsWith = (buf: Uint8Array, bytes: number[]) => bytes.every((b, i) => buf[i] === b);
 
@@ -137,4 +138,17 @@ export function detectDelimiter(sample: string): Delimiter {
 export function sepLine(sample: string): Delimiter | undefined {
   const m = /^sep=(.)\r?\n/i.exec(sample);
   return m && (DELIMITERS as readonly string[]).includes(m[1]!) ? (m[1] as Delimiter) : undefined;
+}
+
+/** The UTF-8 text that `s` is when read as Windows-1252 (a non-UTF-8 file's guess: "MÃ¼ller" is "Müller"), else undefined. */
+export function utf8ReadAs1252(s: string): string | undefined {
+  // a lead byte of a 2-, 3- or 4-byte sequence but "ß" (a word's end before a no-break space is valid UTF-8)
+  if (!/[\u00C2-\u00DE\u00E0-\u00F4]/.test(s)) return undefined;
+  const bytes = iconv.encode(s, 'windows-1252');
+  if (iconv.decode(bytes, 'windows-1252') !== s) return undefined; // not all Windows-1252
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
 }

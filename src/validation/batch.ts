@@ -3,6 +3,7 @@
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/read-batch.ts';
 import { GUESSED_1252 } from '../input/detect.ts';
+import { firstMisreadLine } from '../input/csv-reader.ts';
 import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { DocumentCheck } from './document-files.ts';
@@ -68,6 +69,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   const { rows: rawRows, warnings, close, ...info } = src;
   const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
   ctx.encodingGuessed = src.encodingDetectedBy === GUESSED_1252;
+  if (ctx.encodingGuessed) ctx.misreadLine = await firstMisreadLine(path);
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);
   let drained = 0;

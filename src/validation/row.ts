@@ -3,14 +3,13 @@
 // The package's main entry loads every language's names; the codes need none of them.
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
-import iconv from 'iconv-lite';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
 import type { RawRow } from '../input/records.ts';
-import { misreadCodePage } from '../input/detect.ts';
+import { misreadCodePage, utf8ReadAs1252 } from '../input/detect.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
@@ -35,6 +34,8 @@ export interface RowContext {
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
   /** The file's encoding was guessed (GUESSED_1252): text that reads like another code page is refused. */
   encodingGuessed?: boolean;
+  /** Its first line that reads so: a text beyond ASCII on any other line is suspect too (the file is in another code page). */
+  misreadLine?: number;
 }
 
 export interface RowResult {
@@ -236,19 +237,6 @@ const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\
 const EXCEL_ERROR =
   /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!|ERROR!?)|Err:\d{3})$/i;
 
-/** The UTF-8 text that `s` is when read as Windows-1252 (a non-UTF-8 file's guess: "MÃ¼ller" is "Müller"), else undefined. */
-function utf8ReadAs1252(s: string): string | undefined {
-  // a lead byte of a 2-, 3- or 4-byte sequence but "ß" (a word's end before a no-break space is valid UTF-8)
-  if (!/[\u00C2-\u00DE\u00E0-\u00F4]/.test(s)) return undefined;
-  const bytes = iconv.encode(s, 'windows-1252');
-  if (iconv.decode(bytes, 'windows-1252') !== s) return undefined; // not all Windows-1252
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
   const { row } = r;
@@ -291,13 +279,13 @@ function checkShape(r: RowReader): void {
         'the text without invisible or direction-changing characters',
       );
     }
-    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, r.ctx.encodingGuessed);
+    const misread = encodingProblem(row.cells[h]!, row.xml !== undefined, r.ctx.encodingGuessed, r.ctx.misreadLine);
     if (misread) r.add('error', 'ENCODING', { column: h }, ...misread);
   }
 }
 
 /** Why a cell's text is not what its file means (message, expected), when it was read in another encoding. */
-function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string, string] | undefined {
+function encodingProblem(text: string, xml: boolean, guessed?: boolean, misreadLine?: number): [string, string] | undefined {
   if (text.includes('\uFFFD'))
     return [
       'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
@@ -308,9 +296,12 @@ function encodingProblem(text: string, xml: boolean, guessed?: boolean): [string
   const utf8 = utf8ReadAs1252(text);
   if (utf8 !== undefined)
     return [`UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`, 'the file saved as UTF-8'];
-  if (guessed && misreadCodePage(text))
+  const misread = guessed && misreadCodePage(text);
+  if (misread || (misreadLine !== undefined && /[^\p{ASCII}]/u.test(text)))
     return [
-      `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
+      misread
+        ? `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`
+        : `"${text}" may be misread: line ${misreadLine} of the file reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
       'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
     ];
 }

@@ -216,6 +216,18 @@ describe('one row', () => {
       expect(r.problems).toEqual([]);
       expect(r.rows.map((x) => x.payout?.beneficiary.accountName)).toEqual(names);
     });
+    it('a row the check reads as Western, in a file another of whose rows is misread, is refused too; an ASCII row is not', async () => {
+      // "Gdańsk" reads "Gdañsk" in Windows-1252: a plausible name alone, a misread one beside "£ukasz W¹s"
+      const r = await collectBatch(saved('windows-1250', ['Łukasz Wąs', 'Anna Gdańska', 'John Smith']));
+      expect(r.rows.map((x) => x.valid)).toEqual([false, false, true]);
+      expect(r.problems[1]).toMatchObject({
+        code: 'ENCODING',
+        row: 3,
+        column: 'accountName',
+        message: expect.stringContaining('"Anna Gdañska" may be misread: line 2 of the file reads like another code page'),
+      });
+      expect(r.problems).toHaveLength(2);
+    });
     it('a Mac Roman letter Windows-1252 lacks (ç, è) is refused as such, naming --encoding macintosh', async () => {
       const r = await collectBatch(saved('macintosh', ['François Hélène']));
       expect(r.problems).toEqual([
