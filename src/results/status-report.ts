@@ -3,6 +3,7 @@
 // below. What each element holds, for a pain.001's batch and for a CSV or Excel one: REFERENCE.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
+import { readAmountText } from '../validation/amount.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
@@ -91,8 +92,9 @@ const totalsOf = (t: Tally, statusElement: string) => ({
 
 /** An amount element, its text as written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent). */
 function amountAsWritten(text: string | undefined, currency: string | undefined) {
-  const amount = isoAmount(text, currency);
-  return amount && /^\d{1,13}(\.\d{1,5})?$/.test(text!) ? { ...amount, '#': text! } : amount;
+  const read = readAmountText(text ?? ''); // as the run read it: "1.234,56" is 1234.56; "-100.00" none, never 100
+  const amount = read.ok ? isoAmount(read.text, currency) : undefined;
+  return amount && read.ok && /^\d{1,13}(\.\d{1,5})?$/.test(read.text) ? { ...amount, '#': read.text } : amount;
 }
 
 interface StatusReportOptions {
