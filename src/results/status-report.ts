@@ -150,7 +150,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   });
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
-    xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString().slice(0, 19) } });
+    xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString() } });
     xml.ele({
       OrgnlGrpInfAndSts: {
         OrgnlMsgId: isoText(orgnlMsgId),

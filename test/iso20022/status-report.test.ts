@@ -118,6 +118,20 @@ describe('pain.002 status report', () => {
     expect(texts(xml, 'DtldSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
   });
 
+  it('dates the report in UTC, saying so: a time without a zone is local time to the ERP (ISODateTime)', async () => {
+    const results = tmp.path('erp.results.csv');
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows: [row(0, 'PMT-A', '1.00', { status: 'PENDING' })] });
+    const out = tmp.path('erp.pain002.xml');
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    await writeStatusReport(results, out);
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    const [written] = texts(xml, 'CreDtTm');
+    expect(written).toMatch(/(Z|[+-]\d\d:\d\d)$/);
+    expect(Date.parse(written!)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(written!)).toBeLessThanOrEqual(Date.now());
+  });
+
   it("gathers each payment information's transactions in the file's order, wherever they stand", async () => {
     const results = tmp.path('erp.results.csv');
     const paid = { status: 'SUCCESSFUL', payoutId: 'p' };
