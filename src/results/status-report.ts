@@ -4,7 +4,7 @@
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { readAmountText } from '../validation/amount.ts';
-import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
+import { isoAmount, isoEscaped, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
@@ -124,7 +124,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   const first = table.rows.at(0);
   const msgNmId = first && cell(first, 'MsgNmId');
   const version = o.version ?? PAIN002_FOR[msgNmId as Pain001Version] ?? 'pain.002.001.03';
-  const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
+  const orgnlMsgId = (first && cell(first, 'MsgId')) ?? (o.batchId?.trim() || 'NOTPROVIDED');
 
   // first pass: the payment informations in order, each with its rows and tally
   // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
@@ -174,7 +174,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
             OrgnlInstrId: isoText(cell(r, 'InstrId')),
             OrgnlEndToEndId: isoText(cell(r, 'EndToEndId') ?? cell(r, cols.reference)),
             TxSts: tx.status,
-            StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text },
+            StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text.map(isoEscaped) },
             AcctSvcrRef: isoText(r.result.payoutRef),
             OrgnlTxRef: amount && { Amt: ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount } },
           },

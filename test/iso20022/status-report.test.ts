@@ -11,7 +11,7 @@ import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultValues } from '../../src/results/types.ts';
 import { pain001, root, sampleRows, SAMPLES } from '../input/pain001-files.ts';
 import { tempDir } from '../results/helpers.ts';
-import { schemaErrors, texts } from './validate.ts';
+import { readTexts, schemaErrors, texts } from './validate.ts';
 
 const tmp = tempDir('pb-pain002-');
 afterAll(() => tmp.cleanup());
@@ -275,6 +275,13 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
     const xml = await report('control', [{ ...r, cells: { ...r.cells, reference: 'PAY-\u001b[31m-1' } }]);
     expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['PAY-\uFFFD[31m-1']);
     expect(texts(xml, 'AddtlInf')).toEqual(['INVALID_TEXT: the reference \uFFFD[31m']);
+  });
+
+  it('echoes a reference and a message holding an entity\'s text ("R&amp;D") as they are, not as what it names', async () => {
+    const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: 'name &lt;unknown&gt; &#65; & co' });
+    const xml = await report('entity', [{ ...r, cells: { ...r.cells, reference: 'R&amp;D-1 & AT&T' } }]);
+    expect(readTexts(xml, 'OrgnlEndToEndId')).toEqual(['R&amp;D-1 & AT&T']);
+    expect(readTexts(xml, 'AddtlInf')).toEqual(['name &lt;unknown&gt; &#65; & co']);
   });
 
   it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
