@@ -293,27 +293,31 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
   });
 });
 
-describe('pain.002 of a CSV batch: its amounts as the run read them', () => {
-  it('reports "1.234,56" as 1234.56 and sums it, and a negative amount (refused) as no amount, never its opposite', async () => {
-    const results = tmp.path('decimal-comma.results.csv');
-    const rows = [
-      ['1.234,56', { status: 'SUCCESSFUL', payoutId: 'p0' }],
-      ['1,000.00', { status: 'SUCCESSFUL', payoutId: 'p1' }],
-      ['-100.00', { status: 'INVALID', errorCode: 'INVALID_AMOUNT', errorMessage: 'the amount is negative' }],
-    ].map(([sourceAmount, result], i) => ({
-      rowNumber: i + 2,
-      cells: { reference: `PAY-${i}`, sourceAmount: sourceAmount as string, sourceCurrency: 'EUR', narration: 'n' },
-      result: { idempotencyKey: `k${i}`, ...(result as ResultValues) },
-    }));
-    await writeResults(results, { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
-    const out = tmp.path('decimal-comma.pain002.xml');
-    await writeStatusReport(results, out, { batchId: 'payroll' });
-    const xml = readFileSync(out, 'utf8');
-    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
-    expect(amounts(xml)).toEqual([
-      ['InstdAmt', 'EUR', '1234.56', undefined],
-      ['InstdAmt', 'EUR', '1000.00', undefined],
-    ]);
-    expect(texts(xml, 'DtldCtrlSum')).toEqual(['2234.56', '0']);
-  });
+describe('pain.002 of a CSV or Excel batch: its amounts as the run read them', () => {
+  // (Excel's #,##0.00 amounts read back as "1,000.00")
+  it.each(['csv', 'xlsx'] as const)(
+    'reports a %s amount "1.234,56" as 1234.56 and sums it, a negative one (refused) as none, never its opposite',
+    async (format) => {
+      const results = tmp.path(`decimal-comma.results.${format}`);
+      const rows = [
+        ['1.234,56', { status: 'SUCCESSFUL', payoutId: 'p0' }],
+        ['1,000.00', { status: 'SUCCESSFUL', payoutId: 'p1' }],
+        ['-100.00', { status: 'INVALID', errorCode: 'INVALID_AMOUNT', errorMessage: 'the amount is negative' }],
+      ].map(([sourceAmount, result], i) => ({
+        rowNumber: i + 2,
+        cells: { reference: `PAY-${i}`, sourceAmount: sourceAmount as string, sourceCurrency: 'EUR', narration: 'n' },
+        result: { idempotencyKey: `k${i}`, ...(result as ResultValues) },
+      }));
+      await writeResults(results, { format, inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
+      const out = tmp.path('decimal-comma.pain002.xml');
+      await writeStatusReport(results, out, { batchId: 'payroll' });
+      const xml = readFileSync(out, 'utf8');
+      expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+      expect(amounts(xml)).toEqual([
+        ['InstdAmt', 'EUR', '1234.56', undefined],
+        ['InstdAmt', 'EUR', '1000.00', undefined],
+      ]);
+      expect(texts(xml, 'DtldCtrlSum')).toEqual(['2234.56', '0']);
+    },
+  );
 });
