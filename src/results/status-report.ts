@@ -79,9 +79,11 @@ export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
 /** Rows counted per ISO status, with their control sum and the most decimals its amounts were written with. */
 type Tally = Map<IsoTxStatus, { n: number; sum: Dec; places: number }>;
 
-/** A control sum written with as many decimals as its amounts (100.10 + 0.30 is 100.40, as the pain.001's CtrlSum). */
-const ctrlSum = (xs: { sum: Dec; places: number }[]) =>
-  xs.reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(Math.max(0, ...xs.map((x) => x.places)));
+/** A control sum with as many decimals as its amounts (100.10 + 0.30 is 100.40, as the pain.001's CtrlSum); none past 18 digits. */
+function ctrlSum(xs: { sum: Dec; places: number }[]) {
+  const sum = xs.reduce((a, x) => a.plus(x.sum), new Dec(0));
+  return sum.precision(true) <= 18 ? sum.toFixed(Math.max(0, ...xs.map((x) => x.places))) : undefined;
+}
 
 /** A tally's count, control sum and status, under the name of the status's element (GrpSts, PmtInfSts). */
 const totalsOf = (t: Tally, statusElement: string) => ({

@@ -320,4 +320,22 @@ describe('pain.002 of a CSV or Excel batch: its amounts as the run read them', (
       expect(texts(xml, 'DtldCtrlSum')).toEqual(['2234.56', '0']);
     },
   );
+
+  it("stays valid when the amounts sum past DecimalNumber's 18 digits (account numbers in the amount column): no control sum", async () => {
+    const results = tmp.path('swapped.results.csv');
+    const invalid = { status: 'INVALID', errorCode: 'INVALID_AMOUNT', errorMessage: 'the amount has 18 significant digits' };
+    const rows = ['123456789012345678', '987654321098765432', '100.50'].map((sourceAmount, i) => ({
+      rowNumber: i + 2,
+      cells: { reference: `PAY-${i}`, sourceAmount, sourceCurrency: 'EUR', narration: 'n' },
+      result: { idempotencyKey: `k${i}`, ...(i < 2 ? invalid : { status: 'SUCCESSFUL', payoutId: 'p' }) },
+    }));
+    await writeResults(results, { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
+    const out = tmp.path('swapped.pain002.xml');
+    await writeStatusReport(results, out, { batchId: 'payroll' });
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual([]);
+    expect(texts(xml, 'DtldCtrlSum')).toEqual(['100.50']); // (the rejected ones' alone is past 18 digits too)
+    expect(amounts(xml).map((a) => a[2])).toEqual(['123456789012345678', '987654321098765432', '100.50']);
+  });
 });
