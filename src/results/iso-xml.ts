@@ -64,6 +64,10 @@ export function isoAmount(amount: Dec | string | undefined, currency: string | u
   return d.isFinite() && d.decimalPlaces() <= 5 && d.precision(true) <= 18 ? { '@Ccy': currency, '#': d.toFixed() } : undefined;
 }
 
-/** Max35Text and its kin: the text, cut to `max` characters (as XSD counts them: "😀" is one); undefined when empty. */
+// xmlbuilder2's object reader decodes "&amp;" to "&", and its writer leaves an `&` starting an entity as it is
+// (a cell "R&amp;D" was read back "R&D"): each `&` given as `&amp;amp;` is written `&amp;`, the text as it is.
+export const isoEscaped = (s: string): string => s.replaceAll('&', '&amp;amp;');
+
+/** Max35Text and its kin: the text, cut to `max` characters (as XSD counts them: "😀" is one), escaped; undefined when empty. */
 export const isoText = (s: string | undefined, max = 35): string | undefined =>
-  s?.trim() ? [...s.trim()].slice(0, max).join('') : undefined;
+  s?.trim() ? isoEscaped([...s.trim()].slice(0, max).join('')) : undefined;

@@ -3,7 +3,8 @@
 // below. What each element holds, for a pain.001's batch and for a CSV or Excel one: REFERENCE.md.
 import { Dec } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
-import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
+import { readAmountText } from '../validation/amount.ts';
+import { isoAmount, isoEscaped, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
@@ -78,9 +79,11 @@ export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
 /** Rows counted per ISO status, with their control sum and the most decimals its amounts were written with. */
 type Tally = Map<IsoTxStatus, { n: number; sum: Dec; places: number }>;
 
-/** A control sum written with as many decimals as its amounts (100.10 + 0.30 is 100.40, as the pain.001's CtrlSum). */
-const ctrlSum = (xs: { sum: Dec; places: number }[]) =>
-  xs.reduce((a, x) => a.plus(x.sum), new Dec(0)).toFixed(Math.max(0, ...xs.map((x) => x.places)));
+/** A control sum with as many decimals as its amounts (100.10 + 0.30 is 100.40, as the pain.001's CtrlSum); none past 18 digits. */
+function ctrlSum(xs: { sum: Dec; places: number }[]) {
+  const sum = xs.reduce((a, x) => a.plus(x.sum), new Dec(0));
+  return sum.precision(true) <= 18 ? sum.toFixed(Math.max(0, ...xs.map((x) => x.places))) : undefined;
+}
 
 /** A tally's count, control sum and status, under the name of the status's element (GrpSts, PmtInfSts). */
 const totalsOf = (t: Tally, statusElement: string) => ({
@@ -91,8 +94,9 @@ const totalsOf = (t: Tally, statusElement: string) => ({
 
 /** An amount element, its text as written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent). */
 function amountAsWritten(text: string | undefined, currency: string | undefined) {
-  const amount = isoAmount(text, currency);
-  return amount && /^\d{1,13}(\.\d{1,5})?$/.test(text!) ? { ...amount, '#': text! } : amount;
+  const read = readAmountText(text ?? ''); // as the run read it: "1.234,56" is 1234.56; "-100.00" none, never 100
+  const amount = read.ok ? isoAmount(read.text, currency) : undefined;
+  return amount && read.ok && /^\d{1,13}(\.\d{1,5})?$/.test(read.text) ? { ...amount, '#': read.text } : amount;
 }
 
 interface StatusReportOptions {
@@ -122,7 +126,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   const first = table.rows.at(0);
   const msgNmId = first && cell(first, 'MsgNmId');
   const version = o.version ?? PAIN002_FOR[msgNmId as Pain001Version] ?? 'pain.002.001.03';
-  const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
+  const orgnlMsgId = (first && cell(first, 'MsgId')) ?? (o.batchId?.trim() || 'NOTPROVIDED');
 
   // first pass: the payment informations in order, each with its rows and tally
   // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
@@ -148,7 +152,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   });
 
   await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
-    xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString().slice(0, 19) } });
+    xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString() } });
     xml.ele({
       OrgnlGrpInfAndSts: {
         OrgnlMsgId: isoText(orgnlMsgId),
@@ -172,7 +176,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
             OrgnlInstrId: isoText(cell(r, 'InstrId')),
             OrgnlEndToEndId: isoText(cell(r, 'EndToEndId') ?? cell(r, cols.reference)),
             TxSts: tx.status,
-            StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text },
+            StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text.map(isoEscaped) },
             AcctSvcrRef: isoText(r.result.payoutRef),
             OrgnlTxRef: amount && { Amt: ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount } },
           },

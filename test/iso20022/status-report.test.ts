@@ -11,7 +11,7 @@ import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultValues } from '../../src/results/types.ts';
 import { pain001, root, sampleRows, SAMPLES } from '../input/pain001-files.ts';
 import { tempDir } from '../results/helpers.ts';
-import { schemaErrors, texts } from './validate.ts';
+import { readTexts, schemaErrors, texts } from './validate.ts';
 
 const tmp = tempDir('pb-pain002-');
 afterAll(() => tmp.cleanup());
@@ -116,6 +116,20 @@ describe('pain.002 status report', () => {
     expect(texts(xml, 'InstdAmt')).toEqual(['100.10', '250.05', '0.30']); // as the ERP wrote them
     expect(texts(xml, 'AcctSvcrRef')).toEqual(['PR-0', 'PR-2']);
     expect(texts(xml, 'DtldSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
+  });
+
+  it('dates the report in UTC, saying so: a time without a zone is local time to the ERP (ISODateTime)', async () => {
+    const results = tmp.path('erp.results.csv');
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows: [row(0, 'PMT-A', '1.00', { status: 'PENDING' })] });
+    const out = tmp.path('erp.pain002.xml');
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    await writeStatusReport(results, out);
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    const [written] = texts(xml, 'CreDtTm');
+    expect(written).toMatch(/(Z|[+-]\d\d:\d\d)$/);
+    expect(Date.parse(written!)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(written!)).toBeLessThanOrEqual(Date.now());
   });
 
   it("gathers each payment information's transactions in the file's order, wherever they stand", async () => {
@@ -263,11 +277,65 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
     expect(texts(xml, 'AddtlInf')).toEqual(['INVALID_TEXT: the reference \uFFFD[31m']);
   });
 
+  it('echoes a reference and a message holding an entity\'s text ("R&amp;D") as they are, not as what it names', async () => {
+    const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: 'name &lt;unknown&gt; &#65; & co' });
+    const xml = await report('entity', [{ ...r, cells: { ...r.cells, reference: 'R&amp;D-1 & AT&T' } }]);
+    expect(readTexts(xml, 'OrgnlEndToEndId')).toEqual(['R&amp;D-1 & AT&T']);
+    expect(readTexts(xml, 'AddtlInf')).toEqual(['name &lt;unknown&gt; &#65; & co']);
+  });
+
   it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
     const id = `${'A'.repeat(33)}𠮷B`; // 35 characters of Max35Text, 36 UTF-16 units
     const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: `${'x'.repeat(104)}😀 compliance` });
     const xml = await report('astral', [{ ...r, cells: { ...r.cells, reference: id } }]);
     expect(texts(xml, 'OrgnlEndToEndId')).toEqual([id]);
     expect(texts(xml, 'AddtlInf')).toEqual([`${'x'.repeat(104)}😀`, ' compliance']);
+  });
+});
+
+describe('pain.002 of a CSV or Excel batch: its amounts as the run read them', () => {
+  // (Excel's #,##0.00 amounts read back as "1,000.00")
+  it.each(['csv', 'xlsx'] as const)(
+    'reports a %s amount "1.234,56" as 1234.56 and sums it, a negative one (refused) as none, never its opposite',
+    async (format) => {
+      const results = tmp.path(`decimal-comma.results.${format}`);
+      const rows = [
+        ['1.234,56', { status: 'SUCCESSFUL', payoutId: 'p0' }],
+        ['1,000.00', { status: 'SUCCESSFUL', payoutId: 'p1' }],
+        ['-100.00', { status: 'INVALID', errorCode: 'INVALID_AMOUNT', errorMessage: 'the amount is negative' }],
+      ].map(([sourceAmount, result], i) => ({
+        rowNumber: i + 2,
+        cells: { reference: `PAY-${i}`, sourceAmount: sourceAmount as string, sourceCurrency: 'EUR', narration: 'n' },
+        result: { idempotencyKey: `k${i}`, ...(result as ResultValues) },
+      }));
+      await writeResults(results, { format, inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
+      const out = tmp.path('decimal-comma.pain002.xml');
+      await writeStatusReport(results, out, { batchId: 'payroll' });
+      const xml = readFileSync(out, 'utf8');
+      expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+      expect(amounts(xml)).toEqual([
+        ['InstdAmt', 'EUR', '1234.56', undefined],
+        ['InstdAmt', 'EUR', '1000.00', undefined],
+      ]);
+      expect(texts(xml, 'DtldCtrlSum')).toEqual(['2234.56', '0']);
+    },
+  );
+
+  it("stays valid when the amounts sum past DecimalNumber's 18 digits (account numbers in the amount column): no control sum", async () => {
+    const results = tmp.path('swapped.results.csv');
+    const invalid = { status: 'INVALID', errorCode: 'INVALID_AMOUNT', errorMessage: 'the amount has 18 significant digits' };
+    const rows = ['123456789012345678', '987654321098765432', '100.50'].map((sourceAmount, i) => ({
+      rowNumber: i + 2,
+      cells: { reference: `PAY-${i}`, sourceAmount, sourceCurrency: 'EUR', narration: 'n' },
+      result: { idempotencyKey: `k${i}`, ...(i < 2 ? invalid : { status: 'SUCCESSFUL', payoutId: 'p' }) },
+    }));
+    await writeResults(results, { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
+    const out = tmp.path('swapped.pain002.xml');
+    await writeStatusReport(results, out, { batchId: 'payroll' });
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.03')).toEqual([]);
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual([]);
+    expect(texts(xml, 'DtldCtrlSum')).toEqual(['100.50']); // (the rejected ones' alone is past 18 digits too)
+    expect(amounts(xml).map((a) => a[2])).toEqual(['123456789012345678', '987654321098765432', '100.50']);
   });
 });

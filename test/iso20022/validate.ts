@@ -3,6 +3,7 @@
 // and types), with libxml2's XSD validator (xmllint-wasm).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SaxesParser } from 'saxes';
 import { validateXML } from 'xmllint-wasm';
 
 const SCHEMAS = join(import.meta.dirname, 'schemas');
@@ -17,3 +18,18 @@ export async function schemaErrors(xml: string, message: string): Promise<string
 /** The text of each `<name>` element, in document order (the documents written here have no attributes on them but Ccy). */
 export const texts = (xml: string, name: string): string[] =>
   [...xml.matchAll(new RegExp(`<${name}(?: [^>]*)?>([^<]*)</${name}>`, 'g'))].map((m) => m[1]!);
+
+/** The text of each `<name>` element as an XML reader reads it back (saxes: entities and character references decoded). */
+export function readTexts(xml: string, name: string): string[] {
+  const out: string[] = [];
+  let open = false;
+  const parser = new SaxesParser();
+  parser.on('opentag', (e) => {
+    open = e.name === name;
+    if (open) out.push('');
+  });
+  parser.on('text', (t) => void (open && (out[out.length - 1] += t)));
+  parser.on('closetag', () => void (open = false));
+  parser.write(xml).close();
+  return out;
+}
