@@ -332,6 +332,20 @@ describe('stopped on request (Ctrl-C)', () => {
   });
 });
 
+/** A fetch wrapper: the swap is made as sent but its answer lost, and the swaps list cannot be read after it. */
+function swapLostThenListDown() {
+  let swapped = false;
+  return (f: typeof fetch): typeof fetch =>
+    async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
+      const res = await f(input, init);
+      if (!url.endsWith('/swap')) return res;
+      swapped = true;
+      throw new TypeError('fetch failed');
+    };
+}
+
 describe('a swap answered not as sent', () => {
   /** Business n's batch of 2 USD rows (their wallet short: a swap) and `gbp` GBP rows, run with swap answers (or list items) rewritten. */
   async function swapRun(n: number, gbp: number, rewrite: (f: typeof fetch) => typeof fetch, settings: Partial<RunSettings> = {}) {
@@ -535,17 +549,7 @@ describe('a swap answered not as sent', () => {
   it('a swap an earlier run left unsettled, no longer proposed, listed with another credit than sent: no USD row is sent, the run stops', async () => {
     const b = await swapBatch(17, 0);
     // (the first run: the swap is made as sent, its answer lost, then the list cannot be read: the run halts, the swap unsettled)
-    let swapped = false;
-    const lostThenDown =
-      (f: typeof fetch): typeof fetch =>
-      async (input, init) => {
-        const url = String(input instanceof Request ? input.url : input);
-        if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
-        const res = await f(input, init);
-        if (!url.endsWith('/swap')) return res;
-        swapped = true;
-        throw new TypeError('fetch failed');
-      };
+    const lostThenDown = swapLostThenListDown();
     const first = await b.run(lostThenDown);
     expect(first.r.kind).toBe('halted');
     expect(first.payouts).toHaveLength(0);
@@ -571,17 +575,7 @@ describe('a swap answered not as sent', () => {
 
   it('the same swap, the batch resumed without --fund-by-swap: the list is still read first, and no USD row is sent', async () => {
     const b = await swapBatch(23, 0);
-    let swapped = false;
-    const lostThenDown =
-      (f: typeof fetch): typeof fetch =>
-      async (input, init) => {
-        const url = String(input instanceof Request ? input.url : input);
-        if (swapped && /\/swaps(\?|$)/.test(url)) throw new TypeError('fetch failed');
-        const res = await f(input, init);
-        if (!url.endsWith('/swap')) return res;
-        swapped = true;
-        throw new TypeError('fetch failed');
-      };
+    const lostThenDown = swapLostThenListDown();
     expect((await b.run(lostThenDown)).r.kind).toBe('halted');
     // (the swap's credit shows, so the wallet covers the rows without a swap: a plain run)
     const { r, payouts } = await b.run(tenfold(/\/swaps(\?|$)/), {}, false);
