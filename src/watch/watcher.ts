@@ -595,10 +595,6 @@ export class FolderWatch {
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
-  /**
-   * With "requireApprovals" or the account's policy (both set: both must pass, each with its own list): why the
-   * file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy.
-   */
   /** How a file gets the approved plan a watch runs it with. */
   private dropPlanText(name: string): string {
     const { plan, approvals } = companionsOf(name);
@@ -608,6 +604,10 @@ export class FolderWatch {
     );
   }
 
+  /**
+   * With "requireApprovals" or the account's policy (both set: both must pass, each with its own list): why the
+   * file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy.
+   */
   private async approvedPlan(claimDir: string, claim: ClaimRecord, policy?: AccountPolicy) {
     const required = this.o.config.requireApprovals;
     const { plan, approvals } = companionsOf(claim.name);
