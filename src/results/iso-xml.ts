@@ -44,6 +44,7 @@ export async function writeIsoXml(path: string, message: IsoMessage, root: strin
     const { createCB: builder } = (await import('xmlbuilder2')).default;
     await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
+    if (e instanceof ResultsError) throw e; // (the builder's own refusal names the file already)
     throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the ${message} file: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -118,6 +118,10 @@ describe('camt.053 statement', () => {
   it('writes no statement when the service gives no balance', async () => {
     const path = tmp.path('none.xml');
     const bare = transactions.map(({ balanceAfter: _, ...t }) => t);
-    await expect(writeStatement(path, { table, transactions: bare, swaps, period: { by: 'dates' } })).rejects.toThrow(/carry no balance/);
+    const refused = writeStatement(path, { table, transactions: bare, swaps, period: { by: 'dates' } });
+    // the file named once: "<path>: no statement written: ...", not wrapped again as "<path>: cannot write the camt.053..."
+    await expect(refused).rejects.toThrow(
+      new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no statement written: the transactions .* carry no balance`),
+    );
   });
 });
