@@ -115,17 +115,17 @@ export function bodyDigest(body: object): string {
 
 const ACCOUNT_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'wechatUserId', 'openId'] as const;
 
-/** Who a planned row pays, as the approval text and the report show it (the account masked). */
+/** Who a planned row pays, as approvals and the report show it: every account its body names (SWIFT: IBAN and accountNumber), masked. */
 export type Payee = ReturnType<typeof payeeOf>;
 
 export function payeeOf(r: PlanRow) {
   const b = r.body;
-  const account = ACCOUNT_FIELDS.map((f) => b.beneficiary[f]).find((v) => typeof v === 'string' && v !== '');
+  const accounts = ACCOUNT_FIELDS.flatMap((f) => b.beneficiary[f] || []);
   return {
     rowNumber: r.rowNumber,
     reference: r.reference,
     beneficiary: b.beneficiary.accountName,
-    account: account ? maskAccount(account) : '',
+    account: accounts.map(maskAccount).join(' / '),
     method: b.method,
     currency: b.sourceCurrency,
     amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
