@@ -200,7 +200,7 @@ export async function preparePipeline<R>(
       return { resume, notes: [], confirm: false, go };
     }
     const { plan } = staged;
-    recordHolds(session, batch, plan, o.only);
+    recordHolds(session, batch, plan, o);
     const fees = new Map([...staged.preflight.estimatedFees, ...(quotedFees ?? [])]);
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
     const approval = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
@@ -286,12 +286,15 @@ export async function planStage(
   return planned();
 }
 
-/** Journals each row the screening held, and each held before that passes now: a run that screens nobody keeps it held. */
-function recordHolds(session: BatchSession, batch: LoadedBatch, plan: BatchPlan, only?: Set<number>): void {
+/**
+ * Journals each row the screening held (or the approved plan's screening, which left it out of `only`), and each held
+ * before that passes now: a run that screens nobody keeps it held.
+ */
+function recordHolds(session: BatchSession, batch: LoadedBatch, plan: BatchPlan, { only, planned }: PipelineOptions): void {
   const at = new Date().toISOString();
   for (const { payout: p } of plan.screening?.lists.length ? batch.rows : []) {
-    if (!p || (only && !only.has(p.rowNumber))) continue;
-    const held = plan.screening!.held.has(p.rowNumber);
+    const held = !!p && (plan.screening!.held.has(p.rowNumber) || !!planned?.screening?.held.some((h) => h.rowNumber === p.rowNumber));
+    if (!p || (!held && only && !only.has(p.rowNumber))) continue;
     if (held || rowState(session.folded, p.reference).held)
       record(session, { t: 'screened', ref: p.reference, payee: payeeDigest(p), held, at });
   }

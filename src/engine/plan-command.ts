@@ -95,11 +95,11 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     planFile = planFileOf(plan, {
       fileSha256: batch.identity.fileSha256,
       batchLabel: batch.identity.label,
+      preparedBy,
       sheet: batch.sheet,
       ...(o.documents !== undefined ? { documents: resolve(o.documents) } : {}),
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => sending.has(r.rowNumber)),
-      preparedBy,
     });
     await writeFileAtomic(o.out, JSON.stringify(planFile, null, 2) + '\n');
   }

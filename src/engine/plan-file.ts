@@ -115,17 +115,17 @@ export function bodyDigest(body: object): string {
 
 const ACCOUNT_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'wechatUserId', 'openId'] as const;
 
-/** Who a planned row pays, as the approval text and the report show it (the account masked). */
+/** Who a planned row pays, as approvals and the report show it: every account its body names (SWIFT: IBAN and accountNumber), masked. */
 export type Payee = ReturnType<typeof payeeOf>;
 
 export function payeeOf(r: PlanRow) {
   const b = r.body;
-  const account = ACCOUNT_FIELDS.map((f) => b.beneficiary[f]).find((v) => typeof v === 'string' && v !== '');
+  const accounts = ACCOUNT_FIELDS.flatMap((f) => b.beneficiary[f] || []);
   return {
     rowNumber: r.rowNumber,
     reference: r.reference,
     beneficiary: b.beneficiary.accountName,
-    account: account ? maskAccount(account) : '',
+    account: accounts.map(maskAccount).join(' / '),
     method: b.method,
     currency: b.sourceCurrency,
     amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
@@ -208,17 +208,12 @@ export function planFileOf(
     v: PLAN_VERSION,
     createdAt: new Date().toISOString(),
     file: plan.file,
-    fileSha256: extra.fileSha256,
     batchId: plan.batchId,
-    ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}),
-    ...(extra.preparedBy !== undefined ? { preparedBy: extra.preparedBy } : {}),
-    ...(extra.sheet !== undefined ? { sheet: extra.sheet } : {}),
     ...(plan.message ? { message: plan.message } : {}),
-    ...(extra.documents !== undefined ? { documents: extra.documents } : {}),
     env: plan.env,
-    baseUrl: extra.baseUrl,
     account: accountOf(extra.baseUrl),
-    rows: extra.rows,
+    // (those not given are left out of the file: JSON has no undefined)
+    ...extra,
     currencies: plan.currencies as unknown as Record<string, unknown>[],
     warnings: plan.warnings,
     requests: plan.requests,

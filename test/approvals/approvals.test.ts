@@ -197,6 +197,15 @@ describe('the signed payload', () => {
     expect('swaps' in none).toBe(false);
   });
 
+  it('shows the approver every account a row pays: a SWIFT accountNumber beside its IBAN too', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const plan = JSON.parse(readFileSync(path, 'utf8')) as { rows: { body: { method: string; beneficiary: object } }[] };
+    plan.rows[0]!.body.method = 'SWIFT';
+    plan.rows[0]!.body.beneficiary = { ...plan.rows[0]!.body.beneficiary, accountNumber: '99998888', swiftCode: 'COBADEFFXXX' };
+    writeFileSync(path, JSON.stringify(plan));
+    expect(payloadText(planPayload(loadPlan(path)))).toContain('PAY-1 | Ann Lee | ********3002 / ****8888 | SWIFT | USD 1,000.10');
+  });
+
   it('a file that is not a plan is refused', () => {
     const p = join(dir, 'not-a-plan.json');
     writeFileSync(p, '{"rows": []}');
