@@ -35,7 +35,18 @@ import { readResults } from '../../src/results/read.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
 import { bare } from '../shapes.ts';
-import { HEADER, KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import {
+  HEADER,
+  KEY,
+  allPayouts,
+  anotherPaymentBody,
+  cleanEnv,
+  runCli,
+  wallets,
+  workDir,
+  writeBatch,
+  type CliRun,
+} from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 import { sandboxProcess } from './sandbox-process.ts';
 
@@ -89,21 +100,7 @@ async function drainUsd(url: string, keep: Dec): Promise<{ amount: string; debit
   const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
   const usd = new Dec(String((await readWallets(url)).find((w) => w.currency === 'USD')!.balance));
   const amount = usd.minus(keep).floor().plus('0.37').toFixed(2);
-  const body = JSON.stringify({
-    sourceAmount: Number(amount),
-    sourceCurrency: 'USD',
-    destinationCurrency: 'USD',
-    destinationCountryCode: 'USA',
-    method: 'ACH',
-    beneficiary: {
-      accountName: 'Other Payment Inc',
-      routingNumber: '021000021',
-      accountNumber: '000123456789',
-      accountType: 'checking',
-      accountCurrency: 'USD',
-    },
-    narration: 'another payment of the business',
-  });
+  const body = anotherPaymentBody(amount);
   for (;;) {
     const r = await fetch(`${url}/v1/payout-api/payouts/initiate`, {
       method: 'POST',

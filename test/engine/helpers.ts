@@ -22,6 +22,24 @@ import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';
 
+/** The initiate body of another payment of the business (not a row of any batch): the kill tests drain a wallet with it. */
+export const anotherPaymentBody = (amount: string): string =>
+  JSON.stringify({
+    sourceAmount: Number(amount),
+    sourceCurrency: 'USD',
+    destinationCurrency: 'USD',
+    destinationCountryCode: 'USA',
+    method: 'ACH',
+    beneficiary: {
+      accountName: 'Other Payment Inc',
+      routingNumber: '021000021',
+      accountNumber: '000123456789',
+      accountType: 'checking',
+      accountCurrency: 'USD',
+    },
+    narration: 'another payment of the business',
+  });
+
 const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8')
   .replace(/^\uFEFF/, '')
   .trim()

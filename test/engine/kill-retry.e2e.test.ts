@@ -20,7 +20,7 @@ import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox
 import { TEST_SHAPES, bare } from '../shapes.ts';
 import { setStatus, until } from '../ops/helpers.ts';
 import { startFront, type Front } from './front.ts';
-import { KEY, allPayouts, cleanEnv, runCli, workDir, writeBatch, type CliRun } from './helpers.ts';
+import { KEY, allPayouts, anotherPaymentBody, cleanEnv, runCli, workDir, writeBatch, type CliRun } from './helpers.ts';
 
 const SEED = 20261130;
 const ROWS = 12;
@@ -49,21 +49,7 @@ async function usdWallet(url: string): Promise<{ walletId: string; balance: stri
 /** Another payment of the business (a key of its own) takes all but 5.00 of the USD wallet: its amount, to leave it out. */
 async function drainUsd(url: string): Promise<string> {
   const amount = new Dec((await usdWallet(url)).balance).minus(5).floor().toFixed(2);
-  const body = JSON.stringify({
-    sourceAmount: Number(amount),
-    sourceCurrency: 'USD',
-    destinationCurrency: 'USD',
-    destinationCountryCode: 'USA',
-    method: 'ACH',
-    beneficiary: {
-      accountName: 'Other Payment Inc',
-      routingNumber: '021000021',
-      accountNumber: '000123456789',
-      accountType: 'checking',
-      accountCurrency: 'USD',
-    },
-    narration: 'another payment of the business',
-  });
+  const body = anotherPaymentBody(amount);
   const headers = { 'x-api-key': KEY, 'idempotency-key': 'another-payment', 'content-type': 'application/json' };
   for (;;) {
     const r = await fetch(`${url}/v1/payout-api/payouts/initiate`, { method: 'POST', headers, body }).catch(() => undefined);
