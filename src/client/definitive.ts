@@ -2,6 +2,7 @@
 // the service acted (a 408 to a created initiate; a 400 RESPONSE_BLOCKED in the service's shape), so
 // the service's refusals are a closed list: the spec's error table (§7, spec/codes.ts ERROR_STATUS).
 import { ERROR_STATUS, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../spec/codes.ts';
+import { attempt } from '../files/attempt.ts';
 import type { Outcome } from './errors.ts';
 
 /** Statuses that never prove the service did not act, whatever their body says. */
@@ -22,12 +23,8 @@ const sameStatus = (v: unknown, status: number): boolean =>
   v === status || (typeof v === 'string' && /^\d{3}$/.test(v.trim()) && Number(v) === status);
 
 export function jsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return isRecord(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
+  const v = attempt(() => JSON.parse(text) as unknown);
+  return isRecord(v) ? v : undefined;
 }
 
 export function isServiceRefusal(status: number, text: string): boolean {

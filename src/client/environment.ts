@@ -28,12 +28,8 @@ export interface EnvironmentOptions {
 }
 
 function normaliseBaseUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ClientConfigError(`base URL is not a URL: ${raw}`);
-  }
+  if (!URL.canParse(raw)) throw new ClientConfigError(`base URL is not a URL: ${raw}`);
+  const u = new URL(raw);
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${raw}`);
   if (u.username || u.password) throw new ClientConfigError('base URL must not carry a user name or password');
   if (u.search || u.hash) throw new ClientConfigError('base URL must not carry a query or fragment');

@@ -1,5 +1,6 @@
 // Telling what a file is from its first bytes: Excel or text, which text encoding, which delimiter.
 import iconv from 'iconv-lite';
+import { attempt } from '../files/attempt.ts';
 
 const startsWith = (buf: Uint8Array, bytes: number[]) => bytes.every((b, i) => buf[i] === b);
 
@@ -54,13 +55,10 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
   if (bom) return { ...bom, detectedBy: 'byte order mark' };
   const u16 = utf16WithoutBom(head);
   if (u16) return { encoding: u16, bomBytes: 0, detectedBy: 'NUL byte pattern' };
-  try {
-    // a multi-byte sequence cut at the end of the sample is allowed (`stream`)
-    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+  // a multi-byte sequence cut at the end of the sample is allowed (`stream`)
+  if (attempt(() => new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true })) !== undefined)
     return { encoding: 'utf-8', bomBytes: 0, detectedBy: 'valid UTF-8' };
-  } catch {
-    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: GUESSED_1252 };
-  }
+  return { encoding: 'windows-1252', bomBytes: 0, detectedBy: GUESSED_1252 };
 }
 
 /** The --encoding names of each encoding we read, lower case, letters and digits only. */
@@ -146,9 +144,5 @@ export function utf8ReadAs1252(s: string): string | undefined {
   if (!/[\u00C2-\u00DE\u00E0-\u00F4]/.test(s)) return undefined;
   const bytes = iconv.encode(s, 'windows-1252');
   if (iconv.decode(bytes, 'windows-1252') !== s) return undefined; // not all Windows-1252
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
+  return attempt(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes));
 }
