@@ -2,13 +2,15 @@
 // by the engine to get real payouts and a results file, the sandbox's control route, the CLI.
 import { createHmac, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import type { GuardOptions } from '../../src/engine/guards.ts';
+import type { RunningListener } from '../../src/follow-up/webhook-receiver.ts';
 import { runBatch, type RunSettings } from '../../src/engine/pipeline.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
-import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
+import { KEY, ROOT, tempDirs, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 
 /** sha256=<hex HMAC-SHA256 of the raw body>, as the service signs a delivery (spec §6). */
@@ -19,6 +21,19 @@ export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts, ledgerJou
 
 export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> =>
   startSandbox({ rateLimitPerSecond: null, shapes: TEST_SHAPES, ...o });
+
+/** A listen test's sandbox and listener (`t.sb`, `t.listener`): closed after each test, the listener first; its folders removed. */
+export function listenTeardown(prefix: string) {
+  const t = { dirs: tempDirs(prefix), sb: undefined as LocalSandbox | undefined, listener: undefined as RunningListener | undefined };
+  afterEach(async () => {
+    await t.listener?.close();
+    t.listener = undefined;
+    await t.sb?.close();
+    t.sb = undefined;
+    await t.dirs.remove();
+  });
+  return t;
+}
 
 export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Connection {
   const client = new PayoutClient({

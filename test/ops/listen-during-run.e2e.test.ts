@@ -4,21 +4,24 @@
 // child, the sandbox's signed webhooks to the listener on 127.0.0.1.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { registerSubscription, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { describe, expect, it } from 'vitest';
+import { registerSubscription, startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { readResults } from '../../src/results/results.ts';
-import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, ledgerJournals, connectionTo, runCli, setStatus, startSb, until, workDir, writeBatch } from './helpers.ts';
+import {
+  cleanEnv,
+  connectionTo,
+  ledgerJournals,
+  listenTeardown,
+  runCli,
+  setStatus,
+  startSb,
+  until,
+  workDir,
+  writeBatch,
+} from './helpers.ts';
 
 const SECRET = 'whsec_during_run_0123456789';
-let sb: LocalSandbox | undefined;
-let listener: RunningListener | undefined;
-afterEach(async () => {
-  await listener?.close();
-  listener = undefined;
-  await sb?.close();
-  sb = undefined;
-});
+const t = listenTeardown('pb-listen-run-');
 
 /** The journal's whole lines so far (a line being written is left out). */
 const journalLines = () => {
@@ -33,17 +36,17 @@ const statusLines = () => journalLines().filter((l) => l.t === 'status');
 
 describe('listen while the batch is still running', () => {
   it("the run's results file ends with the statuses listen applied during the run", async () => {
-    sb = await startSb();
+    t.sb = await startSb();
     const dir = await workDir('pb-listen-run-');
     await writeBatch(dir, 'batch.csv', { rows: 200, currencies: ['GBP'], prefix: 'LDR' });
     const results = join(dir, 'batch.results.csv');
-    listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen-state'), results: [results] });
-    await registerSubscription(connectionTo(sb).client, listener.url, SECRET);
+    t.listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen-state'), results: [results] });
+    await registerSubscription(connectionTo(t.sb).client, t.listener.url, SECRET);
     // Slow enough that the run is still sending after the webhooks.
-    sb.setFaults({ latencyMs: [150, 250] });
+    t.sb.setFaults({ latencyMs: [150, 250] });
 
     let exited = false;
-    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15'], {
+    const run = runCli(['run', 'batch.csv', '--base-url', t.sb.url, '--yes', '--rate', '15'], {
       cwd: dir,
       env: cleanEnv(),
       timeoutMs: 120_000,
@@ -59,8 +62,8 @@ describe('listen while the batch is still running', () => {
       30_000,
       'the journal to record a created row',
     );
-    await setStatus(sb, payoutId, 'PROCESSING');
-    await setStatus(sb, payoutId, 'SUCCESSFUL');
+    await setStatus(t.sb, payoutId, 'PROCESSING');
+    await setStatus(t.sb, payoutId, 'SUCCESSFUL');
     await until(
       () => statusLines().some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'),
       10_000,

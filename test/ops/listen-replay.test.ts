@@ -3,29 +3,18 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_DELIVERY_BYTES, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { describe, expect, it } from 'vitest';
+import { MAX_DELIVERY_BYTES, startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { readResults } from '../../src/results/results.ts';
-import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { tempDirs } from '../engine/helpers.ts';
-import { paidBatch, startSb } from './helpers.ts';
+import { listenTeardown, paidBatch, startSb } from './helpers.ts';
 
 const SECRET = 'whsec_replay_0123456789abcdef';
-const dirs = tempDirs('pb-listen-replay-');
-let sb: LocalSandbox | undefined;
-let listener: RunningListener | undefined;
-afterEach(async () => {
-  await listener?.close();
-  listener = undefined;
-  await sb?.close();
-  sb = undefined;
-  await dirs.remove();
-});
+const t = listenTeardown('pb-listen-replay-');
 
 const sign = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
 /** Posts `body` signed, under the delivery id given (a replay: the same body, a new id). */
 const deliver = async (body: string, deliveryId: string) => {
-  const r = await fetch(listener!.url, {
+  const r = await fetch(t.listener!.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-service-delivery-id': deliveryId, 'x-service-signature': sign(body) },
     body,
@@ -47,10 +36,10 @@ const inboxLines = (stateDir: string) =>
 const deliveries = (stateDir: string) => inboxLines(stateDir).filter((l) => l.t === 'delivery');
 
 async function setup() {
-  sb = await startSb();
-  const batch = await paidBatch(sb, { rows: 2, dir: await dirs.make() });
+  t.sb = await startSb();
+  const batch = await paidBatch(t.sb, { rows: 2, dir: await t.dirs.make() });
   const stateDir = join(batch.dir, 'listen-state');
-  listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [batch.results] });
+  t.listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [batch.results] });
   return { ...batch, stateDir };
 }
 
@@ -61,21 +50,21 @@ describe('listen: one record per event, whatever the delivery id', () => {
     expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true } });
     for (let i = 0; i < 5; i++)
       expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
-    await listener!.idle();
-    expect(listener!.stats()).toMatchObject({ accepted: 1, duplicates: 5, applied: 1 });
+    await t.listener!.idle();
+    expect(t.listener!.stats()).toMatchObject({ accepted: 1, duplicates: 5, applied: 1 });
     expect(deliveries(stateDir)).toHaveLength(1);
     expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');
 
     // Restarted on the same state folder: the keys are rebuilt from the inbox file.
-    await listener!.close();
-    listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
+    await t.listener!.close();
+    t.listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
     expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
     // Another event of the same payout is another record.
     const later = statusChanged(ids[0]!, 'SUCCESSFUL', new Date(Date.now() + 1000).toISOString());
     expect(await deliver(later, randomUUID())).toEqual({ status: 200, body: { received: true } });
     expect(await deliver(later, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
-    await listener.idle();
-    expect(listener.stats()).toMatchObject({ accepted: 1, duplicates: 2, applied: 1 });
+    await t.listener.idle();
+    expect(t.listener.stats()).toMatchObject({ accepted: 1, duplicates: 2, applied: 1 });
     expect(deliveries(stateDir).map((l) => JSON.parse(l.raw).data.newStatus)).toEqual(['PROCESSING', 'SUCCESSFUL']);
     expect((await readResults(results)).rows[0]!.result.status).toBe('SUCCESSFUL');
   });
@@ -86,7 +75,7 @@ describe('listen: one record per event, whatever the delivery id', () => {
     const second = statusChanged(ids[1]!, 'PROCESSING', new Date().toISOString());
     expect(await deliver(first, '')).toEqual({ status: 200, body: { received: true } });
     expect(await deliver(second, '')).toEqual({ status: 200, body: { received: true } });
-    await listener!.idle();
+    await t.listener!.idle();
     expect(deliveries(stateDir).map((l) => l.deliveryId)).toEqual([JSON.parse(first).deliveryId, JSON.parse(second).deliveryId]);
     expect((await readResults(results)).rows.map((r) => r.result.status)).toEqual(['PROCESSING', 'PROCESSING']);
   });
@@ -112,19 +101,19 @@ describe('listen: one record per event, whatever the delivery id', () => {
     expect((await deliver(wallet, randomUUID())).body).toEqual({ received: true, duplicate: true });
     const big = wallet.replace('"top-up"', JSON.stringify('x'.repeat(MAX_DELIVERY_BYTES)));
     expect((await deliver(big, randomUUID())).status).toBe(413);
-    await listener!.idle();
+    await t.listener!.idle();
     expect(deliveries(stateDir)).toHaveLength(1);
   });
 });
 
 describe('a start that fails', () => {
   it('lets the state folder go: an inbox it cannot read leaves no lock behind', async () => {
-    const stateDir = await dirs.make();
+    const stateDir = await t.dirs.make();
     // (a folder where the inbox file belongs: reading it fails)
     mkdirSync(join(stateDir, 'inbox.jsonl'));
     await expect(startListener({ port: 0, secret: SECRET, stateDir })).rejects.toThrow();
     rmSync(join(stateDir, 'inbox.jsonl'), { recursive: true });
-    listener = await startListener({ port: 0, secret: SECRET, stateDir });
-    expect(listener.stats().accepted).toBe(0);
+    t.listener = await startListener({ port: 0, secret: SECRET, stateDir });
+    expect(t.listener.stats().accepted).toBe(0);
   });
 });

@@ -3,43 +3,32 @@
 // still in processing/) has its change recorded in that batch's journal there.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { foldAll } from '../../src/ledger/account-ledger.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
-import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { tempDirs } from '../engine/helpers.ts';
-import { connectionTo, postStatusChange, startSb, unattended, writeBatch } from './helpers.ts';
+import { connectionTo, listenTeardown, postStatusChange, startSb, unattended, writeBatch } from './helpers.ts';
 
 const SECRET = 'whsec_watch_0123456789abcdef';
-const dirs = tempDirs('pb-listen-watch-');
-let sb: LocalSandbox | undefined;
-let listener: RunningListener | undefined;
-afterEach(async () => {
-  await listener?.close();
-  listener = undefined;
-  await sb?.close();
-  sb = undefined;
-  await dirs.remove();
-});
+const t = listenTeardown('pb-listen-watch-');
 
 it("records a change in the journal of the watch's own state folder", async () => {
-  sb = await startSb();
-  const watch = await dirs.make();
+  t.sb = await startSb();
+  const watch = await t.dirs.make();
   for (const sub of ['inbox', 'processing', 'done', 'failed']) mkdirSync(join(watch, sub));
   const state = join(watch, '.state');
-  const elsewhere = await dirs.make(); // (its results file in no folder listen reads)
+  const elsewhere = await t.dirs.make(); // (its results file in no folder listen reads)
   const file = await writeBatch(elsewhere, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
-  const conn = connectionTo(sb);
+  const conn = connectionTo(t.sb);
   const run = await runBatch({ file, conn, stateDir: state, ...unattended({ settleDelayMs: 10 }) });
   expect(run.kind).toBe('ok');
   const payoutId = [...(await foldAll([ledgerOf(conn, { root: state })]))[0]!.folded.rows.values()][0]!.payout!.id;
 
-  listener = await startListener({ port: 0, secret: SECRET, stateDir: join(state, 'listen'), watchDirs: [watch] });
-  const r = await postStatusChange(listener.url, SECRET, payoutId, ['PENDING', 'PROCESSING']);
+  t.listener = await startListener({ port: 0, secret: SECRET, stateDir: join(state, 'listen'), watchDirs: [watch] });
+  const r = await postStatusChange(t.listener.url, SECRET, payoutId, ['PENDING', 'PROCESSING']);
   expect(r.status).toBe(200);
-  await listener.idle();
+  await t.listener.idle();
   const [batch] = await foldAll([ledgerOf(conn, { root: state })]);
   expect([...batch!.folded.rows.values()][0]!.payout!.status).toBe('PROCESSING');
 });
