@@ -74,6 +74,7 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   const vars = options.vars ?? process.env;
   const rawName = options.env ?? vars.PAYOUT_ENV;
   const baseUrl = options.baseUrl ?? vars.PAYOUT_BASE_URL;
+  const rawHost = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;
   let name: EnvironmentName | undefined;
   if (rawName !== undefined && rawName !== '') {
     const n = rawName.trim().toLowerCase();
@@ -92,10 +93,7 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   if (baseUrl) {
     if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
     const url = normaliseBaseUrl(baseUrl);
-    if (
-      name !== 'production' &&
-      new URL(url).hostname.replace(/\.$/, '') === productionHost(options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST)
-    )
+    if (name !== 'production' && new URL(url).hostname.replace(/\.$/, '') === productionHost(rawHost))
       throw new ClientConfigError(`${url} is the production host: name --env production on the command line to pay for real`, 'refused');
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }
@@ -103,7 +101,6 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   name ??= 'sandbox'; // never production
   if (name === 'local') return { name, keyClass: 'sandbox', baseUrl: undefined };
 
-  const rawHost = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;
   if (!rawHost) {
     throw new ClientConfigError(
       `the ${name} environment needs the production gateway host: set PAYOUT_GATEWAY_HOST ` +
