@@ -6,6 +6,7 @@ import * as requests from '../spec/schemas.ts';
 import * as answers from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/endpoints.ts';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
+import { attempt } from '../files/attempt.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
 import { Transport, listFieldErrors, type CallResult, type CallSpec, type HttpMethod, type RequestOptions } from './http.ts';
 import type { UsageReport } from './quota.ts';
@@ -86,12 +87,8 @@ export class PayoutClient extends Transport {
     if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key))
       throw refuse('the Idempotency-Key must be 1 to 255 visible ASCII characters');
     const text = typeof body === 'string' ? body : JSON.stringify(body);
-    let value = body;
-    try {
-      if (typeof body === 'string') value = JSON.parse(body);
-    } catch {
-      throw refuse('the pre-serialised body is not JSON');
-    }
+    const value = typeof body === 'string' ? attempt(() => JSON.parse(body) as unknown) : body;
+    if (typeof body === 'string' && value === undefined) throw refuse('the pre-serialised body is not JSON');
     checkBody(at, requestSchema, value);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: key };
     const { data, ...r } = await this.call({ route, method: 'POST', path, body: enc.encode(text), headers, schema, ...IDEMPOTENT }, opts);

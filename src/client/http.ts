@@ -22,6 +22,7 @@ import type { KeyEnvironment, UsageCounter } from './quota.ts';
 import { ApiKey } from './api-key.ts';
 import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { sleep } from '../sleep.ts';
+import { attempt as orUndefined } from '../files/attempt.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -291,12 +292,8 @@ export class Transport {
       if (spec.schema === null) return { ok: true, result: { data: undefined as T, status, requestId, attempts: attempt } };
       const invalid = (message: string, fieldErrors?: FieldError[]) =>
         fail({ kind: 'invalid-response', status, message, fieldErrors, outcome: spec.mutating ? 'unknown' : 'definitive' });
-      let json: unknown;
-      try {
-        json = text === '' ? undefined : this.apiKey.scrubDeep(JSON.parse(text));
-      } catch {
-        return invalid(`answered ${status} with a body that is not JSON`);
-      }
+      const json = text === '' ? undefined : orUndefined(() => this.apiKey.scrubDeep(JSON.parse(text) as unknown));
+      if (json === undefined && text !== '') return invalid(`answered ${status} with a body that is not JSON`);
       const parsed = spec.schema.safeParse(json);
       if (!parsed.success) {
         const fe = zodFieldErrors(parsed.error);

@@ -1,6 +1,7 @@
 // Incoming webhook deliveries (spec §6): X-Service-Signature checked in constant time, the event
 // parsed, the delivery id reported so the caller can drop duplicates.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { attempt } from '../files/attempt.ts';
 import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookEvent } from './answers.ts';
 import { zodFieldErrors } from './errors.ts';
@@ -49,12 +50,8 @@ export function verifyWebhook(options: VerifyOptions) {
     }
   }
   const text = typeof options.rawBody === 'string' ? options.rawBody : Buffer.from(options.rawBody).toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new WebhookVerificationError('not-json', 'the delivery body is not JSON');
-  }
+  const json = attempt(() => JSON.parse(text) as unknown);
+  if (json === undefined) throw new WebhookVerificationError('not-json', 'the delivery body is not JSON');
   const parsed = WebhookEvent.safeParse(json);
   if (!parsed.success) {
     throw new WebhookVerificationError(
