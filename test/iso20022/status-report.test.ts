@@ -233,6 +233,22 @@ describe('pain.002 of a pain.001: the original transactions as the ERP sent them
     expect(amounts(xml)[0]).toEqual(['InstdAmt', 'EUR', '5200.00', undefined]);
     expect(amounts(xml)).toEqual(amounts(readFileSync(sent, 'utf8')));
   });
+
+  it('echoes an amount written as xs:decimal also allows ("1500.", ".50") by its value, and sums it', async () => {
+    const [first, second] = sampleRows().filter((r) => r.method === 'ACH');
+    const xml = pain001(
+      [
+        { ...first!, sourceAmount: '1500.00' },
+        { ...second!, sourceAmount: '0.50' },
+      ],
+      'pain.001.001.03',
+    );
+    const sent = tmp.path('xs-decimal.xml');
+    writeFileSync(sent, xml.replace('>1500.00<', '>1500.<').replace('>0.50<', '>.50<'));
+    const report = await reportOfPain001(sent);
+    expect(amounts(report).map((a) => a[2])).toEqual(['1500', '0.5']);
+    expect(texts(report, 'OrgnlCtrlSum').map(Number)).toEqual(texts(xml, 'CtrlSum').map(Number)); // (1500.5: its amounts' decimals)
+  });
 });
 
 describe('the file a pain.002 replaces', () => {
