@@ -4,7 +4,7 @@
 import { Dec, xsDecimal } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { readAmountText } from '../validation/amount.ts';
-import { isoAmount, isoEscaped, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
+import { isoAmount, isoEscaped, isoId, isoMessageId, isoText, longIdRmtInf, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
@@ -172,14 +172,18 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);
         const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf') ?? '')?.[0]; // (the pain.001 gave an equivalent amount)
+        const endToEndId = cell(r, 'EndToEndId') ?? cell(r, cols.reference);
         xml.ele({
           TxInfAndSts: {
-            OrgnlInstrId: isoText(cell(r, 'InstrId')),
-            OrgnlEndToEndId: isoText(cell(r, 'EndToEndId') ?? cell(r, cols.reference)),
+            OrgnlInstrId: isoId(cell(r, 'InstrId')),
+            OrgnlEndToEndId: isoId(endToEndId),
             TxSts: tx.status,
             StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text.map(isoEscaped) },
-            AcctSvcrRef: isoText(r.result.payoutRef),
-            OrgnlTxRef: amount && { Amt: ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount } },
+            AcctSvcrRef: isoId(r.result.payoutRef),
+            OrgnlTxRef: (amount || longIdRmtInf(endToEndId)) && {
+              Amt: amount && (ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount }),
+              RmtInf: longIdRmtInf(endToEndId),
+            },
           },
         });
         yield;

@@ -300,6 +300,18 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
     expect(readTexts(xml, 'AddtlInf')).toEqual(['name &lt;unknown&gt; &#65; & co']);
   });
 
+  it('never cuts a reference longer than OrgnlEndToEndId holds (two would read as one): left out, written whole in RmtInf', async () => {
+    const [a, b] = ['A', 'B'].map((x) => `INVOICE-2025-01-SUPPLIER-ACME-00001-${x}`) as [string, string]; // (37 characters, the same first 35)
+    const rows = [a, b, 'E2E-2'].map((reference, i) => {
+      const r = row(i, 'PMT-A', '10.00', { status: 'SUCCESSFUL', payoutId: `p${i}`, payoutRef: reference });
+      return { ...r, cells: { ...r.cells, reference } };
+    });
+    const xml = await report('long', rows);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['E2E-2']);
+    expect(texts(xml, 'AcctSvcrRef')).toEqual(['E2E-2']);
+    expect(texts(xml, 'Ustrd')).toEqual([a, b]);
+  });
+
   it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
     const id = `${'A'.repeat(33)}𠮷B`; // 35 characters of Max35Text, 36 UTF-16 units
     const r = row(0, 'PMT-A', '10.00', { status: 'REJECTED', payoutId: 'p', statusReason: `${'x'.repeat(104)}😀 compliance` });
