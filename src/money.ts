@@ -17,6 +17,9 @@ export function minorUnits(currency: string): number | undefined {
 
 export type ApiAmount = number | string;
 
+/** An amount as ISO 20022 writes it (xs:decimal, not negative: 1500. .5 +1.50), or undefined for other text ("1,500.00"). */
+export const xsDecimal = (text: string): Decimal | undefined => (/^\+?(\d+(\.\d*)?|\.\d+)$/.test(text) ? new Dec(text) : undefined);
+
 export const isCurrencyCode = (code: string): boolean => /^[A-Z]{3}$/.test(code) && minorUnits(code) !== undefined;
 
 /** A JSON number's shortest decimal text is what was sent. */

@@ -4,7 +4,7 @@
 import { Dec } from '../money.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
 import { ENGINE_STATUSES } from '../engine/outcome.ts';
-import { isoAmount, isoMessageId, isoText, writeIsoXml } from '../results/iso-xml.ts';
+import { isoAmount, isoId, isoMessageId, isoText, longIdRmtInf, writeIsoXml } from '../results/iso-xml.ts';
 import { batchColumns } from '../results/read.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
@@ -98,7 +98,8 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
       });
       for (const { tx, kind } of txs) {
         const owner = owners.of(tx);
-        const cell = (name: string | undefined) => (owner && name ? isoText(owner.row.cells[name]) : undefined);
+        const cell = (name: string | undefined) => (owner && name ? owner.row.cells[name]?.trim() || undefined : undefined);
+        const endToEndId = kind === 'swap' ? tx.reference : (cell('EndToEndId') ?? cell(reference));
         const domain = DOMAIN[kind];
         const at = dateTime(tx.createdAt);
         xml.ele({
@@ -108,7 +109,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
             Sts: 'BOOK',
             BookgDt: at && { DtTm: at },
             ValDt: at && { DtTm: at },
-            AcctSvcrRef: isoText(tx.reference),
+            AcctSvcrRef: isoId(tx.reference),
             BkTxCd: {
               Domn: domain && { Cd: domain[0], Fmly: { Cd: domain[1], SubFmlyCd: domain[2] } },
               Prtry: { Cd: kind.toUpperCase(), Issr: 'payout-batch' },
@@ -120,12 +121,13 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
                 : {
                     TxDtls: {
                       Refs: {
-                        MsgId: cell('MsgId'),
-                        AcctSvcrRef: isoText(tx.reference),
-                        PmtInfId: cell('PmtInfId'),
-                        InstrId: cell('InstrId'),
-                        EndToEndId: kind === 'swap' ? isoText(tx.reference) : (cell('EndToEndId') ?? cell(reference)),
+                        MsgId: isoId(cell('MsgId')),
+                        AcctSvcrRef: isoId(tx.reference),
+                        PmtInfId: isoId(cell('PmtInfId')),
+                        InstrId: isoId(cell('InstrId')),
+                        EndToEndId: isoId(endToEndId),
                       },
+                      RmtInf: longIdRmtInf(endToEndId),
                     },
                   },
             AddtlNtryInf: isoText(`${kind} ${tx.id ? `(wallet transaction ${tx.id})` : ''}`.trim(), 500),

@@ -5,7 +5,7 @@ import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
 import type { CanonicalField } from './batch-columns.ts';
 import type { XmlIssue } from './records.ts';
-import { atLeastDecimals, Dec, minorUnits } from '../money.ts';
+import { atLeastDecimals, minorUnits, xsDecimal } from '../money.ts';
 
 /** The values of one element block by its path inside the block ("CdtrAcct/Id/IBAN", "Amt/InstdAmt@Ccy"). */
 export type Elements = Map<string, string[]>;
@@ -90,11 +90,11 @@ function methodOf(
   };
 }
 
-/** An xs:decimal with zeros past the currency's decimals (1.500 EUR, 1500.00 JPY): the same amount without them, never a thousands separator. */
+/** An xs:decimal as a plain decimal (1500. is 1500, .5 0.5), without zeros past the currency's decimals (1.500 EUR, 1500.00 JPY); other text as it is (validation refuses it). */
 function isoAmount(text: string, currency: string): string {
-  const places = minorUnits(currency);
-  const decimals = /^\d+\.(\d+)$/.exec(text)?.[1]?.length ?? 0;
-  return places === undefined || decimals <= places ? text : atLeastDecimals(new Dec(text), places);
+  const d = xsDecimal(text);
+  const decimals = text.split('.')[1]?.length ?? 0;
+  return d ? atLeastDecimals(d, Math.min(decimals, minorUnits(currency) ?? decimals)) : text;
 }
 
 /** The payout row of one transaction (README.md "pain.001" table), with the element of each field and the issues found. */

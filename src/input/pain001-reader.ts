@@ -4,7 +4,7 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { SaxesParser } from 'saxes';
-import { Dec } from '../money.ts';
+import { Dec, xsDecimal } from '../money.ts';
 import { pain001VersionOf } from '../spec/iso20022.ts';
 import { CANONICAL_FIELDS, type CanonicalField } from './batch-columns.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
@@ -100,7 +100,7 @@ async function* streamTransactions(
     // (a PmtInf may leave it out, the group header may not; 06 is 6)
     if ((t.nbOfTxs || t === group) && !(/^\d{1,15}$/.test(t.nbOfTxs) && Number(t.nbOfTxs) === t.count))
       problems.push(`NbOfTxs says ${t.nbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
-    if (t.ctrlSum && !safeDec(t.ctrlSum)?.equals(t.sum))
+    if (t.ctrlSum && !xsDecimal(t.ctrlSum)?.equals(t.sum))
       problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}`);
     if (problems.length)
       throw fail('CONTROL_TOTALS', `control totals of ${t.path} do not match: ${problems.join('; ')}. Nothing of the file is used.`);
@@ -159,7 +159,7 @@ async function* streamTransactions(
     } else if (top === 'PmtInf' && tx && depth === 4) {
       const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
       const { cells, elements, issues } = mapTransaction({ tx, block, txPath: path, blockPath: blockTotals.path, documents });
-      const amount = safeDec(cells.sourceAmount ?? '') ?? new Dec(0);
+      const amount = xsDecimal(cells.sourceAmount ?? '') ?? new Dec(0); // (validation names a bad amount; a bad CtrlSum never matches)
       for (const t of [group, blockTotals]) {
         t.count++;
         t.sum = t.sum.plus(amount);
@@ -209,9 +209,4 @@ async function* streamTransactions(
 function dueDay(due: string): string {
   const utc = /[+-]\d\d:\d\d$/.test(due) && Date.parse(due) ? new Date(due).toISOString().slice(0, 10) : '';
   return utc > due.slice(0, 10) ? utc : due.slice(0, 10);
-}
-
-/** A decimal of the file (xs:decimal: .5 and +1.50 too), or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
-function safeDec(text: string): Dec | undefined {
-  return /^\+?(\d+(\.\d*)?|\.\d+)$/.test(text) ? new Dec(text) : undefined;
 }

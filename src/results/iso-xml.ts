@@ -72,3 +72,7 @@ export const isoEscaped = (s: string): string => s.replaceAll('&', '&amp;amp;');
 /** Max35Text and its kin: the text, cut to `max` characters (as XSD counts them: "😀" is one), escaped; undefined when empty. */
 export const isoText = (s: string | undefined, max = 35): string | undefined =>
   s?.trim() ? isoEscaped([...s.trim()].slice(0, max).join('')) : undefined;
+
+/** An id (Max35Text) whole, or none: cut, two could read as one. `longIdRmtInf`: one that does not fit, whole in RmtInf/Ustrd (Max140Text). */
+export const isoId = (s: string | undefined): string | undefined => ([...(s?.trim() ?? '')].length <= 35 ? isoText(s) : undefined);
+export const longIdRmtInf = (id: string | undefined) => (isoId(id) || !id?.trim() ? undefined : { Ustrd: isoText(id, 140) });

@@ -1,10 +1,10 @@
 // The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
 // the batch (issue 41): one transaction per results row, its ISO status and reason by the one table
 // below. What each element holds, for a pain.001's batch and for a CSV or Excel one: REFERENCE.md.
-import { Dec } from '../money.ts';
+import { Dec, xsDecimal } from '../money.ts';
 import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { readAmountText } from '../validation/amount.ts';
-import { isoAmount, isoEscaped, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
+import { isoAmount, isoEscaped, isoId, isoMessageId, isoText, longIdRmtInf, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
@@ -93,8 +93,9 @@ const totalsOf = (t: Tally, statusElement: string) => ({
 });
 
 /** An amount element, its text as written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent). */
-function amountAsWritten(text: string | undefined, currency: string | undefined) {
-  const read = readAmountText(text ?? ''); // as the run read it: "1.234,56" is 1234.56; "-100.00" none, never 100
+function amountAsWritten(text = '', currency: string | undefined, xml: boolean) {
+  // as the run read it: a pain.001's xs:decimal (1500. is 1500); a CSV's "1.234,56" is 1234.56; "-100.00" none, never 100
+  const read = xml ? { ok: !!xsDecimal(text), text } : readAmountText(text);
   const amount = read.ok ? isoAmount(read.text, currency) : undefined;
   return amount && read.ok && /^\d{1,13}(\.\d{1,5})?$/.test(read.text) ? { ...amount, '#': read.text } : amount;
 }
@@ -132,7 +133,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
   const amountOf = (r: ResultRow) => {
     const [amount, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
-    return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase());
+    return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase(), amount === 'Amt');
   };
   // (a group holds its rows' places, read again when written)
   const groups = new Map<string, { rows: number[]; tally: Tally }>();
@@ -171,14 +172,18 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);
         const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf') ?? '')?.[0]; // (the pain.001 gave an equivalent amount)
+        const endToEndId = cell(r, 'EndToEndId') ?? cell(r, cols.reference);
         xml.ele({
           TxInfAndSts: {
-            OrgnlInstrId: isoText(cell(r, 'InstrId')),
-            OrgnlEndToEndId: isoText(cell(r, 'EndToEndId') ?? cell(r, cols.reference)),
+            OrgnlInstrId: isoId(cell(r, 'InstrId')),
+            OrgnlEndToEndId: isoId(endToEndId),
             TxSts: tx.status,
             StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text.map(isoEscaped) },
-            AcctSvcrRef: isoText(r.result.payoutRef),
-            OrgnlTxRef: amount && { Amt: ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount } },
+            AcctSvcrRef: isoId(r.result.payoutRef),
+            OrgnlTxRef: (amount || longIdRmtInf(endToEndId)) && {
+              Amt: amount && (ccyOfTrf ? { EqvtAmt: { Amt: amount, CcyOfTrf: ccyOfTrf } } : { InstdAmt: amount }),
+              RmtInf: longIdRmtInf(endToEndId),
+            },
           },
         });
         yield;

@@ -1,6 +1,6 @@
 // Amounts as exact decimals from what people type ("1,234.56", "1.234,56", "1 234,56", "1'234.56"):
 // a reading is taken only when it is the only one; otherwise the problem names the readings.
-import { Dec, minorUnits } from '../money.ts';
+import { Dec, minorUnits, xsDecimal } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 import { plural } from '../text.ts';
 
@@ -78,9 +78,11 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
 }
 
 /** Positive, within the currency's minor units (if known), at most 15 significant digits: the JSON number sent is exactly this. */
-export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean } = {}): AmountResult {
+export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean; xsDecimal?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
   if (!read.ok) return read;
+  if (options.xsDecimal && !xsDecimal(raw.trim()))
+    return { ...invalid(`"${raw.trim()}" is not an ISO 20022 amount`), expected: 'an xs:decimal such as 1234.56: no thousands separator' };
   const value = new Dec(read.text);
   const units = currency ? minorUnits(currency) : undefined;
   // "1.500" in USD: 1500 written the European way, or 1.5? Refused as "1,500" is, unless the

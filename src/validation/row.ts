@@ -418,7 +418,9 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
     return undefined;
   }
   // (a number cell or an xs:decimal has no thousands separator: 1.555 is 1.555)
-  const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined || r.row.xml !== undefined });
+  // (a pain.001's, also read again from its results: no thousands separator, "1.500.000" is no amount)
+  const xsDecimal = r.row.cells.MsgNmId !== undefined && number === undefined;
+  const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined || r.row.xml !== undefined, xsDecimal });
   if (a.ok) return a.value;
   const note = number !== undefined && cell !== text ? ` (the cell holds ${text} and shows ${cell})` : '';
   r.add('error', a.code, 'sourceAmount', a.message + note, a.expected);

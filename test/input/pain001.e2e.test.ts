@@ -136,16 +136,18 @@ it('a payment information dated later: plan says so, run sends the others and le
 
 it("a retry never sends a transfer the pain.001's reader found invalid: the row carries why", async () => {
   const { sb, dir, cli } = await setup();
-  const [cred, none, usd, agreed] = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
+  const [cred, none, usd, agreed, grouped] = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
   const paid = sampleRows().find((r) => r.method === 'NIP')!; // (a row sent: a retry is of a batch that sent some)
-  const xml = pain001([cred!, none!, usd!, agreed!, paid], 'pain.001.001.09')
+  const xml = pain001([cred!, none!, usd!, agreed!, grouped!, paid], 'pain.001.001.09')
     .replace(/(<EndToEndId>PAYROLL-2025-01-032<\/EndToEndId>\s*<\/PmtId>\s*<Amt>[^]*?<\/Amt>)/, '$1<ChrgBr>CRED</ChrgBr>')
     .replace(`<EndToEndId>${none!.reference}<`, '<EndToEndId>NOTPROVIDED<')
     .replace(`<InstdAmt Ccy="EUR">${usd!.sourceAmount}<`, `<InstdAmt Ccy="USD">${usd!.sourceAmount}<`)
     .replace(
       new RegExp(`(${agreed!.reference}</EndToEndId>\\s*</PmtId>\\s*<Amt>[^]*?</Amt>)`),
       '$1<XchgRateInf><RateTp>AGRD</RateTp></XchgRateInf>',
-    );
+    )
+    .replace(`>${grouped!.sourceAmount}<`, `>${Number(grouped!.sourceAmount).toLocaleString('en-US', { minimumFractionDigits: 2 })}<`)
+    .replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''); // (the schema's 0..1: "1,500.00" is no xs:decimal to add up)
   expect(cred!.reference).toBe('PAYROLL-2025-01-032');
   writeFileSync(join(dir, 'erp.xml'), xml);
   const run = await cli('run', 'erp.xml', '--documents', 'documents', '--yes');
@@ -158,6 +160,7 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
     ['INVALID', 'UNMAPPABLE_TRANSACTION'],
     ['INVALID', 'UNMAPPABLE_TRANSACTION'],
     ['INVALID', 'UNMAPPABLE_TRANSACTION'],
+    ['INVALID', 'INVALID_AMOUNT'],
     ['PENDING', undefined],
   ]);
   expect(table.rows.map((r) => r.result.errorMessage)).toEqual([
@@ -165,6 +168,7 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
     expect.stringContaining('EndToEndId NOTPROVIDED'),
     expect.stringContaining('the amount is in USD'),
     expect.stringContaining('at its own rate'),
+    expect.stringContaining('is not an ISO 20022 amount'),
     undefined,
   ]);
 });

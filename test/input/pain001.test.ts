@@ -225,6 +225,23 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('an amount is exactly what xs:decimal allows: "1500." is 1500; a thousands separator is invalid at its element, never read', async () => {
+    const xml = pain001([{ ...usa[0]!, sourceAmount: '1500.00' }], 'pain.001.001.09').replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''); // (0..1)
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt';
+    for (const [written, amount] of [
+      ['1500.', '1500'],
+      ['+1500.', '1500'],
+      ['1,500.00', undefined],
+      ['1.500.000', undefined],
+      ['1 500.00', undefined],
+    ]) {
+      const { rows } = await read(file(xml.replace('>1500.00<', `>${written}<`)));
+      expect(rows[0]!.payout?.sourceAmount.toFixed()).toBe(amount);
+      const errors = rows[0]!.problems.filter((p) => p.severity === 'error').map((p) => [p.code, p.column]);
+      expect(errors).toEqual(amount ? [] : [['INVALID_AMOUNT', at]]);
+    }
+  });
+
   it('an amount with more decimals than its currency is AMOUNT_PRECISION at its element, never read as thousands', async () => {
     const xml = pain001([{ ...usa[0]!, sourceAmount: '1.555' }, ...usa.slice(1)], 'pain.001.001.03');
     const { rows } = await read(file(xml.replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''))); // (the schema's 0..1)

@@ -115,6 +115,24 @@ describe('camt.053 statement', () => {
     ]);
   });
 
+  it('never cuts a reference longer than EndToEndId holds (two would read as one): left out, written whole in RmtInf', async () => {
+    const path = tmp.path('long.xml');
+    const [a, b] = ['A', 'B'].map((x) => `INVOICE-2025-01-SUPPLIER-ACME-00001-${x}`) as [string, string]; // (37 characters, the same first 35)
+    const [one, two] = table.rows;
+    const long: ResultsTable = {
+      ...table,
+      rows: [
+        { ...one!, cells: { ...one!.cells, reference: a } },
+        { ...two!, cells: { ...two!.cells, reference: b } },
+      ],
+    };
+    await writeStatement(path, { table: long, transactions, swaps, period: { by: 'dates' } });
+    const xml = readFileSync(path, 'utf8');
+    expect(await schemaErrors(xml, 'camt.053.001.02')).toEqual([]);
+    expect(texts(xml, 'EndToEndId')).toEqual(['SWAP-1', 'SWAP-1']);
+    expect(texts(xml, 'Ustrd')).toEqual([a, b, b]);
+  });
+
   it('writes no statement when the service gives no balance', async () => {
     const path = tmp.path('none.xml');
     const bare = transactions.map(({ balanceAfter: _, ...t }) => t);

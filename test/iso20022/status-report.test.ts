@@ -233,6 +233,22 @@ describe('pain.002 of a pain.001: the original transactions as the ERP sent them
     expect(amounts(xml)[0]).toEqual(['InstdAmt', 'EUR', '5200.00', undefined]);
     expect(amounts(xml)).toEqual(amounts(readFileSync(sent, 'utf8')));
   });
+
+  it('echoes an amount written as xs:decimal also allows ("1500.", ".50") by its value, and sums it', async () => {
+    const [first, second] = sampleRows().filter((r) => r.method === 'ACH');
+    const xml = pain001(
+      [
+        { ...first!, sourceAmount: '1500.00' },
+        { ...second!, sourceAmount: '0.50' },
+      ],
+      'pain.001.001.03',
+    );
+    const sent = tmp.path('xs-decimal.xml');
+    writeFileSync(sent, xml.replace('>1500.00<', '>1500.<').replace('>0.50<', '>.50<'));
+    const report = await reportOfPain001(sent);
+    expect(amounts(report).map((a) => a[2])).toEqual(['1500', '0.5']);
+    expect(texts(report, 'OrgnlCtrlSum').map(Number)).toEqual(texts(xml, 'CtrlSum').map(Number)); // (1500.5: its amounts' decimals)
+  });
 });
 
 describe('the file a pain.002 replaces', () => {
@@ -282,6 +298,18 @@ describe('pain.002 of cells XML cannot carry as they are', () => {
     const xml = await report('entity', [{ ...r, cells: { ...r.cells, reference: 'R&amp;D-1 & AT&T' } }]);
     expect(readTexts(xml, 'OrgnlEndToEndId')).toEqual(['R&amp;D-1 & AT&T']);
     expect(readTexts(xml, 'AddtlInf')).toEqual(['name &lt;unknown&gt; &#65; & co']);
+  });
+
+  it('never cuts a reference longer than OrgnlEndToEndId holds (two would read as one): left out, written whole in RmtInf', async () => {
+    const [a, b] = ['A', 'B'].map((x) => `INVOICE-2025-01-SUPPLIER-ACME-00001-${x}`) as [string, string]; // (37 characters, the same first 35)
+    const rows = [a, b, 'E2E-2'].map((reference, i) => {
+      const r = row(i, 'PMT-A', '10.00', { status: 'SUCCESSFUL', payoutId: `p${i}`, payoutRef: reference });
+      return { ...r, cells: { ...r.cells, reference } };
+    });
+    const xml = await report('long', rows);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['E2E-2']);
+    expect(texts(xml, 'AcctSvcrRef')).toEqual(['E2E-2']);
+    expect(texts(xml, 'Ustrd')).toEqual([a, b]);
   });
 
   it('echoes a 35-character EndToEndId holding a character beyond U+FFFF whole, and never splits one', async () => {
