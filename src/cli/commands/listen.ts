@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, saying, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
@@ -12,6 +12,8 @@ import { connectionOptions, makeLogger, openConnection, openTeamLedger } from '.
 import type { PgLedgers } from '../../ledger/postgres.ts';
 import { readBytes } from '../../approvals/payload.ts';
 import { attempt } from '../../files/attempt.ts';
+import { readWatchConfig, WatchConfigError } from '../../watch/config.ts';
+import { redactUrl } from '../../ledger/open.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
@@ -22,6 +24,15 @@ function readSecretFile(path: string, warn: (m: string) => void): string {
     .find((l) => l && !l.startsWith('#'));
   if (!secret) throw new UsageError(`--secret-file ${path}: the file holds no secret`);
   return secret;
+}
+
+/** The team ledger each watch folder's runs journal in, as `watch` chooses it: --ledger, its configuration's, $PAYOUT_BATCH_LEDGER_URL. */
+function watchLedger(watchDirs: string[], flag: string | undefined, io: CliIO): string | undefined {
+  const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
+  const named = [...new Set(configs.map((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL))].filter((u) => u !== undefined);
+  if (named.length > 1)
+    throw new UsageError(`the watch folders' runs are in two team ledgers (${named.map(redactUrl).join(', ')}): run a listener for each`);
+  return named[0] ?? flag;
 }
 
 const builder = (y: Argv) =>
@@ -52,7 +63,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   try {
     // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
     const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-    team = await openTeamLedger(args, io, logger);
+    team = await openTeamLedger({ ...args, ledger: watchLedger(watchDirs, args.ledger, io) }, io, logger);
     listener = await startListener({
       port: args.port,
       host: args.host,

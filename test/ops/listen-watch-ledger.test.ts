@@ -1,0 +1,100 @@
+// `listen --watch-dir W` where W's payout-batch.json names a team ledger: the watch journals its
+// batches there, so the listener records each change there too (a run still in processing/ writes
+// its results from that journal), whatever $PAYOUT_BATCH_LEDGER_URL says; and watch folders naming
+// two ledgers are refused, nothing listened to.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
+import { accountOf, foldAll } from '../../src/ledger/account-ledger.ts';
+import { TeamDb } from '../../src/ledger/pg-db.ts';
+import { PgLedgers } from '../../src/ledger/postgres.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { tempDirs } from '../engine/helpers.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+import { cleanEnv, connectionTo, postStatusChange, startSb, unattended, until, writeBatch } from './helpers.ts';
+
+const SECRET = 'whsec_watch_ledger_0123456789abcdef';
+
+describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', () => {
+  let sb: LocalSandbox;
+  let url: string;
+  let team: TeamDb;
+  const dirs = tempDirs('pb-listen-watch-ledger-');
+  beforeAll(async () => {
+    [sb, url] = await Promise.all([startSb(), testDatabase()]);
+    team = await TeamDb.open(url, { command: 'test' });
+    // (the driver reads the password of a URL without one from this process's environment, not the command's)
+    process.env.PGPASSWORD = decodeURIComponent(new URL(url).password);
+  });
+  afterAll(async () => {
+    delete process.env.PGPASSWORD;
+    await team?.close();
+    await sb?.close();
+    await dirs.remove();
+  });
+
+  /** A watch folder whose configuration names `ledger` (no password: PGPASSWORD gives it). */
+  const watchFolder = async (ledger: string) => {
+    const dir = await dirs.make();
+    for (const sub of ['inbox', 'processing', 'done', 'failed']) mkdirSync(join(dir, sub));
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, ledger }));
+    return dir;
+  };
+  const listen = (args: string[], env: Record<string, string>, cwd: string) => {
+    let stop = () => {};
+    const stopSignal = new Promise<void>((r) => (stop = r));
+    let out = '';
+    let err = '';
+    const stdout = new PassThrough().on('data', (c: Buffer) => (out += c.toString()));
+    const stderr = new PassThrough().on('data', (c: Buffer) => (err += c.toString()));
+    const stdin = Readable.from([]);
+    const secretFile = join(cwd, 'secret');
+    writeFileSync(secretFile, SECRET, { mode: 0o600 });
+    const code = main(['listen', '--port', '0', '--secret-file', secretFile, ...args], { stdout, stderr, stdin, env, cwd, stopSignal });
+    return { code, stop, out: () => out, err: () => err };
+  };
+  const noPassword = () => {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  };
+
+  it("records a change of a payout the watch's run holds in the configuration's ledger", async () => {
+    const ledger = noPassword();
+    const dir = await watchFolder(ledger);
+    const elsewhere = await dirs.make(); // (a run still under way: no results file listen reads)
+    const file = await writeBatch(elsewhere, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
+    const conn = { ...connectionTo(sb), shared: new PgLedgers(team) };
+    expect((await runBatch({ file, conn, stateDir: join(dir, '.state'), ...unattended({ settleDelayMs: 10 }) })).kind).toBe('ok');
+    const journal = async () => [...(await foldAll([new PgLedgers(team).of(accountOf(sb.url))]))[0]!.folded.rows.values()][0]!.payout!;
+    const { id } = await journal();
+
+    // $PAYOUT_BATCH_LEDGER_URL unset: the configuration alone names the ledger
+    const l = listen(['--watch-dir', dir], cleanEnv({ HOME: elsewhere }), elsewhere);
+    await until(() => l.out().includes('Listening on') || l.err().length > 0, 10_000, 'the listener');
+    const at = /Listening on (\S+) /.exec(l.out())?.[1];
+    expect(at, l.err()).toBeDefined();
+    expect((await postStatusChange(at!, SECRET, id, ['PENDING', 'PROCESSING'])).status).toBe(200);
+    l.stop();
+    expect(await l.code, l.err()).toBe(0);
+    expect(l.out()).toContain('1 applied');
+    expect((await journal()).status).toBe('PROCESSING');
+  });
+
+  it('refuses watch folders naming two ledgers', async () => {
+    const ledger = noPassword();
+    const one = await watchFolder(ledger);
+    const other = await watchFolder(ledger.replace(/\/[^/]*$/, '/another'));
+    const l = listen(['--watch-dir', one, '--watch-dir', other], cleanEnv({ HOME: one }), one);
+    let ended = false;
+    void l.code.finally(() => (ended = true));
+    await until(() => ended || l.out().includes('Listening on'), 10_000, 'the listener');
+    l.stop();
+    expect(await l.code).toBe(2);
+    expect(l.err()).toContain('two team ledgers');
+    expect(l.out()).not.toContain('Listening on');
+  });
+});
