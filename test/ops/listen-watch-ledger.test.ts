@@ -2,7 +2,7 @@
 // batches there, so the listener records each change there too (a run still in processing/ writes
 // its results from that journal), whatever $PAYOUT_BATCH_LEDGER_URL says; and watch folders naming
 // two ledgers are refused, nothing listened to.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,28 @@ import { testDatabase, withPostgres } from '../pg/database.ts';
 import { cleanEnv, connectionTo, postStatusChange, startSb, unattended, until, writeBatch } from './helpers.ts';
 
 const SECRET = 'whsec_watch_ledger_0123456789abcdef';
+
+/** `listen --port 0` in this process, until `stop()`. */
+function listen(args: string[], env: Record<string, string>, cwd: string) {
+  let stop = () => {};
+  const stopSignal = new Promise<void>((r) => (stop = r));
+  let out = '';
+  let err = '';
+  const stdout = new PassThrough().on('data', (c: Buffer) => (out += c.toString()));
+  const stderr = new PassThrough().on('data', (c: Buffer) => (err += c.toString()));
+  const stdin = Readable.from([]);
+  const secretFile = join(cwd, 'secret');
+  writeFileSync(secretFile, SECRET, { mode: 0o600 });
+  const code = main(['listen', '--port', '0', '--secret-file', secretFile, ...args], { stdout, stderr, stdin, env, cwd, stopSignal });
+  const l = { code, stop, out: () => out, err: () => err, ended: false };
+  void code.finally(() => (l.ended = true));
+  return l;
+}
+/** Once listening (its address) or ended (undefined). */
+async function listening(l: ReturnType<typeof listen>): Promise<string | undefined> {
+  await until(() => l.ended || l.out().includes('Listening on'), 10_000, 'the listener');
+  return /Listening on (\S+) /.exec(l.out())?.[1];
+}
 
 describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', () => {
   let sb: LocalSandbox;
@@ -43,19 +65,6 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, ledger }));
     return dir;
   };
-  const listen = (args: string[], env: Record<string, string>, cwd: string) => {
-    let stop = () => {};
-    const stopSignal = new Promise<void>((r) => (stop = r));
-    let out = '';
-    let err = '';
-    const stdout = new PassThrough().on('data', (c: Buffer) => (out += c.toString()));
-    const stderr = new PassThrough().on('data', (c: Buffer) => (err += c.toString()));
-    const stdin = Readable.from([]);
-    const secretFile = join(cwd, 'secret');
-    writeFileSync(secretFile, SECRET, { mode: 0o600 });
-    const code = main(['listen', '--port', '0', '--secret-file', secretFile, ...args], { stdout, stderr, stdin, env, cwd, stopSignal });
-    return { code, stop, out: () => out, err: () => err };
-  };
   const noPassword = () => {
     const u = new URL(url);
     u.password = '';
@@ -74,8 +83,7 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
 
     // $PAYOUT_BATCH_LEDGER_URL unset: the configuration alone names the ledger
     const l = listen(['--watch-dir', dir], cleanEnv({ HOME: elsewhere }), elsewhere);
-    await until(() => l.out().includes('Listening on') || l.err().length > 0, 10_000, 'the listener');
-    const at = /Listening on (\S+) /.exec(l.out())?.[1];
+    const at = await listening(l);
     expect(at, l.err()).toBeDefined();
     expect((await postStatusChange(at!, SECRET, id, ['PENDING', 'PROCESSING'])).status).toBe(200);
     l.stop();
@@ -89,12 +97,30 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     const one = await watchFolder(ledger);
     const other = await watchFolder(ledger.replace(/\/[^/]*$/, '/another'));
     const l = listen(['--watch-dir', one, '--watch-dir', other], cleanEnv({ HOME: one }), one);
-    let ended = false;
-    void l.code.finally(() => (ended = true));
-    await until(() => ended || l.out().includes('Listening on'), 10_000, 'the listener');
+    const at = await listening(l);
     l.stop();
+    expect(at).toBeUndefined();
     expect(await l.code).toBe(2);
     expect(l.err()).toContain('two team ledgers');
     expect(l.out()).not.toContain('Listening on');
   });
+});
+
+it('refuses a state folder another user could write (exit 3): a line put in its inbox would be applied unverified', async () => {
+  const dirs = tempDirs('pb-listen-state-');
+  try {
+    const dir = await dirs.make();
+    const state = join(dir, 'listen');
+    mkdirSync(state);
+    chmodSync(state, 0o770);
+    const l = listen(['--state-dir', state], cleanEnv({ HOME: dir }), dir);
+    const at = await listening(l);
+    l.stop();
+    expect(at).toBeUndefined();
+    expect(await l.code).toBe(3);
+    expect(l.err()).toMatch(/state folder .*listen is writable by its group/);
+    expect(existsSync(join(state, 'inbox.jsonl'))).toBe(false);
+  } finally {
+    await dirs.remove();
+  }
 });

@@ -8,7 +8,7 @@ import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../follow-up/webhook-receiver.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { connectionOptions, makeLogger, openConnection, openTeamLedger } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, openTeamLedger, refuseUnsafeStateFolder } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 import { readBytes } from '../../approvals/payload.ts';
 import { attempt } from '../../files/attempt.ts';
@@ -58,6 +58,8 @@ export default defineCommand(builder, async (args, io: CliIO) => {
     : watchDirs[0]
       ? join(watchDirs[0], '.state', 'listen')
       : join(defaultStateDir(io.env), 'listen');
+  // (its inbox's deliveries are applied on a start without their signature checked again)
+  refuseUnsafeStateFolder(stateDir);
   let listener;
   let team: PgLedgers | undefined;
   try {
