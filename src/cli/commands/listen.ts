@@ -12,7 +12,8 @@ import { connectionOptions, makeLogger, openConnection, openTeamLedger, refuseUn
 import type { PgLedgers } from '../../ledger/postgres.ts';
 import { readBytes } from '../../approvals/payload.ts';
 import { attempt } from '../../files/attempt.ts';
-import { readWatchConfig, WatchConfigError } from '../../watch/config.ts';
+import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch/config.ts';
+import { layout } from '../../watch/inbox.ts';
 import { redactUrl } from '../../ledger/open.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
@@ -26,9 +27,8 @@ function readSecretFile(path: string, warn: (m: string) => void): string {
   return secret;
 }
 
-/** The team ledger each watch folder's runs journal in, as `watch` chooses it: --ledger, its configuration's, $PAYOUT_BATCH_LEDGER_URL. */
-function watchLedger(watchDirs: string[], flag: string | undefined, io: CliIO): string | undefined {
-  const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
+/** The team ledger the watches' runs journal in, as `watch` chooses it: --ledger, the configuration's, $PAYOUT_BATCH_LEDGER_URL. */
+function watchLedger(configs: WatchConfig[], flag: string | undefined, io: CliIO): string | undefined {
   const named = [...new Set(configs.map((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL))].filter((u) => u !== undefined);
   if (named.length > 1)
     throw new UsageError(`the watch folders' runs are in two team ledgers (${named.map(redactUrl).join(', ')}): run a listener for each`);
@@ -50,6 +50,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
   if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError('--port must be a port number (0 to 65535)');
   const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+  const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
   const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
   if (!watchDirs.length && !results.length)
     logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
@@ -65,7 +66,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   try {
     // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
     const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-    team = await openTeamLedger({ ...args, ledger: watchLedger(watchDirs, args.ledger, io) }, io, logger);
+    team = await openTeamLedger({ ...args, ledger: watchLedger(configs, args.ledger, io) }, io, logger);
     listener = await startListener({
       port: args.port,
       host: args.host,
@@ -73,7 +74,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
       stateDir,
       stateRoots,
       results,
-      watchDirs,
+      watchDirs: watchDirs.map((dir, i) => ({ dir, state: layout(dir, configs[i]!).state })),
       logger,
       shared: team,
     });
