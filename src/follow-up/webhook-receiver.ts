@@ -174,6 +174,7 @@ export async function startListener(o: ListenerOptions) {
       // a payout no file holds: its journal is searched in every watch folder's state too
       { stateDirs: (o.watchDirs ?? []).map((w) => w.state), stateRoots: o.stateRoots, shared: o.shared, logger: log },
     );
+    await o.shared?.flush(); // (a team ledger lost: not recorded as applied, so applied again on the next start)
     const rows = new Map<string, number>();
     for (const c of applied) rows.set(c.deliveryId!, (rows.get(c.deliveryId!) ?? 0) + 1);
     for (const { deliveryId } of ds) {

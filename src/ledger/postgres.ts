@@ -58,9 +58,15 @@ export class PgLedgers implements SharedStore {
     return r.rows.map((x) => this.of(x.account));
   }
 
+  async flush(): Promise<void> {
+    const written = await Promise.allSettled([...this.ledgers.values()].map((l) => l.flush()));
+    const failed = written.find((w) => w.status === 'rejected');
+    if (failed || this.db.lost) throw this.db.lost ?? failed?.reason;
+  }
+
   /** Ends the connection, once this process's lines are written. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.ledgers.values()].map((l) => l.flush()));
+    await this.flush().catch(() => undefined);
     await this.db.close();
   }
 }

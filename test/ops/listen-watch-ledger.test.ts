@@ -8,7 +8,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { accountOf, foldAll } from '../../src/ledger/account-ledger.ts';
+import { startListener } from '../../src/follow-up/webhook-receiver.ts';
+import { accountOf, foldBatch } from '../../src/ledger/account-ledger.ts';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -71,15 +72,33 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     return u.toString();
   };
 
+  let runs = 0;
+  /** A payout the team ledger journals, of a run with no results file listen reads (still under way); its status there. */
+  const sentPayout = async (dir: string) => {
+    const file = await writeBatch(await dirs.make(), 'payroll.csv', {
+      rows: 1,
+      currencies: ['GBP'],
+      prefix: `P${++runs}`,
+      amount: () => `${20 + runs}.00`,
+    });
+    const conn = { ...connectionTo(sb), shared: new PgLedgers(team) };
+    const r = await runBatch({ file, conn, stateDir: join(dir, '.state'), ...unattended({ settleDelayMs: 10 }) });
+    expect(r.kind).toBe('ok');
+    const ledger = new PgLedgers(team).of(accountOf(sb.url));
+    const payout = async () => [...(await foldBatch(ledger, r.batchId)).folded.rows.values()][0]!.payout!;
+    const { id } = await payout();
+    return { id, status: async () => (await payout()).status };
+  };
+  const listenersGone = () =>
+    team.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payout-batch listen'`,
+    );
+
   it("records a change of a payout the watch's run holds in the configuration's ledger", async () => {
     const ledger = noPassword();
     const dir = await watchFolder(ledger);
-    const elsewhere = await dirs.make(); // (a run still under way: no results file listen reads)
-    const file = await writeBatch(elsewhere, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
-    const conn = { ...connectionTo(sb), shared: new PgLedgers(team) };
-    expect((await runBatch({ file, conn, stateDir: join(dir, '.state'), ...unattended({ settleDelayMs: 10 }) })).kind).toBe('ok');
-    const journal = async () => [...(await foldAll([new PgLedgers(team).of(accountOf(sb.url))]))[0]!.folded.rows.values()][0]!.payout!;
-    const { id } = await journal();
+    const elsewhere = await dirs.make();
+    const { id, status } = await sentPayout(dir);
 
     // $PAYOUT_BATCH_LEDGER_URL unset: the configuration alone names the ledger
     const l = listen(['--watch-dir', dir], cleanEnv({ HOME: elsewhere }), elsewhere);
@@ -89,7 +108,44 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     l.stop();
     expect(await l.code, l.err()).toBe(0);
     expect(l.out()).toContain('1 applied');
-    expect((await journal()).status).toBe('PROCESSING');
+    expect(await status()).toBe('PROCESSING');
+  });
+
+  it('stops (exit 4) once the team ledger is lost: it is never reconnected', async () => {
+    const dir = await watchFolder(noPassword());
+    const l = listen(['--watch-dir', dir], cleanEnv({ HOME: dir }), dir);
+    expect(await listening(l), l.err()).toBeDefined();
+    await listenersGone();
+    try {
+      await until(() => l.ended, 10_000, 'listen to stop');
+    } finally {
+      l.stop();
+    }
+    expect(await l.code).toBe(4);
+    expect(l.err()).toContain('was lost');
+  });
+
+  it('keeps a delivery accepted once the team ledger is lost: the next start records it there', async () => {
+    const dir = await dirs.make();
+    const { id, status } = await sentPayout(dir);
+    const start = async () => {
+      const db = await TeamDb.open(url, { command: 'listen' });
+      const listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen'), shared: new PgLedgers(db) });
+      return { db, listener };
+    };
+    const first = await start();
+    await listenersGone();
+    await until(() => first.db.lost !== undefined, 5000, 'the ledger lost');
+    expect((await postStatusChange(first.listener.url, SECRET, id, ['PENDING', 'PROCESSING'])).status).toBe(200);
+    await first.listener.close();
+    await first.db.close();
+    expect(await status()).toBe('PENDING');
+
+    const second = await start();
+    await second.listener.idle();
+    await second.listener.close();
+    await second.db.close();
+    expect(await status()).toBe('PROCESSING');
   });
 
   it('refuses watch folders naming two ledgers', async () => {

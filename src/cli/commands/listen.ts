@@ -106,8 +106,9 @@ export default defineCommand(builder, async (args, io: CliIO) => {
         await conn.close().catch(() => undefined);
       }
     }
-    await io.stopSignal;
-    return ExitCode.OK;
+    // a team ledger lost is never reconnected: stopped, what is restarted applies the deliveries kept (exit 4)
+    await Promise.race([io.stopSignal, new Promise((lost) => (team?.db.lost ? lost(0) : team?.db.onLost(lost)))]);
+    return team?.db.lost ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.OK;
   } finally {
     await listener.close();
     await team?.close();
