@@ -357,7 +357,7 @@ export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
 }
 
 /** A state folder that is a file (exit 2), or another user could change (exit 3): refused alike by every command. */
-function refuseUnsafeStateFolder(root: string): void {
+export function refuseUnsafeStateFolder(root: string): void {
   if (statSync(root, { throwIfNoEntry: false })?.isDirectory() === false)
     throw new CommandError(`the state folder ${root} is a file: name a folder with --state-dir or $PAYOUT_BATCH_STATE_DIR`);
   const why = unsafeStateFolder(root);

@@ -31,6 +31,8 @@ export interface SharedStore {
   readonly where: string;
   readonly usage: UsageStore;
   pace(name: string, onError: (e: Error) => void): PaceShare;
+  /** Every line appended so far is written, or it throws (the store lost). */
+  flush(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
@@ -28,8 +28,8 @@ interface ListenerOptions extends Pick<ApplyOptions, 'stateRoots' | 'shared' | '
   /** Holds inbox.jsonl and listen.lock. */
   stateDir: string;
   results?: string[];
-  /** Watch folders: the results files under done/, failed/ and processing/. */
-  watchDirs?: string[];
+  /** Watch folders: the results files under done/, failed/ and processing/; their journals in `state` (src/watch/inbox.ts layout). */
+  watchDirs?: { dir: string; state: string }[];
 }
 
 type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -57,8 +57,7 @@ function eventKey(event: { eventType: string; data: unknown }): string {
 /** Found afresh for each event (a watch adds files). */
 function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
   const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
-  for (const dir of o.watchDirs ?? []) {
-    const stateDirs = watchStateDir(dir);
+  for (const { dir, state } of o.watchDirs ?? []) {
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
       for (const claim of existsSync(base) ? readdirSync(base) : []) {
@@ -66,18 +65,11 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file:
         // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
-            out.push({ file: join(base, claim, e.name), stateDirs });
+            out.push({ file: join(base, claim, e.name), stateDirs: [state] });
       }
     }
   }
   return out;
-}
-
-/** The watch's state folder, as its layout (src/watch/inbox.ts) has it: payout-batch.json's stateDir, else W/.state. */
-function watchStateDir(dir: string): string[] {
-  // (no config: the default)
-  const cfg = attempt(() => JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown } | null);
-  return [typeof cfg?.stateDir === 'string' && cfg.stateDir ? resolve(dir, cfg.stateDir) : join(resolve(dir), '.state')];
 }
 
 /**
@@ -180,8 +172,9 @@ export async function startListener(o: ListenerOptions) {
       targets.filter((_, i) => held[i]),
       updates,
       // a payout no file holds: its journal is searched in every watch folder's state too
-      { stateDirs: (o.watchDirs ?? []).flatMap(watchStateDir), stateRoots: o.stateRoots, shared: o.shared, logger: log },
+      { stateDirs: (o.watchDirs ?? []).map((w) => w.state), stateRoots: o.stateRoots, shared: o.shared, logger: log },
     );
+    await o.shared?.flush(); // (a team ledger lost: not recorded as applied, so applied again on the next start)
     const rows = new Map<string, number>();
     for (const c of applied) rows.set(c.deliveryId!, (rows.get(c.deliveryId!) ?? 0) + 1);
     for (const { deliveryId } of ds) {
@@ -278,7 +271,7 @@ export async function startListener(o: ListenerOptions) {
   }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  log?.info({ url, stateDir, results: o.results ?? [], watchDirs: o.watchDirs ?? [] }, 'listening');
+  log?.info({ url, stateDir, results: o.results ?? [], watchDirs: (o.watchDirs ?? []).map((w) => w.dir) }, 'listening');
 
   return {
     url,

@@ -58,6 +58,11 @@ export class PgLedgers implements SharedStore {
     return r.rows.map((x) => this.of(x.account));
   }
 
+  async flush(): Promise<void> {
+    await Promise.all([...this.ledgers.values()].map((l) => l.flush()));
+    if (this.db.lost) throw this.db.lost; // (lines an earlier flush dropped)
+  }
+
   /** Ends the connection, once this process's lines are written. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.ledgers.values()].map((l) => l.flush()));

@@ -24,7 +24,7 @@ export const WatchConfig = z.strictObject({
   baseUrl: z.string().url().optional(),
   /** Relative to DIR; default DIR/.state. */
   stateDir: z.string().min(1).optional(),
-  /** The team ledger (--ledger wins; else this; else $PAYOUT_BATCH_LEDGER_URL); its password is never here. */
+  /** The team ledger of the watch and `listen --watch-dir` (--ledger wins; else this; else $PAYOUT_BATCH_LEDGER_URL); its password is never here. */
   ledger: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL, e.g. "postgres://payout@db.example.com/payouts"')

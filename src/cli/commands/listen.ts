@@ -2,16 +2,19 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, saying, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../follow-up/webhook-receiver.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { connectionOptions, makeLogger, openConnection, openTeamLedger } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, openTeamLedger, refuseUnsafeStateFolder } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 import { readBytes } from '../../approvals/payload.ts';
 import { attempt } from '../../files/attempt.ts';
+import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch/config.ts';
+import { layout } from '../../watch/inbox.ts';
+import { redactUrl } from '../../ledger/open.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
@@ -22,6 +25,14 @@ function readSecretFile(path: string, warn: (m: string) => void): string {
     .find((l) => l && !l.startsWith('#'));
   if (!secret) throw new UsageError(`--secret-file ${path}: the file holds no secret`);
   return secret;
+}
+
+/** The team ledger the watches' runs journal in, as `watch` chooses it: --ledger, the configuration's, $PAYOUT_BATCH_LEDGER_URL. */
+function watchLedger(configs: WatchConfig[], flag: string | undefined, io: CliIO): string | undefined {
+  const named = [...new Set(configs.map((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL))].filter((u) => u !== undefined);
+  if (named.length > 1)
+    throw new UsageError(`the watch folders' runs are in two team ledgers (${named.map(redactUrl).join(', ')}): run a listener for each`);
+  return named[0] ?? flag;
 }
 
 const builder = (y: Argv) =>
@@ -39,6 +50,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
   if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError('--port must be a port number (0 to 65535)');
   const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+  const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
   const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
   if (!watchDirs.length && !results.length)
     logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
@@ -47,12 +59,14 @@ export default defineCommand(builder, async (args, io: CliIO) => {
     : watchDirs[0]
       ? join(watchDirs[0], '.state', 'listen')
       : join(defaultStateDir(io.env), 'listen');
+  // (its inbox's deliveries are applied on a start without their signature checked again)
+  refuseUnsafeStateFolder(stateDir);
   let listener;
   let team: PgLedgers | undefined;
   try {
     // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
     const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-    team = await openTeamLedger(args, io, logger);
+    team = await openTeamLedger({ ...args, ledger: watchLedger(configs, args.ledger, io) }, io, logger);
     listener = await startListener({
       port: args.port,
       host: args.host,
@@ -60,7 +74,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
       stateDir,
       stateRoots,
       results,
-      watchDirs,
+      watchDirs: watchDirs.map((dir, i) => ({ dir, state: layout(dir, configs[i]!).state })),
       logger,
       shared: team,
     });
@@ -92,8 +106,9 @@ export default defineCommand(builder, async (args, io: CliIO) => {
         await conn.close().catch(() => undefined);
       }
     }
-    await io.stopSignal;
-    return ExitCode.OK;
+    // a team ledger lost is never reconnected: stopped, what is restarted applies the deliveries kept (exit 4)
+    await Promise.race([io.stopSignal, new Promise((lost) => (team?.db.lost ? lost(0) : team?.db.onLost(lost)))]);
+    return team?.db.lost ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.OK;
   } finally {
     await listener.close();
     await team?.close();
