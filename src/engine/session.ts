@@ -53,6 +53,8 @@ export interface OpenSessionOptions {
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry';
   resultsPath?: string;
+  sheet?: string;
+  encoding?: string;
   now?: Date;
   /** The journal as read already (foldBatch), when the caller needed its states first. */
   read?: BatchFold;
@@ -125,7 +127,8 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
   const renamed = o.command === 'run' && checkSameBatch(folded, o.file, o.identity, o.env, path);
   const writer = ledger.open(o.identity.batchId);
   let header = folded.header;
-  if (!header || renamed) {
+  // (and a run reading it another way: the latest header says how to read its rows again)
+  if (!header || renamed || (o.command === 'run' && (header.sheet !== o.sheet || header.encoding !== o.encoding))) {
     header = {
       t: 'batch',
       v: JOURNAL_VERSION,
@@ -136,6 +139,8 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
       account: ledger.account,
       file: o.file,
       fileSha256: o.identity.fileSha256,
+      sheet: o.sheet,
+      encoding: o.encoding,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),
       createdAt: header?.createdAt ?? (o.now ?? new Date()).toISOString(),
     };
