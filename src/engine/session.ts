@@ -44,7 +44,8 @@ export interface BatchSession {
   reservation?: Pick<Reservation, 'guard' | 'release'>;
 }
 
-export interface OpenSessionOptions {
+/** `sheet`, `encoding`: how the run read the batch file, for its header. */
+export interface OpenSessionOptions extends Pick<BatchHeader, 'sheet' | 'encoding'> {
   identity: BatchIdentity;
   env: string;
   ledger: Ledger;
@@ -53,8 +54,6 @@ export interface OpenSessionOptions {
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry';
   resultsPath?: string;
-  sheet?: string;
-  encoding?: string;
   now?: Date;
   /** The journal as read already (foldBatch), when the caller needed its states first. */
   read?: BatchFold;
