@@ -488,9 +488,20 @@ function writeResultsFile(run: Run, scope: Scope, view: RunView, swaps?: SwapLin
 }
 
 /** Each row's outcome now (undefined for a kept row), the journal's latest statuses caught up first. */
-async function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
+async function outcomesNow({ batch, session, o }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
   await catchUpStatuses(session);
-  return batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
+  const v = o.planned && view.plan ? { ...view, plan: withPlanReasons(view.plan, o.planned) } : view;
+  return batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, v)));
+}
+
+/** `run --plan`: the rows its plan left out (invalid, a duplicate, held...) say the plan's reason, this run not judging them. */
+function withPlanReasons(plan: BatchPlan, { notSent, invalidRows }: PlanFile): BatchPlan {
+  const note = ({ code, message }: PlanFile['notSent'][number]) => ({ status: 'NOT_SENT' as const, code, message });
+  return {
+    ...plan,
+    notSent: new Map([...notSent.map((n) => [n.rowNumber, note(n)] as const), ...plan.notSent]),
+    invalidRows: new Map([...invalidRows.map((n) => [n.rowNumber, note(n)] as const), ...plan.invalidRows]),
+  };
 }
 
 /** A row's outcome now: what this run did, else its journal state, else invalid, left out or not sent. */
@@ -575,6 +586,7 @@ export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(awa
 /** Prepare `run`: the plan file checked, the batch loaded with its journal, the session opened under this run's reservation. */
 export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
+  o = { ...o, encoding: o.encoding ?? planned?.encoding }; // (the plan's reading, as its sheet's: the journal records it for retry)
   const file = o.file ?? planned?.file;
   if (!file) throw new BatchUnusable('NO_BATCH_FILE', 'name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;

@@ -97,6 +97,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
       batchLabel: batch.identity.label,
       preparedBy,
       sheet: batch.sheet,
+      encoding: o.encoding,
       ...(o.documents !== undefined ? { documents: resolve(o.documents) } : {}),
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => sending.has(r.rowNumber)),

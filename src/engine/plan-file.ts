@@ -53,6 +53,8 @@ const PlanFileSchema = z.object({
   preparedBy: z.string().optional(),
   /** Excel: the sheet `run --plan` reads. */
   sheet: z.string().optional(),
+  /** CSV: the --encoding `run --plan` reads with (unless given another). */
+  encoding: z.string().optional(),
   /** pain.001: the message id and version the ERP sent (shown to approvers). */
   message: z.object({ id: z.string(), version: z.string() }).optional(),
   /** pain.001: the --documents folder (absolute) `run --plan` reads again. */
@@ -201,7 +203,7 @@ export function verifyPlannedRows(
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: Pick<PlanFile, 'fileSha256' | 'batchLabel' | 'sheet' | 'documents' | 'baseUrl' | 'rows' | 'preparedBy'>,
+  extra: Pick<PlanFile, 'fileSha256' | 'batchLabel' | 'sheet' | 'encoding' | 'documents' | 'baseUrl' | 'rows' | 'preparedBy'>,
 ): PlanFile {
   return {
     kind: PLAN_KIND,

@@ -152,7 +152,7 @@ export function firstError(problems: Problem[]): { code: string; message: string
  * settled go with their journalled keys and are only reserved.
  */
 export async function reservedSession(
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file' | 'sheet'>,
   states: Map<string, RowState> | undefined,
   o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
     // (duplicates.ts's and screen-batch.ts's options, as far as read here: those files import this one)
@@ -188,7 +188,7 @@ export async function reservedSession(
   try {
     // (read again if another run of this batch appended since: its rows must not be sent again)
     const read = o.read && (await readAgain(o.read));
-    const session = await openSession({ ...o, identity: batch.identity, file: batch.file, resultsPath: results, read });
+    const session = await openSession({ ...o, identity: batch.identity, file: batch.file, sheet: batch.sheet, resultsPath: results, read });
     session.reservation = reservation;
     return session;
   } catch (e) {

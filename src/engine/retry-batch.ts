@@ -540,7 +540,7 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
   try {
     if ((await fileSha256(header.file)) === header.fileSha256)
       return rowLookup(
-        (await loadBatch(header.file)).rows,
+        (await loadBatch(header.file, { sheet: header.sheet, encoding: header.encoding })).rows,
         (r) => (r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined)) || undefined,
       );
   } catch {

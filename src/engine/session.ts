@@ -44,7 +44,8 @@ export interface BatchSession {
   reservation?: Pick<Reservation, 'guard' | 'release'>;
 }
 
-export interface OpenSessionOptions {
+/** `sheet`, `encoding`: how the run read the batch file, for its header. */
+export interface OpenSessionOptions extends Pick<BatchHeader, 'sheet' | 'encoding'> {
   identity: BatchIdentity;
   env: string;
   ledger: Ledger;
@@ -125,7 +126,8 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
   const renamed = o.command === 'run' && checkSameBatch(folded, o.file, o.identity, o.env, path);
   const writer = ledger.open(o.identity.batchId);
   let header = folded.header;
-  if (!header || renamed) {
+  // (and a run reading it another way: the latest header says how to read its rows again)
+  if (!header || renamed || (o.command === 'run' && (header.sheet !== o.sheet || header.encoding !== o.encoding))) {
     header = {
       t: 'batch',
       v: JOURNAL_VERSION,
@@ -136,6 +138,8 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
       account: ledger.account,
       file: o.file,
       fileSha256: o.identity.fileSha256,
+      sheet: o.sheet,
+      encoding: o.encoding,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),
       createdAt: header?.createdAt ?? (o.now ?? new Date()).toISOString(),
     };

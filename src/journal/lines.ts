@@ -23,6 +23,9 @@ const BatchHeader = z.object({
   /** Absolute path of the batch file when the journal was created. */
   file: z.string(),
   fileSha256: z.string(),
+  /** How the run read the file (Excel: the sheet; CSV: --encoding): `retry` reads it again so, to find its rows as judged. */
+  sheet: z.string().optional(),
+  encoding: z.string().optional(),
   results: z.string().optional(),
   createdAt: z.string(),
 });
