@@ -113,7 +113,11 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ...result,
       resultsWritten: written,
       resultsPath: written ? results.path : resultsFile,
-      resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
+      // (reopened this run, or by an earlier retry stopped before its new payout: this run created it)
+      resent: [...failedPayout].filter(([ref, id]) => {
+        const s = session.folded.rows.get(ref);
+        return s?.earlier?.some((p) => p.id === id) && (resend.has(ref) || s.phase === 'created');
+      }).length,
       notResent,
       keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
@@ -359,6 +363,7 @@ async function retryBatch(
       out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
+    if (s.earlier?.length && s.phase !== 'created') out.failedPayout.set(s.ref, s.earlier.at(-1)!.id);
     if (s.phase === 'created') row.reference = s.ref;
     if (['initiating', 'unknown', 'created'].includes(s.phase) && !out.resend.has(s.ref)) settling.add(r.rowNumber);
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout

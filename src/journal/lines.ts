@@ -180,6 +180,9 @@ export interface RowState {
 /** A created payout that failed after creation (refunded by the service), which `retry --resend-failed` may send again. */
 export const isFailedAfterCreation = (status: string | undefined): boolean => status === 'FAILED' || status === 'REJECTED';
 
+/** Reopened by `resend` (its failed payout refunded) and nothing sent since: a resend begun, its new attempt still to go. */
+export const resendBegun = (s: RowState): boolean => s.phase === 'rejected' && !!s.earlier?.length && s.body === undefined;
+
 export interface FoldedJournal {
   header: BatchHeader | undefined;
   rows: Map<string, RowState>;
