@@ -330,8 +330,7 @@ async function retryBatch(
       (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
       (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
     if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, parse));
-    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
-      parsed.problems.push(...numbersLost(parsed.payout, parse, digitsStillLost));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST') parsed.problems.push(...digitsStillLost(parsed.payout, parse));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -513,31 +512,17 @@ function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, '
   });
 }
 
-type Lost = Pick<Problem, 'code' | 'message' | 'expected'>;
-
-/** The identifiers of `now` a spreadsheet took for numbers, as `lost` finds them: errors of the row, never sent so. */
-function numbersLost(
-  now: PayoutRow,
-  ctx: Pick<RowContext, 'file' | 'fields'>,
-  lost: (field: string, value: string) => Lost | undefined,
-): Problem[] {
+/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
+function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
   const fields: Partial<Record<string, string>> = ctx.fields;
   return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) => {
-    const p = typeof v === 'string' ? lost(f, v) : undefined;
-    return p
-      ? [{ ...p, severity: 'error' as const, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value: maskAccount(String(v)) }]
-      : [];
+    if (typeof v !== 'string' || !/^[1-9]\d{14}0+$/.test(v)) return [];
+    const message = `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`;
+    const expected = 'the digits typed again as text (if these are its true digits, clear the errorCode cell)';
+    const code = 'EXCEL_DIGITS_LOST';
+    const value = maskAccount(v);
+    return [{ severity: 'error' as const, code, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value, message, expected }];
   });
-}
-
-/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
-function digitsStillLost(f: string, v: string): Lost | undefined {
-  if (!/^[1-9]\d{14}0+$/.test(v)) return undefined;
-  return {
-    code: 'EXCEL_DIGITS_LOST',
-    message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
-    expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
-  };
 }
 
 /** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */
