@@ -328,7 +328,7 @@ function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void 
   s.patchError = undefined;
   s.error = {
     code: `PAYOUT_${p.status}`,
-    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
+    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); not sent again yet: payout-batch retry RESULTS sends it under attempt ${s.attempt + 1}`,
   };
 }
 

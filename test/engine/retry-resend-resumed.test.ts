@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
@@ -29,7 +30,7 @@ const noInitiates: typeof fetch = async (input, init) =>
  */
 async function killedResend(at: 'resend' | 'initiating') {
   sb = await startSb();
-  const { dir, results, ids } = await paidBatch(sb, { rows: 2 });
+  const { dir, file, results, ids } = await paidBatch(sb, { rows: 2 });
   await setStatus(sb, ids[0]!, 'FAILED');
   await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
   const o = { ...unattended({ settleDelayMs: 1 }), resultsFile: results, resendFailed: true };
@@ -40,7 +41,7 @@ async function killedResend(at: 'resend' | 'initiating') {
   const cut = at === 'resend' ? resend : lines.findIndex((l, i) => i > resend && JSON.parse(l).t === 'initiating');
   writeFileSync(journal, lines.slice(0, cut + 1).join('\n') + '\n');
   for (const f of readdirSync(dir)) if (f.includes('.retry-')) rmSync(join(dir, f));
-  return { dir, results, failed: ids[0]!, o };
+  return { dir, file, results, failed: ids[0]!, o };
 }
 
 describe('retry after a killed retry --resend-failed', () => {
@@ -60,9 +61,18 @@ describe('retry after a killed retry --resend-failed', () => {
     const r = await runMain(['retry', results, '--base-url', sb!.url, '--yes'], { cwd: dir, env: cleanEnv() });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('refused by the service before');
-    expect(r.stdout).toContain('1 to pay again after a failed, refunded payout (a retry --resend-failed began it)');
+    expect(r.stdout).toContain('1 reopened by a retry --resend-failed (failed, refunded), not sent again yet');
     expect(r.stdout).toMatch(/sent again +1 row whose payout failed and was refunded/);
     expect(r.stdout).toContain('Sent again after a failed, refunded payout: 1 row, finishing what a retry --resend-failed began.');
     expect(await allPayouts(sb!)).toHaveLength(3);
+  });
+
+  it('a run of the batch file meanwhile leaves the row as it is, and its results do not say it was sent again', async () => {
+    const { file } = await killedResend('resend');
+    const r = await runBatch({ file, conn: connectionTo(sb!), ...unattended({ settleDelayMs: 1 }) });
+    const row = (await readResults(r.resultsPath)).rows[0]!.result;
+    expect(row).toMatchObject({ status: 'FAILED_TO_SEND', errorCode: 'PAYOUT_FAILED' });
+    expect(row.errorMessage).toMatch(/not sent again yet: payout-batch retry RESULTS sends it under attempt 2/);
+    expect(await allPayouts(sb!)).toHaveLength(2);
   });
 });
