@@ -37,6 +37,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused } from './engine-errors.ts';
+import { ResultsError } from '../results/results-errors.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -83,6 +84,9 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
+  // (as `run --results` refuses: the results written over the file the rows were approved from)
+  if (o.resultsPath && resolve(o.resultsPath) === batchFileNow(header.file, resultsFile))
+    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath, `--out ${o.resultsPath}: that is the batch file; name another results file`);
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
   const session = await reservedSession(batch, folded.rows, {
     ...o,
