@@ -87,7 +87,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   // (as `run --results` refuses: the results written over the file the rows were approved from)
   if (o.resultsPath && resolve(o.resultsPath) === batchFileNow(header.file, resultsFile))
     throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath, `--out ${o.resultsPath}: that is the batch file; name another results file`);
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,
@@ -102,12 +102,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
-    // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
+    // (a failed row paid again is a new payment: one invalid as it stands, or refused as a probable duplicate, says so)
     for (const row of batch.rows) {
-      const p = row.reference && !row.payout && resend.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
+      const p =
+        row.reference && !row.payout && failedPayout.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
       const e = firstError(row.problems);
-      if (p && e)
-        notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason: e.message });
+      const reason = `the row is not valid as it stands: ${e?.message}`;
+      if (p && e) notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason });
     }
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
@@ -299,7 +300,6 @@ async function retryBatch(
   o: RetryOptions,
   folded: FoldedJournal,
   header: BatchHeader,
-  notResent: NotResent[],
 ) {
   const refHeader = fields.reference;
   const docs = fingerprintingChecker();
@@ -345,20 +345,11 @@ async function retryBatch(
     let row = rowOfCells(r, s);
     refuseRowApart(o.resultsFile, r, refHeader, s, [folded]);
     if (o.resendFailed && s && resendable(s)) {
+      out.failedPayout.set(s.ref, s.payout!.id);
       if (row.payout) {
         out.resend.add(s.ref);
-        out.failedPayout.set(s.ref, s.payout!.id);
         out.only.add(r.rowNumber);
-      } else {
-        out.keep.set(r.rowNumber, r.result);
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: s.payout!.id,
-          status: s.payout!.status,
-          reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
-        });
-      }
+      } else out.keep.set(r.rowNumber, r.result);
     } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
       out.keep.set(r.rowNumber, r.result);
     // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go), or was sent since
