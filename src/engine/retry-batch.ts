@@ -292,7 +292,7 @@ async function confirmFailedRows(
   return folded;
 }
 
-/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
+/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces (`failedPayout`). */
 async function retryBatch(
   table: ResultsList,
   fields: ColumnMapping['fields'],
