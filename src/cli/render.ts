@@ -41,6 +41,7 @@ export function resumeText(r: ResumeReport): string {
   const parts = [`${plural(r.created, 'row')} already created`];
   if (r.toSettle) parts.push(`${r.toSettle} whose outcome must be settled first (same key, same body)`);
   if (r.rejected) parts.push(`${r.rejected} refused by the service before`);
+  if (r.resending) parts.push(`${r.resending} reopened by a retry --resend-failed (failed, refunded), not sent again yet`);
   if (r.conflicts) parts.push(`${r.conflicts} in conflict`);
   return (
     `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${plural(r.runs, 'earlier run')}`}): ${parts.join(', ')}.` +

@@ -5,7 +5,7 @@ import type { RowList } from '../files/spill.ts';
 import { z } from 'zod';
 import { Dec, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
-import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';
+import { resendBegun, rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
@@ -174,7 +174,7 @@ interface Candidate {
 function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: PlanOptions): RowVerdict {
   const ref = referenceOf(r);
   const s = ref === undefined ? undefined : rowState(folded, ref);
-  const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
+  const resending = !!r.payout && !!s && ((s.phase === 'created' && !!o.resend?.has(r.payout.reference)) || resendBegun(s));
   // A payout that exists is never sent again, whatever the file says of the row now.
   if (s?.phase === 'created' && !resending)
     return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };

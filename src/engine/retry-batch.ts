@@ -37,6 +37,7 @@ import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused } from './engine-errors.ts';
+import { ResultsError } from '../results/results-errors.ts';
 import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
@@ -83,7 +84,10 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
+  // (as `run --results` refuses: the results written over the file the rows were approved from)
+  if (o.resultsPath && resolve(o.resultsPath) === batchFileNow(header.file, resultsFile))
+    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath, `--out ${o.resultsPath}: that is the batch file; name another results file`);
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,
@@ -98,12 +102,13 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
-    // (a failed row paid again is a new payment: one refused as a probable duplicate says so)
+    // (a failed row paid again is a new payment: one invalid as it stands, or refused as a probable duplicate, says so)
     for (const row of batch.rows) {
-      const p = row.reference && !row.payout && resend.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
+      const p =
+        row.reference && !row.payout && failedPayout.has(row.reference) ? session.folded.rows.get(row.reference)?.payout : undefined;
       const e = firstError(row.problems);
-      if (p && e)
-        notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason: e.message });
+      const reason = `the row is not valid as it stands: ${e?.message}`;
+      if (p && e) notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason });
     }
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
@@ -113,7 +118,11 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ...result,
       resultsWritten: written,
       resultsPath: written ? results.path : resultsFile,
-      resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
+      // (reopened this run, or by an earlier retry stopped before its new payout: this run created it)
+      resent: [...failedPayout].filter(([ref, id]) => {
+        const s = session.folded.rows.get(ref);
+        return s?.earlier?.some((p) => p.id === id) && (resend.has(ref) || s.phase === 'created');
+      }).length,
       notResent,
       keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
@@ -283,7 +292,7 @@ async function confirmFailedRows(
   return folded;
 }
 
-/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
+/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces (`failedPayout`). */
 async function retryBatch(
   table: ResultsList,
   fields: ColumnMapping['fields'],
@@ -291,7 +300,6 @@ async function retryBatch(
   o: RetryOptions,
   folded: FoldedJournal,
   header: BatchHeader,
-  notResent: NotResent[],
 ) {
   const refHeader = fields.reference;
   const docs = fingerprintingChecker();
@@ -326,8 +334,7 @@ async function retryBatch(
       (orig?.payout ?? (s?.body ? (JSON.parse(s.body) as PayoutRow) : undefined))?.beneficiary ??
       (orig && Object.fromEntries(Object.entries(fields).map(([f, h]) => [f, orig.cells[h]?.trim()])));
     if (was && parsed.payout) parsed.problems.push(...spreadsheetLost(was, parsed.payout, parse));
-    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST')
-      parsed.problems.push(...numbersLost(parsed.payout, parse, digitsStillLost));
+    if (parsed.payout && r.result.errorCode === 'EXCEL_DIGITS_LOST') parsed.problems.push(...digitsStillLost(parsed.payout, parse));
     const invalid = parsed.problems.some((p) => p.severity === 'error');
     return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
   };
@@ -338,20 +345,11 @@ async function retryBatch(
     let row = rowOfCells(r, s);
     refuseRowApart(o.resultsFile, r, refHeader, s, [folded]);
     if (o.resendFailed && s && resendable(s)) {
+      out.failedPayout.set(s.ref, s.payout!.id);
       if (row.payout) {
         out.resend.add(s.ref);
-        out.failedPayout.set(s.ref, s.payout!.id);
         out.only.add(r.rowNumber);
-      } else {
-        out.keep.set(r.rowNumber, r.result);
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: s.payout!.id,
-          status: s.payout!.status,
-          reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
-        });
-      }
+      } else out.keep.set(r.rowNumber, r.result);
     } else if (!s && isCreatedStatus(r.result.status) && r.result.payoutId && !journalledIds.has(r.result.payoutId))
       out.keep.set(r.rowNumber, r.result);
     // a row screening held stays held unless this retry screens it again (its clearance, approved, lets it go), or was sent since
@@ -359,6 +357,7 @@ async function retryBatch(
       out.keep.set(r.rowNumber, r.result);
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
+    if (s.earlier?.length && s.phase !== 'created') out.failedPayout.set(s.ref, s.earlier.at(-1)!.id);
     if (s.phase === 'created') row.reference = s.ref;
     if (['initiating', 'unknown', 'created'].includes(s.phase) && !out.resend.has(s.ref)) settling.add(r.rowNumber);
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
@@ -508,31 +507,17 @@ function spreadsheetLost(before: object, now: PayoutRow, ctx: Pick<RowContext, '
   });
 }
 
-type Lost = Pick<Problem, 'code' | 'message' | 'expected'>;
-
-/** The identifiers of `now` a spreadsheet took for numbers, as `lost` finds them: errors of the row, never sent so. */
-function numbersLost(
-  now: PayoutRow,
-  ctx: Pick<RowContext, 'file' | 'fields'>,
-  lost: (field: string, value: string) => Lost | undefined,
-): Problem[] {
+/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
+function digitsStillLost(now: PayoutRow, ctx: Pick<RowContext, 'file' | 'fields'>): Problem[] {
   const fields: Partial<Record<string, string>> = ctx.fields;
   return Object.entries(now.beneficiary as Record<string, unknown>).flatMap(([f, v]) => {
-    const p = typeof v === 'string' ? lost(f, v) : undefined;
-    return p
-      ? [{ ...p, severity: 'error' as const, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value: maskAccount(String(v)) }]
-      : [];
+    if (typeof v !== 'string' || !/^[1-9]\d{14}0+$/.test(v)) return [];
+    const message = `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`;
+    const expected = 'the digits typed again as text (if these are its true digits, clear the errorCode cell)';
+    const code = 'EXCEL_DIGITS_LOST';
+    const value = maskAccount(v);
+    return [{ severity: 'error' as const, code, file: ctx.file, row: now.rowNumber, column: fields[f] ?? f, value, message, expected }];
   });
-}
-
-/** A row the run refused for a workbook number of more than 15 digits, still showing the 15 Excel kept (then zeros): never sent so. */
-function digitsStillLost(f: string, v: string): Lost | undefined {
-  if (!/^[1-9]\d{14}0+$/.test(v)) return undefined;
-  return {
-    code: 'EXCEL_DIGITS_LOST',
-    message: `${f} still holds the 15 digits Excel kept of a longer number, which the run refused: the digits after them were lost`,
-    expected: 'the digits typed again as text (if these are its true digits, clear the errorCode cell)',
-  };
 }
 
 /** The original file's rows by reference (read back from its spill), when unchanged: an unedited row keeps its verdict. */

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import {
   JOURNAL_VERSION,
   applyEvent,
+  resendBegun,
   type BatchHeader,
   type FoldedJournal,
   type JournalLine,
@@ -24,6 +25,8 @@ export interface ResumeReport {
   toSettle: number;
   rejected: number;
   conflicts: number;
+  /** Rows a retry --resend-failed reopened (their failed payout refunded) and stopped before sending again. */
+  resending: number;
   /** Journal lines skipped as torn or unreadable. */
   skippedLines: number;
 }
@@ -89,9 +92,9 @@ const COUNTED: Partial<Record<RowState['phase'], 'created' | 'toSettle' | 'rejec
 };
 
 function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
-  const n = { created: 0, toSettle: 0, rejected: 0, conflicts: 0 };
+  const n = { created: 0, toSettle: 0, rejected: 0, conflicts: 0, resending: 0 };
   for (const s of folded.rows.values()) {
-    const k = COUNTED[s.phase];
+    const k = resendBegun(s) ? 'resending' : COUNTED[s.phase];
     if (k) n[k]++;
   }
   return { resumed, interrupted: folded.interrupted, runs: folded.runs, ...n, skippedLines: skipped };

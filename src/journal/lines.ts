@@ -183,6 +183,9 @@ export interface RowState {
 /** A created payout that failed after creation (refunded by the service), which `retry --resend-failed` may send again. */
 export const isFailedAfterCreation = (status: string | undefined): boolean => status === 'FAILED' || status === 'REJECTED';
 
+/** Reopened by `resend` (its failed payout refunded) and nothing sent since: a resend begun, its new attempt still to go. */
+export const resendBegun = (s: RowState): boolean => s.phase === 'rejected' && !!s.earlier?.length && s.body === undefined;
+
 export interface FoldedJournal {
   header: BatchHeader | undefined;
   rows: Map<string, RowState>;
@@ -328,7 +331,7 @@ function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void 
   s.patchError = undefined;
   s.error = {
     code: `PAYOUT_${p.status}`,
-    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
+    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); not sent again yet: payout-batch retry RESULTS sends it under attempt ${s.attempt + 1}`,
   };
 }
 

@@ -69,6 +69,33 @@ describe('resend only after the refund', () => {
       expect(await allPayouts(sb)).toHaveLength(2);
     });
 
+  it('a failed row edited into an invalid one is kept as it was, not resent, and says why', async () => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 2 });
+    await setStatus(sb, ids[0]!, 'FAILED');
+    await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
+    const table = await readResults(results);
+    table.rows[0]!.cells.sourceAmount = 'ten';
+    await writeResults(results, table);
+    const r = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: results,
+      conn: connectionTo(sb),
+      resendFailed: true,
+    });
+    expect(r.resent).toBe(0);
+    expect(r.notResent).toEqual([
+      expect.objectContaining({
+        rowNumber: 2,
+        payoutId: ids[0],
+        status: 'FAILED',
+        reason: expect.stringMatching(/^the row is not valid as it stands: /),
+      }),
+    ]);
+    expect((await readResults(r.resultsPath)).rows[0]!.result).toMatchObject({ status: 'FAILED', payoutId: ids[0] });
+    expect(await allPayouts(sb)).toHaveLength(2);
+  });
+
   it('folds a resend line only for a failed, refunded payout', () => {
     const payout = { id: 'p1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'GBP', destinationCurrency: 'EUR', documents: 0 };
     const base: JournalLine[] = [

@@ -38,8 +38,9 @@ const command = defineCommand(builder, async (args, io) => {
       named: args.results,
       after: (r) =>
         r.keyProofs.map(proofText).join('') +
-        (args['resend-failed']
-          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
+        (args['resend-failed'] || r.resent
+          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}` +
+            `${args['resend-failed'] ? '' : ', finishing what a retry --resend-failed began'}.\n` +
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
           : ''),
     },

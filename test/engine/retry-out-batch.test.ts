@@ -1,0 +1,30 @@
+// `retry --out` naming the batch file is refused before anything is sent, as `run --results` is: the results would
+// overwrite the file the rows were approved from.
+import { readFileSync } from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { allPayouts, cleanEnv, connectionTo, paidBatch, setStatus, startSb } from '../ops/helpers.ts';
+import { runMain } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+it('retry --resend-failed --out BATCH_FILE: refused (exit 2), nothing sent, the batch file as it was', async () => {
+  sb = await startSb();
+  const { dir, file, results, ids } = await paidBatch(sb, { rows: 2 });
+  await setStatus(sb, ids[0]!, 'FAILED');
+  await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
+  const before = readFileSync(file, 'utf8');
+  const r = await runMain(['retry', results, '--resend-failed', '--out', file, '--base-url', sb.url, '--yes'], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
+  expect(r.code, r.stdout).toBe(2);
+  expect(r.stderr).toContain(`--out ${file}: that is the batch file; name another results file`);
+  expect(readFileSync(file, 'utf8')).toBe(before);
+  expect(await allPayouts(sb)).toHaveLength(2);
+});
