@@ -85,8 +85,15 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   // (as `run --results` refuses: the results written over the file the rows were approved from)
-  if (o.resultsPath && resolve(o.resultsPath) === batchFileNow(header.file, resultsFile))
-    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath, `--out ${o.resultsPath}: that is the batch file; name another results file`);
+  const out = o.resultsPath && resolve(o.resultsPath);
+  if (out === batchFileNow(header.file, resultsFile))
+    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is the batch file; name another results file`);
+  if (out === resolve(resultsFile))
+    throw new ResultsError(
+      'BAD_RESULTS_PATH',
+      o.resultsPath!,
+      `--out ${o.resultsPath}: that is the results file this retry reads; name another file`,
+    );
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
   const session = await reservedSession(batch, folded.rows, {
     ...o,

@@ -28,3 +28,18 @@ it('retry --resend-failed --out BATCH_FILE: refused (exit 2), nothing sent, the 
   expect(readFileSync(file, 'utf8')).toBe(before);
   expect(await allPayouts(sb)).toHaveLength(2);
 });
+
+it('retry --out RESULTS (the file it reads): refused naming --out and the results file, not "--results … the batch file"', async () => {
+  sb = await startSb();
+  const { dir, results, ids } = await paidBatch(sb, { rows: 2 });
+  await setStatus(sb, ids[0]!, 'FAILED');
+  await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
+  const r = await runMain(['retry', results, '--resend-failed', '--out', results, '--base-url', sb.url, '--yes'], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
+  expect(r.code, r.stdout).toBe(2);
+  expect(r.stderr).toContain(`--out ${results}: that is the results file this retry reads`);
+  expect(r.stderr).not.toContain('--results');
+  expect(await allPayouts(sb)).toHaveLength(2);
+});
