@@ -41,7 +41,10 @@ const command = defineCommand(builder, async (args, io) => {
         (args['resend-failed'] || r.resent
           ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}` +
             `${args['resend-failed'] ? '' : ', finishing what a retry --resend-failed began'}.\n` +
-            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
+            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('') +
+            (r.resent || r.notResent.length
+              ? ''
+              : `  no row of ${r.resultsPath} is known FAILED or REJECTED yet: run payout-batch status ${r.resultsPath} first.\n`)
           : ''),
     },
   );
