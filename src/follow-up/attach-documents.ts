@@ -15,7 +15,8 @@ import { sniffDocumentType } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import { applyStatus, type ApplyResult } from './apply-status.ts';
+import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
+import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
 
@@ -80,7 +81,7 @@ export async function payoutIdOf(
 }
 
 /** `shownAs`: the path, or the paths merged into it. */
-type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string };
+type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string; sha256: string };
 
 async function loadFile(path: string): Promise<LoadedFile> {
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
@@ -92,7 +93,7 @@ async function loadFile(path: string): Promise<LoadedFile> {
   const bytes = new Uint8Array(await readFile(path));
   const contentType = sniffDocumentType(bytes.subarray(0, 16));
   if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE');
-  return { shownAs: path, bytes, contentType, filename: basename(path) };
+  return { shownAs: path, bytes, contentType, filename: basename(path), sha256: sha256Hex(bytes) };
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
@@ -100,7 +101,7 @@ async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<Lo
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
     throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const filename = `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
-  return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
+  return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + '), sha256: sha256Hex(bytes) };
 }
 
 export async function attachDocuments(o: AttachOptions) {
@@ -109,7 +110,7 @@ export async function attachDocuments(o: AttachOptions) {
   for (const f of o.files) {
     const file = await loadFile(f);
     // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
-    if (!files.some((x) => Buffer.compare(x.bytes, file.bytes) === 0)) files.push(file);
+    if (!files.some((x) => x.sha256 === file.sha256)) files.push(file);
   }
 
   let payout: PayoutAnswer;
@@ -131,8 +132,22 @@ export async function attachDocuments(o: AttachOptions) {
       `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${payout.status}. Nothing was uploaded.`,
       'INVALID_PAYOUT_STATUS',
     );
-  const have = payout.supportingDocuments?.length ?? 0;
-  const adding = o.merge ? 1 : files.length;
+  // The account's journals know each document uploaded (its documentUrl by the sha256 of its bytes), passed again to any payout
+  // (spec §4.6: stable); the payout's own list says which it holds, whoever attached them: none is attached twice.
+  const folds = await foldAll(o.ledgers ?? []);
+  const held = new Map((payout.supportingDocuments ?? []).flatMap((d) => (d.url ? [[d.url, d] as const] : [])));
+  // (two batches upload the same bytes under two documentUrls: the one this payout holds, if any)
+  const known = new Map<string, string>();
+  for (const [sha256, url] of folds.flatMap((b) => [...b.folded.uploads])) if (!held.has(known.get(sha256) ?? '')) known.set(sha256, url);
+  const isHeld = (f: LoadedFile) => held.has(known.get(f.sha256) ?? '');
+  const parts = files.filter((f) => !isHeld(f));
+  const sending = o.merge && parts.length > 1 ? [await mergedFile(parts, payout)] : parts;
+  const already = [...files, ...sending].filter(isHeld).map((f) => {
+    const d: { url?: string; uploadedAt?: unknown } = held.get(known.get(f.sha256)!)!;
+    return { file: f.shownAs, documentUrl: d.url!, uploadedAt: typeof d.uploadedAt === 'string' ? d.uploadedAt : undefined };
+  });
+  const toAttach = sending.filter((f) => !isHeld(f));
+  const [have, adding] = [payout.supportingDocuments?.length ?? 0, toAttach.length];
   if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {
     const room = MAX_DOCUMENTS_PER_PAYOUT - have;
     throw new AttachRefused(
@@ -144,26 +159,36 @@ export async function attachDocuments(o: AttachOptions) {
     );
   }
 
-  const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
-  const uploaded: { file: string; documentUrl: string; requestId: string }[] = [];
-  for (const f of toUpload) {
-    const r = await o.client.uploadDocument(f);
-    uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
-    log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
-  }
+  const home = folds.find((b) => [...b.folded.rows.values()].some((s) => s.payout?.id === payout.id));
+  const upload = async (f: LoadedFile) => {
+    const { documentUrl, requestId } = await o.client.uploadDocument(f);
+    log?.info({ file: f.filename, requestId }, 'document uploaded');
+    // durable before the PATCH: a run after a crash finds it on the payout, never uploads nor attaches it again
+    if (home) {
+      appendLines(home.ledger, home.batchId, [{ t: 'doc', sha256: f.sha256, url: documentUrl }], { sync: true });
+      await home.ledger.flush();
+    }
+    return { documentUrl, requestId };
+  };
+  /** Attached by this run; `requestId`: uploaded by it (none: a documentUrl the account's journals hold). */
+  const uploaded: { file: string; documentUrl: string; requestId?: string }[] = [];
+  for (const f of toAttach)
+    uploaded.push({ file: f.shownAs, ...(known.has(f.sha256) ? { documentUrl: known.get(f.sha256)! } : await upload(f)) });
   const urls = uploaded.map((u) => u.documentUrl);
-  const response = await o.client.patchDocuments(payout.id, urls);
-  log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
+  const response = urls.length ? await o.client.patchDocuments(payout.id, urls) : undefined;
+  if (response) log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
   // the FILE information requests these documents answer
   const answers =
-    payout.status === 'ADDITIONAL_INFO_REQUIRED'
+    payout.status === 'ADDITIONAL_INFO_REQUIRED' && urls.length
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
       : [];
   return {
     payout,
     uploaded,
-    response,
-    merged: toUpload.length === 1 && files.length > 1,
+    already,
+    totalDocuments: response?.totalDocuments ?? have,
+    /** How many files were merged into the one PDF attached (0: none). */
+    merged: toAttach.length === 1 && parts.length > 1 ? parts.length : 0,
     answers,
     results: await recordStatus(o, payout.id),
   };

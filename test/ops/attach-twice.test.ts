@@ -4,6 +4,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { connectionTo, paidBatch, sampleDoc, startSb } from './helpers.ts';
 
 describe('attach with the same document named twice', () => {
@@ -15,7 +16,31 @@ describe('attach with the same document named twice', () => {
       await copyFile(sampleDoc(), copy);
       const r = await attachDocuments({ client: connectionTo(sb).client, payoutId: b.ids[0]!, files: [sampleDoc(), copy, sampleDoc()] });
       expect(r.uploaded).toHaveLength(1);
-      expect(r.response.totalDocuments).toBe(1);
+      expect(r.totalDocuments).toBe(1);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('killed after the PATCH, before anything else: run again, the document is found attached, never uploaded or attached twice', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const o = { payoutId: b.ids[0]!, files: [sampleDoc()], ledgers: [ledgerOf(connectionTo(sb))] };
+      const killed = connectionTo(sb).client;
+      const patch = killed.patchDocuments.bind(killed);
+      killed.patchDocuments = async (id, urls) => {
+        await patch(id, urls);
+        throw new Error('killed after the PATCH');
+      };
+      await expect(attachDocuments({ ...o, client: killed })).rejects.toThrow('killed after the PATCH');
+      const sent = sb.requestLog().filter((r) => ['uploadUrl', 'storagePut', 'patchDocuments'].includes(r.route)).length;
+
+      const r = await attachDocuments({ ...o, client: connectionTo(sb).client });
+      expect(r.uploaded).toEqual([]);
+      expect(r.already).toMatchObject([{ file: sampleDoc() }]);
+      expect(sb.requestLog().filter((r) => ['uploadUrl', 'storagePut', 'patchDocuments'].includes(r.route)).length).toBe(sent);
+      expect(r.totalDocuments).toBe(1);
     } finally {
       await sb.close();
     }

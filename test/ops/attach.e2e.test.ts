@@ -1,7 +1,7 @@
 // `attach PAYOUT_ID FILE...` against the sandbox over real HTTP: answers a FILE request, keeps the
 // status rule (the service's INVALID_PAYOUT_STATUS shown plainly) and the 5-document cap.
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
@@ -18,7 +18,7 @@ const uploads = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'u
 const patches = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'patchDocuments').length;
 async function payout(s: LocalSandbox, id: string) {
   const r = await fetch(`${s.url}/v1/payout-api/payouts/${id}`, { headers: { 'x-api-key': KEY } });
-  return bare<{ status: string; statusDetail?: string; supportingDocuments: unknown[] }>(await r.json());
+  return bare<{ status: string; statusDetail?: string; supportingDocuments: { url: string }[] }>(await r.json());
 }
 
 describe('payout-batch attach', () => {
@@ -62,6 +62,29 @@ describe('payout-batch attach', () => {
     const retry = await runCli(['retry', results, ...conn, '--yes'], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     expect(retry.stdout + retry.stderr).not.toContain('waiting for information');
+  });
+
+  it('run again with the same document under another name: already attached, nothing uploaded or PATCHed; another payout reuses its documentUrl', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 2 });
+    const copy = join(dir, 'the same invoice.pdf');
+    copyFileSync(sampleDoc(), copy);
+    const attach = (id: string, file: string) => runCli(['attach', id, file, '--base-url', sb!.url], { cwd: dir, env: cleanEnv() });
+    expect((await attach(ids[0]!, sampleDoc())).code).toBe(0);
+    const [url] = (await payout(sb, ids[0]!)).supportingDocuments.map((d) => d.url);
+    const [uploaded, patched] = [uploads(sb), patches(sb)];
+
+    const again = await attach(ids[0]!, copy);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`${copy} is attached already (uploaded `);
+    expect(again.stdout).toContain(`${url}); nothing was sent`);
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
+    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
+
+    const other = await attach(ids[1]!, copy);
+    expect(other.code, other.stderr).toBe(0);
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched + 1]);
+    expect((await payout(sb, ids[1]!)).supportingDocuments.map((d) => d.url)).toEqual([url]);
   });
 
   /** A payout that is SUCCESSFUL (final): documents can no longer be added. */

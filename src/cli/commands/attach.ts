@@ -41,14 +41,22 @@ export default defineCommand(builder, (args, io: CliIO) =>
           payoutId: r.payout.id,
           status: r.payout.status,
           uploaded: r.uploaded,
-          totalDocuments: r.response.totalDocuments,
-          merged: r.merged,
+          alreadyAttached: r.already,
+          totalDocuments: r.totalDocuments,
+          merged: r.merged > 0,
           ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
         });
       } else {
         io.stdout.write(
-          `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
-            `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
+          r.already
+            .map(
+              (a) => `${a.file} is attached already (uploaded ${a.uploadedAt ?? 'before'}, ${a.documentUrl}); nothing was sent for it.\n`,
+            )
+            .join('') +
+            (r.uploaded.length
+              ? `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${r.merged} files merged into one PDF)` : ''} ` +
+                `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.totalDocuments} of 5.\n`
+              : `${r.payout.payoutRef} (${r.payout.status}) has ${r.totalDocuments} of 5 documents.\n`) +
             (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
             (r.answers.length
               ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
