@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { plural } from '../text.ts';
-import { mergeToPdf } from '../engine/upload-documents.ts';
+import { mergeToPdf, RowStepError } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
@@ -97,7 +97,9 @@ async function loadFile(path: string): Promise<LoadedFile> {
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
-  const bytes = await mergeToPdf(files);
+  const bytes = await mergeToPdf(files).catch((e: unknown) => {
+    throw e instanceof RowStepError ? new AttachRefused(`${e.message}. Nothing was uploaded.`, 'BAD_FILE') : e;
+  });
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
     throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const filename = `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
