@@ -2,7 +2,6 @@
 // before any upload (`force` sends anyway, `merge` makes one PDF); then the payout's new status
 // (under review: spec §3) goes to its results file and journal, so `retry` and `status` count it.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -11,7 +10,7 @@ import { plural } from '../text.ts';
 import { mergeToPdf, RowStepError } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
-import { sniffDocumentType } from '../validation/document-files.ts';
+import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
@@ -84,16 +83,11 @@ export async function payoutIdOf(
 type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string; sha256: string };
 
 async function loadFile(path: string): Promise<LoadedFile> {
-  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
-    throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE');
-  });
-  if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE');
-  if (st.size > MAX_DOCUMENT_BYTES)
-    throw new AttachRefused(`${path}: ${st.size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
-  const bytes = new Uint8Array(await readFile(path));
-  const contentType = sniffDocumentType(bytes.subarray(0, 16));
-  if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE');
-  return { shownAs: path, bytes, contentType, filename: basename(path), sha256: sha256Hex(bytes) };
+  const r = checkDocumentFile(path);
+  if (!r.ok) throw new AttachRefused(r.message, 'BAD_FILE');
+  const f = await readDocumentForUpload(path, r.fingerprint);
+  if (!f.ok) throw new AttachRefused(f.message, 'BAD_FILE');
+  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: basename(path), sha256: r.fingerprint.sha256 };
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
@@ -108,26 +102,17 @@ async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<Lo
 
 export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
-  const files: LoadedFile[] = [];
-  for (const f of o.files) {
-    const file = await loadFile(f);
-    // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
-    if (!files.some((x) => x.sha256 === file.sha256)) files.push(file);
-  }
+  // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
+  const files = (await Promise.all(o.files.map(loadFile))).filter((f, i, all) => all.findIndex((x) => x.sha256 === f.sha256) === i);
 
-  let payout: PayoutAnswer;
-  try {
-    payout = await o.client.getPayout(o.payoutId);
-  } catch (e) {
-    if (e instanceof PayoutApiError && e.status === 404) {
-      throw new AttachRefused(
-        `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
-          'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
-        'PAYOUT_NOT_FOUND',
-      );
-    }
-    throw e;
-  }
+  const payout = await o.client.getPayout(o.payoutId).catch((e: unknown) => {
+    if (!(e instanceof PayoutApiError) || e.status !== 404) throw e;
+    throw new AttachRefused(
+      `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
+        'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
+      'PAYOUT_NOT_FOUND',
+    );
+  });
   const log = o.logger?.child({ payoutId: payout.id, payoutRef: payout.payoutRef });
   if (isFinalStatus(payout.status) && !o.force)
     throw new AttachRefused(

@@ -19,6 +19,8 @@ const builder = (y: Argv) =>
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));
 
+const alreadyText = (a: { file: string; documentUrl: string; uploadedAt?: string }) =>
+  `${a.file} is attached already (uploaded ${a.uploadedAt ?? 'before'}, ${a.documentUrl}); nothing was sent for it.\n`;
 const changeText = (c: RowChange) => `row ${c.rowNumber} is ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`;
 
 export default defineCommand(builder, (args, io: CliIO) =>
@@ -48,11 +50,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
         });
       } else {
         io.stdout.write(
-          r.already
-            .map(
-              (a) => `${a.file} is attached already (uploaded ${a.uploadedAt ?? 'before'}, ${a.documentUrl}); nothing was sent for it.\n`,
-            )
-            .join('') +
+          r.already.map(alreadyText).join('') +
             (r.uploaded.length
               ? `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${r.merged} files merged into one PDF)` : ''} ` +
                 `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.totalDocuments} of 5.\n`
