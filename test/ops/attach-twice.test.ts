@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
+import { readResults } from '../../src/results/results.ts';
 import { connectionTo, paidBatch, sampleDoc, startSb } from './helpers.ts';
 
 describe('attach with the same document named twice', () => {
@@ -41,6 +42,24 @@ describe('attach with the same document named twice', () => {
       expect(r.already).toMatchObject([{ file: sampleDoc() }]);
       expect(sb.requestLog().filter((r) => ['uploadUrl', 'storagePut', 'patchDocuments'].includes(r.route)).length).toBe(sent);
       expect(r.totalDocuments).toBe(1);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('the document two batches uploaded under two documentUrls, each payout holding its own: attached already, to both', async () => {
+    const sb = await startSb();
+    try {
+      const batches = [
+        await paidBatch(sb, { rows: 1, documentsEvery: 1, prefix: 'A' }),
+        await paidBatch(sb, { rows: 1, documentsEvery: 1, prefix: 'B', amount: () => '12.34' }),
+      ];
+      const doc = (await readResults(batches[0]!.results)).rows[0]!.cells.documents!;
+      const ledgers = [ledgerOf(connectionTo(sb))];
+      for (const b of batches) {
+        const r = await attachDocuments({ client: connectionTo(sb).client, payoutId: b.ids[0]!, files: [doc], ledgers });
+        expect([r.uploaded, r.totalDocuments]).toEqual([[], 1]);
+      }
     } finally {
       await sb.close();
     }
