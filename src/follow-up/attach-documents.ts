@@ -164,9 +164,9 @@ export async function attachDocuments(o: AttachOptions) {
   const urls = uploaded.map((u) => u.documentUrl);
   const response = urls.length ? await o.client.patchDocuments(payout.id, urls) : undefined;
   if (response) log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
-  // the FILE information requests these documents answer
-  const answers =
-    payout.status === 'ADDITIONAL_INFO_REQUIRED' && urls.length
+  // the FILE information requests these documents answer; none sent: the service holds them all, the requests stay open
+  const requests =
+    payout.status === 'ADDITIONAL_INFO_REQUIRED'
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
       : [];
   return {
@@ -176,7 +176,8 @@ export async function attachDocuments(o: AttachOptions) {
     totalDocuments: response?.totalDocuments ?? have,
     /** How many files were merged into the one PDF attached (0: none). */
     merged: toAttach.length === 1 && parts.length > 1 ? parts.length : 0,
-    answers,
+    answers: urls.length ? requests : [],
+    stillAsks: urls.length ? [] : requests,
     results: await recordStatus(o, payout.id),
   };
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults } from '../../src/results/results.ts';
-import { connectionTo, paidBatch, sampleDoc, startSb } from './helpers.ts';
+import { connectionTo, paidBatch, sampleDoc, setStatus, startSb } from './helpers.ts';
 
 describe('attach with the same document named twice', () => {
   it('uploads and attaches it once', async () => {
@@ -60,6 +60,20 @@ describe('attach with the same document named twice', () => {
         const r = await attachDocuments({ client: connectionTo(sb).client, payoutId: b.ids[0]!, files: [doc], ledgers });
         expect([r.uploaded, r.totalDocuments]).toEqual([[], 1]);
       }
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('the document asked for is attached already: nothing sent, and the request is said to be still open', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const o = { client: connectionTo(sb).client, payoutId: b.ids[0]!, files: [sampleDoc()], ledgers: [ledgerOf(connectionTo(sb))] };
+      await attachDocuments(o);
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
+      const r = await attachDocuments(o);
+      expect([r.uploaded, r.answers, r.stillAsks]).toEqual([[], [], ['Invoice']]);
     } finally {
       await sb.close();
     }

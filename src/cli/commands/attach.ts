@@ -44,6 +44,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
           status: r.payout.status,
           uploaded: r.uploaded,
           alreadyAttached: r.already,
+          stillAsks: r.stillAsks,
           totalDocuments: r.totalDocuments,
           merged: r.merged > 0,
           ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
@@ -55,6 +56,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
               ? `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${r.merged} files merged into one PDF)` : ''} ` +
                 `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.totalDocuments} of 5.\n`
               : `${r.payout.payoutRef} (${r.payout.status}) has ${r.totalDocuments} of 5 documents.\n`) +
+            (r.stillAsks.length ? `It still asks for ${r.stillAsks.join('; ')}: attach a file it does not hold yet.\n` : '') +
             (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
             (r.answers.length
               ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
