@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb, workDir, writeBatch } from './helpers.ts';
 import { readResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 
@@ -85,6 +85,23 @@ describe('payout-batch attach', () => {
     expect(other.code, other.stderr).toBe(0);
     expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched + 1]);
     expect((await payout(sb, ids[1]!)).supportingDocuments.map((d) => d.url)).toEqual([url]);
+  });
+
+  it('a batch run with --state-dir: attach --state-dir finds its payout by reference, and runs again sending nothing', async () => {
+    sb = await startSb();
+    const dir = await workDir('pb-ops-');
+    await writeBatch(dir, 'kept.csv', { rows: 1, prefix: 'KEPT' });
+    const cli = (args: string[]) =>
+      runCli([...args, '--base-url', sb!.url, '--state-dir', join(dir, 'kept-state')], { cwd: dir, env: cleanEnv() });
+    const run = await cli(['run', 'kept.csv', '--yes']);
+    expect(run.code, run.stderr).toBe(0);
+    const first = await cli(['attach', 'KEPT-0001', sampleDoc()]);
+    expect(first.code, first.stderr).toBe(0);
+    const [uploaded, patched] = [uploads(sb), patches(sb)];
+    const again = await cli(['attach', 'KEPT-0001', sampleDoc()]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('is attached already');
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
   });
 
   /** A payout that is SUCCESSFUL (final): documents can no longer be added. */

@@ -5,10 +5,8 @@ import { defineCommand, flag, plural, printJson, serviceAnswer, str, strs, type 
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
-import { defaultStateDir } from '../../client/quota.ts';
-import { ledgerOf } from '../../ledger/open.ts';
 import type { RowChange } from '../../follow-up/apply-status.ts';
-import { connectionOptions, withConnection } from '../options.ts';
+import { connectionOptions, stateLedgers, withConnection } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -16,6 +14,7 @@ const builder = (y: Argv) =>
     .positional('files', { ...strs('PDF, JPEG or PNG files, at most 10 MB each'), demandOption: true })
     .option('results', str('The results file whose row names the payout (by payoutId, payoutRef or reference)'))
     .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
+    .option('state-dir', strs('State folders whose journals may hold the payout, as given to `run` (default: the per-user one)'))
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));
 
@@ -26,7 +25,7 @@ const changeText = (c: RowChange) => `row ${c.rowNumber} is ${c.to}${c.statusDet
 export default defineCommand(builder, (args, io: CliIO) =>
   withConnection(args, io, 'attach', async (conn, logger) => {
     try {
-      const ledgers = [ledgerOf(conn, { root: defaultStateDir(io.env) })];
+      const { ledgers } = stateLedgers(args, io, conn);
       const found = await payoutIdOf(args.payout, { ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}), ledgers });
       const r = await attachDocuments({
         client: conn.client,
