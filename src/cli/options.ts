@@ -115,11 +115,16 @@ export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string)
     .positional('results', { type: 'string', demandOption: true, describe })
     .option('state-dir', strs(`${stateDirs} (default: the per-user one)`));
 
-/** The ledgers of --state-dir and of the per-user state folder, and the results file as named or by its batch id. */
-export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
+/** The ledgers of --state-dir (status, reconcile, attach) and of the per-user state folder. */
+export function stateLedgers(args: { 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
   stateDirs.forEach(refuseUnsafeStateFolder);
-  const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
+  return { stateDirs, ledgers: [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root })) };
+}
+
+/** stateLedgers, and the results file as named or by its batch id. */
+export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
+  const { stateDirs, ledgers } = stateLedgers(args, io, conn);
   return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? args.results };
 }
 

@@ -2,9 +2,7 @@
 // payout first and sends only the URLs it lacks: never more than 5 (§8), none in a final status (§3); a resent PATCH adds nothing twice.
 import type { PayoutClient } from '../client/client.ts';
 import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/lines.ts';
-import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
-
-const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
+import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 
 interface DocumentFinisherOptions {
   client: PayoutClient;
@@ -25,7 +23,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
     if (!want.length || !p) return;
     const ref = s.ref;
     const failed = (error: ErrorSnapshot) => o.journal({ t: 'patch-failed', ref, payoutId: p.id, error, at: o.at() });
-    if (FINAL.has(p.status)) {
+    if (isFinalStatus(p.status)) {
       if (!s.patchError) failed({ code: 'INVALID_PAYOUT_STATUS', message: finalMessage(p.status) });
       return;
     }
@@ -53,7 +51,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
         o.journal({ t: 'patched', ref, payoutId: p.id, documents: [], at: o.at() });
         return;
       }
-      if (FINAL.has(read.status)) return failed({ code: 'INVALID_PAYOUT_STATUS', message: finalMessage(read.status) });
+      if (isFinalStatus(read.status)) return failed({ code: 'INVALID_PAYOUT_STATUS', message: finalMessage(read.status) });
     }
     if (held + missing.length > MAX_DOCUMENTS_PER_PAYOUT) {
       return failed({

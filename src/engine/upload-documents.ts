@@ -59,13 +59,19 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
 }
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
-export async function mergeToPdf(files: Pick<UploadFile, 'bytes' | 'contentType'>[]): Promise<Uint8Array> {
+export async function mergeToPdf(files: UploadFile[]): Promise<Uint8Array> {
   // (lazy: pdf-lib is a third of every command's start-up; `default`: esbuild's CommonJS chunk)
   const { PDFDocument } = (await import('pdf-lib')).default;
   const out = await PDFDocument.create();
   for (const f of files) {
     if (f.contentType === 'application/pdf') {
       const src = await PDFDocument.load(f.bytes, { ignoreEncryption: true });
+      // (pdf-lib cannot decrypt: the pages of an encrypted PDF, even one that opens without a password, would be copied blank)
+      if (src.isEncrypted)
+        throw new RowStepError(
+          'DOCUMENT_ENCRYPTED',
+          `"${f.filename}" is an encrypted PDF: merged, its pages would come out blank; send it without merging, or a copy without protection`,
+        );
       for (const page of await out.copyPages(src, src.getPageIndices())) out.addPage(page);
     } else {
       const img = f.contentType === 'image/png' ? await out.embedPng(f.bytes) : await out.embedJpg(f.bytes);

@@ -264,11 +264,11 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
   });
 }
 
-export function appendLines(ledger: Ledger, batchId: string, lines: readonly JournalEvent[]): void {
+export function appendLines(ledger: Ledger, batchId: string, lines: readonly JournalEvent[], options?: { sync?: boolean }): void {
   if (!lines.length) return;
   const w = ledger.open(batchId);
   try {
-    for (const l of lines) w.append(l);
+    for (const l of lines) w.append(l, options);
   } finally {
     w.close();
   }

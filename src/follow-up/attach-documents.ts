@@ -2,20 +2,20 @@
 // before any upload (`force` sends anyway, `merge` makes one PDF); then the payout's new status
 // (under review: spec §3) goes to its results file and journal, so `retry` and `status` count it.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { plural } from '../text.ts';
-import { mergeToPdf } from '../engine/upload-documents.ts';
+import { mergeToPdf, RowStepError } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
-import { sniffDocumentType } from '../validation/document-files.ts';
+import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import { applyStatus, type ApplyResult } from './apply-status.ts';
+import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
+import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
 
@@ -80,59 +80,61 @@ export async function payoutIdOf(
 }
 
 /** `shownAs`: the path, or the paths merged into it. */
-type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string };
+type LoadedFile = Parameters<PayoutClient['uploadDocument']>[0] & { shownAs: string; sha256: string };
 
 async function loadFile(path: string): Promise<LoadedFile> {
-  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
-    throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE');
-  });
-  if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE');
-  if (st.size > MAX_DOCUMENT_BYTES)
-    throw new AttachRefused(`${path}: ${st.size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
-  const bytes = new Uint8Array(await readFile(path));
-  const contentType = sniffDocumentType(bytes.subarray(0, 16));
-  if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE');
-  return { shownAs: path, bytes, contentType, filename: basename(path) };
+  const r = checkDocumentFile(path);
+  if (!r.ok) throw new AttachRefused(r.message, 'BAD_FILE');
+  const f = await readDocumentForUpload(path, r.fingerprint);
+  if (!f.ok) throw new AttachRefused(f.message, 'BAD_FILE');
+  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: basename(path), sha256: r.fingerprint.sha256 };
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
-  const bytes = await mergeToPdf(files);
+  const bytes = await mergeToPdf(files).catch((e: unknown) => {
+    throw e instanceof RowStepError ? new AttachRefused(`${e.message}. Nothing was uploaded.`, 'BAD_FILE') : e;
+  });
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
     throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const filename = `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
-  return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
+  return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + '), sha256: sha256Hex(bytes) };
 }
 
 export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
-  const files: LoadedFile[] = [];
-  for (const f of o.files) {
-    const file = await loadFile(f);
-    // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
-    if (!files.some((x) => Buffer.compare(x.bytes, file.bytes) === 0)) files.push(file);
-  }
+  // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
+  const files = (await Promise.all(o.files.map(loadFile))).filter((f, i, all) => all.findIndex((x) => x.sha256 === f.sha256) === i);
 
-  let payout: PayoutAnswer;
-  try {
-    payout = await o.client.getPayout(o.payoutId);
-  } catch (e) {
-    if (e instanceof PayoutApiError && e.status === 404) {
-      throw new AttachRefused(
-        `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
-          'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
-        'PAYOUT_NOT_FOUND',
-      );
-    }
-    throw e;
-  }
+  const payout = await o.client.getPayout(o.payoutId).catch((e: unknown) => {
+    if (!(e instanceof PayoutApiError) || e.status !== 404) throw e;
+    throw new AttachRefused(
+      `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
+        'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
+      'PAYOUT_NOT_FOUND',
+    );
+  });
   const log = o.logger?.child({ payoutId: payout.id, payoutRef: payout.payoutRef });
   if (isFinalStatus(payout.status) && !o.force)
     throw new AttachRefused(
       `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${payout.status}. Nothing was uploaded.`,
       'INVALID_PAYOUT_STATUS',
     );
-  const have = payout.supportingDocuments?.length ?? 0;
-  const adding = o.merge ? 1 : files.length;
+  // The account's journals know each document uploaded (its documentUrl by the sha256 of its bytes), passed again to any payout
+  // (spec §4.6: stable); the payout's own list says which it holds, whoever attached them: none is attached twice.
+  const folds = await foldAll(o.ledgers ?? []);
+  const held = new Map((payout.supportingDocuments ?? []).flatMap((d) => (d.url ? [[d.url, d] as const] : [])));
+  // (two batches upload the same bytes under two documentUrls: the one this payout holds, if any)
+  const known = new Map<string, string>();
+  for (const [sha256, url] of folds.flatMap((b) => [...b.folded.uploads])) if (!held.has(known.get(sha256) ?? '')) known.set(sha256, url);
+  const isHeld = (f: LoadedFile) => held.has(known.get(f.sha256) ?? '');
+  const parts = files.filter((f) => !isHeld(f));
+  const sending = o.merge && parts.length > 1 ? [await mergedFile(parts, payout)] : parts;
+  const already = [...files, ...sending].filter(isHeld).map((f) => {
+    const d: { url?: string; uploadedAt?: unknown } = held.get(known.get(f.sha256)!)!;
+    return { file: f.shownAs, documentUrl: d.url!, uploadedAt: typeof d.uploadedAt === 'string' ? d.uploadedAt : undefined };
+  });
+  const toAttach = sending.filter((f) => !isHeld(f));
+  const [have, adding] = [payout.supportingDocuments?.length ?? 0, toAttach.length];
   if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {
     const room = MAX_DOCUMENTS_PER_PAYOUT - have;
     throw new AttachRefused(
@@ -144,27 +146,38 @@ export async function attachDocuments(o: AttachOptions) {
     );
   }
 
-  const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
-  const uploaded: { file: string; documentUrl: string; requestId: string }[] = [];
-  for (const f of toUpload) {
-    const r = await o.client.uploadDocument(f);
-    uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
-    log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
-  }
+  const home = folds.find((b) => [...b.folded.rows.values()].some((s) => s.payout?.id === payout.id));
+  const upload = async (f: LoadedFile) => {
+    const { documentUrl, requestId } = await o.client.uploadDocument(f);
+    log?.info({ file: f.filename, requestId }, 'document uploaded');
+    // durable before the PATCH: a run after a crash finds it on the payout, never uploads nor attaches it again
+    if (home) {
+      appendLines(home.ledger, home.batchId, [{ t: 'doc', sha256: f.sha256, url: documentUrl }], { sync: true });
+      await home.ledger.flush();
+    }
+    return { documentUrl, requestId };
+  };
+  /** Attached by this run; `requestId`: uploaded by it (none: a documentUrl the account's journals hold). */
+  const uploaded: { file: string; documentUrl: string; requestId?: string }[] = [];
+  for (const f of toAttach)
+    uploaded.push({ file: f.shownAs, ...(known.has(f.sha256) ? { documentUrl: known.get(f.sha256)! } : await upload(f)) });
   const urls = uploaded.map((u) => u.documentUrl);
-  const response = await o.client.patchDocuments(payout.id, urls);
-  log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
-  // the FILE information requests these documents answer
-  const answers =
+  const response = urls.length ? await o.client.patchDocuments(payout.id, urls) : undefined;
+  if (response) log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
+  // the FILE information requests these documents answer; none sent: the service holds them all, the requests stay open
+  const requests =
     payout.status === 'ADDITIONAL_INFO_REQUIRED'
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
       : [];
   return {
     payout,
     uploaded,
-    response,
-    merged: toUpload.length === 1 && files.length > 1,
-    answers,
+    already,
+    totalDocuments: response?.totalDocuments ?? have,
+    /** How many files were merged into the one PDF attached (0: none). */
+    merged: toAttach.length === 1 && parts.length > 1 ? parts.length : 0,
+    answers: urls.length ? requests : [],
+    stillAsks: urls.length ? [] : requests,
     results: await recordStatus(o, payout.id),
   };
 }

@@ -99,6 +99,8 @@ export interface Ledger {
   /** A batch's lines from position `from` (0: the first), in order, as they are now. */
   read(batchId: string, onEvent: (e: JournalEvent) => void, from?: number): Promise<LinesRead>;
   open(batchId: string): JournalAppender;
+  /** Once every line appended is durable (a file ledger's are, synced when appended); throws when one could not be written. */
+  flush(): Promise<void>;
   /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
   /** Sent without approval on the UTC `day` (a team ledger: its database's day); `take`: recorded under the lock unless past `take.above`. */

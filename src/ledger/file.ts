@@ -117,6 +117,8 @@ export class FileLedger implements Ledger {
     return JournalWriter.open(this.journalOf(batchId));
   }
 
+  async flush(): Promise<void> {}
+
   /** Waits up to a minute for another process; a dead holder on this host is known from the process table, never by age. */
   private locked<T>(job: () => T | Promise<T>): Promise<T> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });

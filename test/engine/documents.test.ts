@@ -84,11 +84,27 @@ describe('documents of a row', () => {
     a.addPage();
     const pdf = await a.save();
     const files = [
-      { bytes: pdf, contentType: 'application/pdf' as const },
-      { bytes: new Uint8Array(PNG), contentType: 'image/png' as const },
+      { bytes: pdf, contentType: 'application/pdf' as const, filename: 'a.pdf' },
+      { bytes: new Uint8Array(PNG), contentType: 'image/png' as const, filename: 'scan.png' },
     ];
     const merged = await mergeToPdf(files);
     expect((await PDFDocument.load(merged)).getPageCount()).toBe(3);
     expect(Buffer.from(await mergeToPdf(files)).equals(Buffer.from(merged))).toBe(true);
+  });
+
+  it('mergeToPdf refuses an encrypted PDF, naming it: pdf-lib cannot decrypt, its pages would be copied blank', async () => {
+    const a = await PDFDocument.create();
+    a.addPage();
+    const plain = Buffer.from(await a.save({ useObjectStreams: false })).toString('latin1');
+    // (an owner-password PDF, that opens without a password, names its /Encrypt dictionary in the trailer)
+    const encrypted = plain.replace('trailer\n<<', 'trailer\n<<\n/Encrypt << /Filter /Standard /V 1 /R 2 /P -4 /O <00> /U <00> >>');
+    const files = [
+      { bytes: new Uint8Array(PNG), contentType: 'image/png' as const, filename: 'scan.png' },
+      { bytes: Buffer.from(encrypted, 'latin1'), contentType: 'application/pdf' as const, filename: 'statement.pdf' },
+    ];
+    await expect(mergeToPdf(files)).rejects.toMatchObject({
+      code: 'DOCUMENT_ENCRYPTED',
+      message: expect.stringContaining('"statement.pdf" is an encrypted PDF'),
+    });
   });
 });

@@ -1,10 +1,10 @@
 // `attach PAYOUT_ID FILE...` against the sandbox over real HTTP: answers a FILE request, keeps the
 // status rule (the service's INVALID_PAYOUT_STATUS shown plainly) and the 5-document cap.
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb, workDir, writeBatch } from './helpers.ts';
 import { readResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 
@@ -18,7 +18,7 @@ const uploads = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'u
 const patches = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'patchDocuments').length;
 async function payout(s: LocalSandbox, id: string) {
   const r = await fetch(`${s.url}/v1/payout-api/payouts/${id}`, { headers: { 'x-api-key': KEY } });
-  return bare<{ status: string; statusDetail?: string; supportingDocuments: unknown[] }>(await r.json());
+  return bare<{ status: string; statusDetail?: string; supportingDocuments: { url: string }[] }>(await r.json());
 }
 
 describe('payout-batch attach', () => {
@@ -62,6 +62,46 @@ describe('payout-batch attach', () => {
     const retry = await runCli(['retry', results, ...conn, '--yes'], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     expect(retry.stdout + retry.stderr).not.toContain('waiting for information');
+  });
+
+  it('run again with the same document under another name: already attached, nothing uploaded or PATCHed; another payout reuses its documentUrl', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 2 });
+    const copy = join(dir, 'the same invoice.pdf');
+    copyFileSync(sampleDoc(), copy);
+    const attach = (id: string, file: string) => runCli(['attach', id, file, '--base-url', sb!.url], { cwd: dir, env: cleanEnv() });
+    expect((await attach(ids[0]!, sampleDoc())).code).toBe(0);
+    const [url] = (await payout(sb, ids[0]!)).supportingDocuments.map((d) => d.url);
+    const [uploaded, patched] = [uploads(sb), patches(sb)];
+
+    const again = await attach(ids[0]!, copy);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`${copy} is attached already (uploaded `);
+    expect(again.stdout).toContain(`${url}); nothing was sent`);
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
+    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
+
+    const other = await attach(ids[1]!, copy);
+    expect(other.code, other.stderr).toBe(0);
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched + 1]);
+    expect((await payout(sb, ids[1]!)).supportingDocuments.map((d) => d.url)).toEqual([url]);
+  });
+
+  it('a batch run with --state-dir: attach --state-dir finds its payout by reference, and runs again sending nothing', async () => {
+    sb = await startSb();
+    const dir = await workDir('pb-ops-');
+    await writeBatch(dir, 'kept.csv', { rows: 1, prefix: 'KEPT' });
+    const cli = (args: string[]) =>
+      runCli([...args, '--base-url', sb!.url, '--state-dir', join(dir, 'kept-state')], { cwd: dir, env: cleanEnv() });
+    const run = await cli(['run', 'kept.csv', '--yes']);
+    expect(run.code, run.stderr).toBe(0);
+    const first = await cli(['attach', 'KEPT-0001', sampleDoc()]);
+    expect(first.code, first.stderr).toBe(0);
+    const [uploaded, patched] = [uploads(sb), patches(sb)];
+    const again = await cli(['attach', 'KEPT-0001', sampleDoc()]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('is attached already');
+    expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
   });
 
   /** A payout that is SUCCESSFUL (final): documents can no longer be added. */

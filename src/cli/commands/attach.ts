@@ -5,10 +5,8 @@ import { defineCommand, flag, plural, printJson, serviceAnswer, str, strs, type 
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
-import { defaultStateDir } from '../../client/quota.ts';
-import { ledgerOf } from '../../ledger/open.ts';
 import type { RowChange } from '../../follow-up/apply-status.ts';
-import { connectionOptions, withConnection } from '../options.ts';
+import { connectionOptions, stateLedgers, withConnection } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -16,15 +14,18 @@ const builder = (y: Argv) =>
     .positional('files', { ...strs('PDF, JPEG or PNG files, at most 10 MB each'), demandOption: true })
     .option('results', str('The results file whose row names the payout (by payoutId, payoutRef or reference)'))
     .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
+    .option('state-dir', strs('State folders whose journals may hold the payout, as given to `run` (default: the per-user one)'))
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));
 
+const alreadyText = (a: { file: string; documentUrl: string; uploadedAt?: string }) =>
+  `${a.file} is attached already (uploaded ${a.uploadedAt ?? 'before'}, ${a.documentUrl}); nothing was sent for it.\n`;
 const changeText = (c: RowChange) => `row ${c.rowNumber} is ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`;
 
 export default defineCommand(builder, (args, io: CliIO) =>
   withConnection(args, io, 'attach', async (conn, logger) => {
     try {
-      const ledgers = [ledgerOf(conn, { root: defaultStateDir(io.env) })];
+      const { ledgers } = stateLedgers(args, io, conn);
       const found = await payoutIdOf(args.payout, { ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}), ledgers });
       const r = await attachDocuments({
         client: conn.client,
@@ -41,14 +42,20 @@ export default defineCommand(builder, (args, io: CliIO) =>
           payoutId: r.payout.id,
           status: r.payout.status,
           uploaded: r.uploaded,
-          totalDocuments: r.response.totalDocuments,
-          merged: r.merged,
+          alreadyAttached: r.already,
+          stillAsks: r.stillAsks,
+          totalDocuments: r.totalDocuments,
+          merged: r.merged > 0,
           ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
         });
       } else {
         io.stdout.write(
-          `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
-            `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
+          r.already.map(alreadyText).join('') +
+            (r.uploaded.length
+              ? `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${r.merged} files merged into one PDF)` : ''} ` +
+                `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.totalDocuments} of 5.\n`
+              : `${r.payout.payoutRef} (${r.payout.status}) has ${r.totalDocuments} of 5 documents.\n`) +
+            (r.stillAsks.length ? `It still asks for ${r.stillAsks.join('; ')}: attach a file it does not hold yet.\n` : '') +
             (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
             (r.answers.length
               ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
