@@ -64,7 +64,12 @@ export async function mergeToPdf(files: UploadFile[]): Promise<Uint8Array> {
   const { PDFDocument } = (await import('pdf-lib')).default;
   const out = await PDFDocument.create();
   for (const f of files) {
-    if (f.contentType === 'application/pdf') {
+    const pages = async () => {
+      if (f.contentType !== 'application/pdf') {
+        const img = f.contentType === 'image/png' ? await out.embedPng(f.bytes) : await out.embedJpg(f.bytes);
+        out.addPage([img.width, img.height]).drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
+        return;
+      }
       const src = await PDFDocument.load(f.bytes, { ignoreEncryption: true });
       // (pdf-lib cannot decrypt: the pages of an encrypted PDF, even one that opens without a password, would be copied blank)
       if (src.isEncrypted)
@@ -73,11 +78,12 @@ export async function mergeToPdf(files: UploadFile[]): Promise<Uint8Array> {
           `"${f.filename}" is an encrypted PDF: merged, its pages would come out blank; send it without merging, or a copy without protection`,
         );
       for (const page of await out.copyPages(src, src.getPageIndices())) out.addPage(page);
-    } else {
-      const img = f.contentType === 'image/png' ? await out.embedPng(f.bytes) : await out.embedJpg(f.bytes);
-      const page = out.addPage([img.width, img.height]);
-      page.drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
-    }
+    };
+    await pages().catch((e: unknown) => {
+      if (e instanceof RowStepError) throw e;
+      const kind = f.contentType.split('/')[1]!.toUpperCase();
+      throw new RowStepError('DOCUMENT_UNREADABLE', `"${f.filename}" could not be read as a ${kind} to merge; send one that opens`);
+    });
   }
   // Fixed dates: the same files merge into the same bytes.
   out.setCreationDate(new Date(0));

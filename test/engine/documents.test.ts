@@ -107,4 +107,17 @@ describe('documents of a row', () => {
       message: expect.stringContaining('"statement.pdf" is an encrypted PDF'),
     });
   });
+
+  it('mergeToPdf refuses a PDF or image it cannot read, naming it, never with the library\'s own error', async () => {
+    for (const [contentType, filename, bytes] of [
+      ['application/pdf', 'broken.pdf', '%PDF-1.7\ngarbage that is no PDF at all\n%%EOF'],
+      ['image/png', 'broken.png', '\x89PNG\r\n\x1a\nnot really a png'],
+    ] as const) {
+      const files = [{ bytes: Buffer.from(bytes, 'latin1'), contentType, filename }];
+      await expect(mergeToPdf(files)).rejects.toMatchObject({
+        code: 'DOCUMENT_UNREADABLE',
+        message: expect.stringMatching(new RegExp(`^"${filename.replace('.', '\\.')}" could not be read as`)),
+      });
+    }
+  });
 });
