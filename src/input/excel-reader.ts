@@ -27,7 +27,15 @@ export const excelReader: BatchReader = {
     const { openExcel } = await import('./excel.ts');
     const x = await openExcel(buf, file, options.sheet);
     try {
-      return { file, format, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
+      return {
+        file,
+        format,
+        sheet: x.sheet,
+        sheets: x.sheets,
+        ownSheet: x.ownSheet,
+        ...(await shapeRows(file, x.records)),
+        close: async () => {},
+      };
     } catch (e) {
       // the payroll on another sheet: say which sheet was read, the others, and --sheet
       const others = x.sheets.filter((s) => s !== x.sheet).map((s) => `"${s}"`);

@@ -26,6 +26,8 @@ export interface BatchSource extends ShapedRows {
   /** Excel: the sheet read, and all sheets of the workbook. */
   sheet?: string;
   sheets?: string[];
+  /** Excel: the sheet read, when not the one read without --sheet (the first shown). */
+  ownSheet?: string;
   /** pain.001: the message's GrpHdr/MsgId and version. */
   message?: { id: string; version: string };
   /** Releases the file when `rows` is not read to the end (a property: callers take it out and call it later). */

@@ -18,8 +18,8 @@ export const RESULTS_WRITERS: readonly ResultsWriter[] = [csvWriter, xlsxWriter]
 export function resultsPathFor(
   batchFile: string,
   override?: string,
-  /** inputFormat: as the reader found it (a .csv that is really a workbook is Excel); default: by extension. */
-  options: { inputFormat?: BatchFormat } = {},
+  /** inputFormat: as the reader found it (a .csv that is really a workbook is Excel), default by extension; sheet: in the name. */
+  options: { inputFormat?: BatchFormat; sheet?: string } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
     const bad = (why: string) => new ResultsError('BAD_RESULTS_PATH', override, `--results ${override}: ${why}`);
@@ -46,7 +46,9 @@ export function resultsPathFor(
   const stem = basename(batchFile, ext);
   const dir = dirname(batchFile);
   const m = /^(.*)\.results(?:\.retry-(\d+))?$/i.exec(stem);
-  if (!m) return { path: join(dir, `${stem}.results${outExt}`), format };
+  // (a sheet's name may hold what a file name must not: a sheet of its own is pay.Contractors.results.xlsx)
+  const sheet = options.sheet === undefined ? '' : `.${options.sheet.replace(/[\\/:*?"<>|\p{Cc}]/gu, '_')}`;
+  if (!m) return { path: join(dir, `${stem}${sheet}.results${outExt}`), format };
   const n = Math.max(Number(m[2] ?? 0), highestRetry(dir, m[1]!)) + 1;
   return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
 }

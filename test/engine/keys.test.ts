@@ -40,6 +40,15 @@ describe('batch identity and idempotency keys', () => {
     });
   });
 
+  it('pins the batch id of a sheet of its own (sha256 of "pb1-sheet|" + content hash + "|" + sheet): the default sheet\'s is the content hash', () => {
+    expect(batchIdentity(F, undefined, 'Contractors')).toEqual({
+      batchId: '8f4be5dbc510bb4abb40cd220d6fe42431fcf42afb170ab9cfabe0bac8daf12f',
+      source: 'content',
+      fileSha256: F,
+      ownSheet: 'Contractors',
+    });
+  });
+
   it('the same content under two names gives the same batch id', async () => {
     const d = await workDir();
     const csv = generateCsv({ rows: 3 });
