@@ -32,15 +32,10 @@ export interface BatchIdentity {
 /** A --batch-id appears in file names and messages. */
 const BATCH_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
-/**
- * The batch id: the content hash (of it and `ownSheet` when one is read: each sheet its own journal, whose header
- * `retry` reads), or a hash of the --batch-id given (so it is 64 hex either way).
- */
+/** The batch id: the content hash (with a sheet of its own: each sheet its own journal), or a hash of the --batch-id given (64 hex either way). */
 export function batchIdentity(contentSha256: string, batchIdFlag?: string, ownSheet?: string): BatchIdentity {
-  if (batchIdFlag === undefined) {
-    const batchId = ownSheet === undefined ? contentSha256 : sha256Hex(`pb1-sheet|${contentSha256}|${ownSheet}`);
-    return { batchId, source: 'content', fileSha256: contentSha256, ownSheet };
-  }
+  const content = ownSheet === undefined ? contentSha256 : sha256Hex(`pb1-sheet|${contentSha256}|${ownSheet}`);
+  if (batchIdFlag === undefined) return { batchId: content, source: 'content', fileSha256: contentSha256, ownSheet };
   if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
     throw new BatchUnusable(
       'BATCH_ID',

@@ -23,10 +23,9 @@ export interface BatchSource extends ShapedRows {
   encoding?: TextEncoding;
   encodingDetectedBy?: string;
   delimiter?: Delimiter;
-  /** Excel: the sheet read, and all sheets of the workbook. */
+  /** Excel: the sheet read, all sheets of the workbook, and `ownSheet`: the sheet read when not the first shown (read without --sheet). */
   sheet?: string;
   sheets?: string[];
-  /** Excel: the sheet read, when not the one read without --sheet (the first shown). */
   ownSheet?: string;
   /** pain.001: the message's GrpHdr/MsgId and version. */
   message?: { id: string; version: string };
