@@ -62,11 +62,14 @@ describe('two sheets of one workbook', () => {
     ]);
   });
 
-  it("retry of the first sheet's results reads that sheet again, after a run of the other", async () => {
+  it.each([
+    ['', {}],
+    [' under one --batch-id', { batchId: 'payroll-2025-01' }],
+  ])("retry of the first sheet's results reads that sheet again, after a run of the other%s", async (_, label) => {
     sb = await startSb();
     const dir = await dirs.make();
     const file = await workbook(dir);
-    const o = { conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) };
+    const o = { conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }), ...label };
     const employees = await runBatch({ file, ...o, resultsPath: join(dir, 'employees.results.xlsx') });
     await runBatch({ file, sheet: 'Contractors', ...o });
     const retried = await retryResults({ resultsFile: employees.resultsPath, ...o });
