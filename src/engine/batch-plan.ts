@@ -60,6 +60,8 @@ interface CreatedRow {
 
 export interface BatchPlan {
   batchId: string;
+  /** The sha256 of the batch file as read (the batch id too, unless a --batch-id or a sheet of its own names the batch). */
+  fileSha256: string;
   env: string;
   file: string;
   message?: { id: string; version: string };
@@ -584,6 +586,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => a.localeCompare(b));
   return {
     batchId: batch.identity.batchId,
+    fileSha256: batch.identity.fileSha256,
     env,
     file: batch.file,
     ...(batch.message ? { message: batch.message } : {}),

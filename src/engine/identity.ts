@@ -25,21 +25,25 @@ export interface BatchIdentity {
   /** The --batch-id as given. */
   label?: string;
   fileSha256: string;
+  /** A workbook's sheet other than the one read by default: a batch of its own, with its own results file. */
+  ownSheet?: string;
 }
 
 /** A --batch-id appears in file names and messages. */
 const BATCH_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
-/** The batch id: the content hash, or a hash of the --batch-id given (so it is 64 hex either way). */
-export function batchIdentity(contentSha256: string, batchIdFlag?: string): BatchIdentity {
-  if (batchIdFlag === undefined) return { batchId: contentSha256, source: 'content', fileSha256: contentSha256 };
+/** The batch id: the content hash, or a hash of the --batch-id given; with a sheet of its own, a hash of it and the sheet (64 hex). */
+export function batchIdentity(contentSha256: string, batchIdFlag?: string, ownSheet?: string): BatchIdentity {
+  // (each sheet its own journal, whose header says which sheet `retry` reads again, under a --batch-id too)
+  const of = (id: string) => (ownSheet === undefined ? id : sha256Hex(`pb1-sheet|${id}|${ownSheet}`));
+  if (batchIdFlag === undefined) return { batchId: of(contentSha256), source: 'content', fileSha256: contentSha256, ownSheet };
   if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
     throw new BatchUnusable(
       'BATCH_ID',
       '--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit',
     );
   }
-  return { batchId: sha256Hex(BATCH_LABEL_TAG + batchIdFlag), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
+  return { batchId: of(sha256Hex(BATCH_LABEL_TAG + batchIdFlag)), source: 'flag', label: batchIdFlag, fileSha256: contentSha256, ownSheet };
 }
 
 /**

@@ -606,7 +606,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   );
   const read = journal.read();
   if (planned) verifyPlannedRows(planned, batch, read?.folded);
-  const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
+  const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format, sheet: batch.identity.ownSheet });
   await refuseAnotherRunsResults(results.path, read?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)

@@ -66,7 +66,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   const rows = spillRows([]);
   let identity: BatchIdentity;
   try {
-    identity = batchIdentity(await fileSha256(file), options.batchId);
+    identity = batchIdentity(await fileSha256(file), options.batchId, v.source.ownSheet);
     stateOf = await journal?.(identity);
     for await (const r of v.rows) {
       if (options.stop?.aborted)

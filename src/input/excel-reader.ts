@@ -25,9 +25,9 @@ export const excelReader: BatchReader = {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
     const { openExcel } = await import('./excel.ts');
-    const x = await openExcel(buf, file, options.sheet);
+    const { records, ...x } = await openExcel(buf, file, options.sheet); // (x: the sheet read, ownSheet, all sheets)
     try {
-      return { file, format, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
+      return { file, format, ...x, ...(await shapeRows(file, records)), close: async () => {} };
     } catch (e) {
       // the payroll on another sheet: say which sheet was read, the others, and --sheet
       const others = x.sheets.filter((s) => s !== x.sheet).map((s) => `"${s}"`);

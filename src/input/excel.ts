@@ -357,5 +357,6 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
         merged.s.r + 1,
       );
   }
-  return { sheet: name, sheets, records: records() };
+  // (a sheet other than the one read by default is a batch of its own: engine/identity.ts)
+  return { sheet: name, sheets, ownSheet: index === pickSheet(wb, file, undefined, refuse) ? undefined : name, records: records() };
 }

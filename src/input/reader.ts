@@ -23,9 +23,10 @@ export interface BatchSource extends ShapedRows {
   encoding?: TextEncoding;
   encodingDetectedBy?: string;
   delimiter?: Delimiter;
-  /** Excel: the sheet read, and all sheets of the workbook. */
+  /** Excel: the sheet read, all sheets of the workbook, and `ownSheet`: the sheet read when not the first shown (read without --sheet). */
   sheet?: string;
   sheets?: string[];
+  ownSheet?: string;
   /** pain.001: the message's GrpHdr/MsgId and version. */
   message?: { id: string; version: string };
   /** Releases the file when `rows` is not read to the end (a property: callers take it out and call it later). */

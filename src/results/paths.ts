@@ -1,7 +1,8 @@
 // Where the results of a batch go: payroll.csv → payroll.results.csv, payroll.xls(x) →
-// payroll.results.xlsx, payroll.results.csv → payroll.results.retry-1.csv (the first retry-N past
-// those in the folder), --results FILE → FILE. A batch's name alone decides, so a resume updates
-// the same file; a retry writes under a `.partial` name until complete, never taken for a retry-N.
+// payroll.results.xlsx (a sheet of its own: payroll.<sheet>.results.xlsx), payroll.results.csv →
+// payroll.results.retry-1.csv (the first retry-N past those in the folder), --results FILE → FILE. A
+// batch's name (and sheet) alone decides, so a resume updates the same file; a retry writes under a
+// `.partial` name until complete, never taken for a retry-N.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
@@ -18,8 +19,8 @@ export const RESULTS_WRITERS: readonly ResultsWriter[] = [csvWriter, xlsxWriter]
 export function resultsPathFor(
   batchFile: string,
   override?: string,
-  /** inputFormat: as the reader found it (a .csv that is really a workbook is Excel); default: by extension. */
-  options: { inputFormat?: BatchFormat } = {},
+  /** inputFormat: as the reader found it (a .csv that is really a workbook is Excel), default by extension; sheet: in the name. */
+  options: { inputFormat?: BatchFormat; sheet?: string } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
     const bad = (why: string) => new ResultsError('BAD_RESULTS_PATH', override, `--results ${override}: ${why}`);
@@ -46,7 +47,9 @@ export function resultsPathFor(
   const stem = basename(batchFile, ext);
   const dir = dirname(batchFile);
   const m = /^(.*)\.results(?:\.retry-(\d+))?$/i.exec(stem);
-  if (!m) return { path: join(dir, `${stem}.results${outExt}`), format };
+  // (a sheet's name may hold what a file name must not)
+  const sheet = options.sheet === undefined ? '' : `.${options.sheet.replace(/[\\/:*?"<>|\p{Cc}]/gu, '_')}`;
+  if (!m) return { path: join(dir, `${stem}${sheet}.results${outExt}`), format };
   const n = Math.max(Number(m[2] ?? 0), highestRetry(dir, m[1]!)) + 1;
   return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
 }

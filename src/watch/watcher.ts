@@ -688,7 +688,7 @@ export class FolderWatch {
     if (!p) return { r: await execute(prepared) };
     const changedAtPlan =
       changedSince(file, claim) ??
-      (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
+      (claim.sha256 && p.fileSha256 !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
     // a file none of whose rows is under way yet is paid whole or not at all (the preflight's findings too)
     const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
     const refusedAtPlan = problems.length ? problems : undefined;

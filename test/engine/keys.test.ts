@@ -40,6 +40,18 @@ describe('batch identity and idempotency keys', () => {
     });
   });
 
+  it('pins the batch id of a sheet of its own (sha256 of "pb1-sheet|" + content hash or label hash + "|" + sheet)', () => {
+    expect(batchIdentity(F, undefined, 'Contractors')).toEqual({
+      batchId: '8f4be5dbc510bb4abb40cd220d6fe42431fcf42afb170ab9cfabe0bac8daf12f',
+      source: 'content',
+      fileSha256: F,
+      ownSheet: 'Contractors',
+    });
+    expect(batchIdentity(F, 'payroll-2025-01-rerun', 'Contractors').batchId).toBe(
+      '12d8daac6d6fda01fa43589aa06413ed4bb662c74fa8cd4397e5d8ddc2cfed93',
+    );
+  });
+
   it('the same content under two names gives the same batch id', async () => {
     const d = await workDir();
     const csv = generateCsv({ rows: 3 });

@@ -5,6 +5,7 @@ import type { SwapProposal } from '../../src/engine/swap.ts';
 
 export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   batchId: 'a'.repeat(64),
+  fileSha256: 'a'.repeat(64),
   env: 'sandbox',
   file: '/b.csv',
   rows: 2,

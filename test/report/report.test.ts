@@ -250,6 +250,7 @@ describe('rows that need action (issue 31)', () => {
 describe('plan report', () => {
   const plan = (): BatchPlan => ({
     batchId: 'a'.repeat(64),
+    fileSha256: 'a'.repeat(64),
     env: 'local',
     file: '/tmp/payroll.csv',
     rows: 3,

@@ -86,3 +86,12 @@ describe('the results format, from the writers (paths.ts RESULTS_WRITERS)', () =
     expect(() => resultsPathFor('pay.csv', 'out.pdf')).toThrow('--results out.pdf: name the results file .csv or .xlsx; the extension');
   });
 });
+
+describe('the results of a sheet of its own', () => {
+  it('name the sheet, with what a file name must not hold replaced, and retry under that name', () => {
+    const dir = folder('pay.xlsx');
+    expect(resultsPathFor(join(dir, 'pay.xlsx'), undefined, { sheet: 'Contractors' }).path).toBe(join(dir, 'pay.Contractors.results.xlsx'));
+    expect(resultsPathFor(join(dir, 'pay.xlsx'), undefined, { sheet: '../x"<Q1>|' }).path).toBe(join(dir, 'pay..._x__Q1__.results.xlsx'));
+    expect(resultsPathFor(join(dir, 'pay.Contractors.results.xlsx')).path).toBe(join(dir, 'pay.Contractors.results.retry-1.xlsx'));
+  });
+});
