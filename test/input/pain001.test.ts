@@ -346,6 +346,38 @@ describe('pain.001 transactions', () => {
     expect(rows[0]!.payout!.beneficiary.address).toBe('233 S Wacker Dr 7, Suite 1200, c/o Treasury');
   });
 
+  it("every part of a creditor's structured address reaches the address and the city (the state with the town), or refuses the row at PstlAdr", async () => {
+    const wire = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-020');
+    const address = (v: string, parts: string) =>
+      pain001(wire, v as Pain001Version).replace(/<PstlAdr>[^]*?<\/PstlAdr>/, `<PstlAdr>${parts}<Ctry>US</Ctry></PstlAdr>`);
+    // (each version's elements in its schema's order; .03 has no BldgNm, Flr, PstBx, Room, TwnLctnNm, DstrctNm)
+    const v09 =
+      '<Dept>Treasury</Dept><SubDept>Payables</SubDept><StrtNm>S Wacker Dr</StrtNm><BldgNb>233</BldgNb><BldgNm>Willis Tower</BldgNm>' +
+      '<Flr>12</Flr><PstBx>4410</PstBx><Room>1204</Room><PstCd>60606</PstCd><TwnNm>Chicago</TwnNm><TwnLctnNm>The Loop</TwnLctnNm>' +
+      '<DstrctNm>Cook County</DstrctNm><CtrySubDvsn>IL</CtrySubDvsn>';
+    const v03 =
+      '<Dept>Treasury</Dept><SubDept>Payables</SubDept><StrtNm>S Wacker Dr</StrtNm><BldgNb>233</BldgNb><PstCd>60606</PstCd><TwnNm>Chicago</TwnNm><CtrySubDvsn>IL</CtrySubDvsn>';
+    const beneficiary = async (xml: string) => (await read(file(xml))).rows[0]!.payout!.beneficiary;
+    expect(await beneficiary(address('pain.001.001.09', v09))).toMatchObject({
+      address: 'Treasury, Payables, Willis Tower, Floor 12, Room 1204, S Wacker Dr 233, PO Box 4410, Cook County, The Loop',
+      city: 'Chicago, IL',
+      postCode: '60606',
+    });
+    expect(await beneficiary(address('pain.001.001.03', v03))).toMatchObject({
+      address: 'Treasury, Payables, S Wacker Dr 233',
+      city: 'Chicago, IL',
+    });
+    // what becomes too long is refused, never cut
+    const long = address(
+      'pain.001.001.09',
+      v09.replace('Payables', 'Accounts Payable and Receivables, Intercompany Settlements, Group Liquidity'),
+    );
+    const { rows } = await read(file(long));
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toMatchObject([
+      { code: 'TOO_LONG', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Cdtr/PstlAdr' },
+    ]);
+  });
+
   it('only a transfer between accounts of the same holder (Purp/Cd ACCT) is a withdrawal, never an intra-company payment (INTC)', async () => {
     const purpose = (cd: string) => pain001(usa.slice(0, 1), 'pain.001.001.03').replace('<RmtInf>', `<Purp><Cd>${cd}</Cd></Purp><RmtInf>`);
     for (const [cd, withdrawal] of [
