@@ -42,7 +42,7 @@ interface Transaction {
 interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>;
+  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>;
   issues: XmlIssue[];
 }
 
@@ -138,6 +138,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
     : [first(tx, 'Amt/InstdAmt'), first(tx, 'Amt/InstdAmt@Ccy'), 'Amt/InstdAmt'];
   set('sourceAmount', isoAmount(amount, debitCcy || amountCcy), amountPath);
   Object.assign(cells, { Amt: amount, AmtCcy: amountCcy }); // (as sent, for the status report: a retry may edit sourceAmount)
+  elements.AmtCcy = `${txPath}/${amountPath}/@Ccy`;
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
   const creditCcy = first(tx, 'CdtrAcct/Ccy');
   if (eqvt) set('destinationCurrency', first(tx, 'Amt/EqvtAmt/CcyOfTrf'), 'Amt/EqvtAmt/CcyOfTrf');

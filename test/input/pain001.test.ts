@@ -242,6 +242,25 @@ describe('pain.001 transactions', () => {
     }
   });
 
+  it("an amount's currency not in capitals is refused as such at its @Ccy, with DbtrAcct/Ccy or without, never read as another", async () => {
+    const xml = pain001(
+      sampleRows()
+        .filter((r) => r.method === 'SEPA')
+        .slice(0, 1),
+      'pain.001.001.09',
+    ).replace('<InstdAmt Ccy="EUR">', '<InstdAmt Ccy="eur">');
+    const noDebitCcy = xml.replace(/(<DbtrAcct>[^]*?)<Ccy>EUR<\/Ccy>/, '$1');
+    expect(noDebitCcy).not.toBe(xml);
+    for (const written of [xml, noDebitCcy]) {
+      const { rows } = await read(file(written));
+      const errors = rows[0]!.problems.filter((p) => p.severity === 'error');
+      expect(errors).toMatchObject([
+        { code: 'INVALID_CURRENCY', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt/@Ccy', value: 'eur' },
+      ]);
+      expect(formatProblem(errors[0]!)).toContain('3 capital letters');
+    }
+  });
+
   it('an amount with more decimals than its currency is AMOUNT_PRECISION at its element, never read as thousands', async () => {
     const xml = pain001([{ ...usa[0]!, sourceAmount: '1.555' }, ...usa.slice(1)], 'pain.001.001.03');
     const { rows } = await read(file(xml.replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''))); // (the schema's 0..1)
