@@ -67,8 +67,8 @@ function documentFiles(dir: string, batchDir: string, file: string): Map<string,
   return byName;
 }
 
-/** A control total: the count and sum declared, against those counted. */
-const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) });
+/** A control total: the count and sum declared, against those counted (and the amounts that are no xs:decimal: the first, how many). */
+const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0), uncounted: '', uncountable: 0 });
 type Totals = ReturnType<typeof totals>;
 
 /** The message header first ({ id, version }), then one RawRow per transaction. */
@@ -100,8 +100,10 @@ async function* streamTransactions(
     // (a PmtInf may leave it out, the group header may not; 06 is 6)
     if ((t.nbOfTxs || t === group) && !(/^\d{1,15}$/.test(t.nbOfTxs) && Number(t.nbOfTxs) === t.count))
       problems.push(`NbOfTxs says ${t.nbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
+    const more = t.uncountable > 1 ? ` and ${t.uncountable - 1} more` : '';
+    const without = t.uncountable ? ` without ${t.uncounted}${more}, not an xs:decimal` : '';
     if (t.ctrlSum && !xsDecimal(t.ctrlSum)?.equals(t.sum))
-      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}`);
+      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}${without}`);
     if (problems.length)
       throw fail('CONTROL_TOTALS', `control totals of ${t.path} do not match: ${problems.join('; ')}. Nothing of the file is used.`);
   };
@@ -159,10 +161,11 @@ async function* streamTransactions(
     } else if (top === 'PmtInf' && tx && depth === 4) {
       const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
       const { cells, elements, issues } = mapTransaction({ tx, block, txPath: path, blockPath: blockTotals.path, documents });
-      const amount = xsDecimal(cells.sourceAmount ?? '') ?? new Dec(0); // (validation names a bad amount; a bad CtrlSum never matches)
+      const amount = xsDecimal(cells.sourceAmount ?? ''); // (validation names a bad amount; a bad CtrlSum never matches)
       for (const t of [group, blockTotals]) {
         t.count++;
-        t.sum = t.sum.plus(amount);
+        if (amount) t.sum = t.sum.plus(amount);
+        else if (!t.uncountable++) t.uncounted = `${elements.sourceAmount} "${cells.sourceAmount ?? ''}"`;
       }
       const due = first(block, 'ReqdExctnDt') || first(block, 'ReqdExctnDt/Dt') || first(block, 'ReqdExctnDt/DtTm');
       Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });

@@ -103,6 +103,18 @@ describe('pain.001 refused whole', () => {
     expect(e.message).toContain('CtrlSum says 32100.01, the amounts add up to 32100');
   });
 
+  it('a CtrlSum the amounts cannot add up to names the amounts that are no xs:decimal, never only a sum without them', async () => {
+    const xml = pain001(usa.slice(0, 3), 'pain.001.001.09');
+    const bad = xml
+      .replace(/(<InstdAmt Ccy="USD">)([^<]*)/, '$11,$2')
+      .replace(/(<InstdAmt Ccy="USD">[^]*?<InstdAmt Ccy="USD">)([^<]*)/, '$1$2 USD');
+    const e = await refusal(file(bad));
+    expect(e.code).toBe('CONTROL_TOTALS');
+    expect(e.message).toMatch(
+      /the amounts add up to [\d.]+ without \/Document\/CstmrCdtTrfInitn\/PmtInf\[1\]\/CdtTrfTxInf\[1\]\/Amt\/InstdAmt "1,[\d.]+" and 1 more, not an xs:decimal/,
+    );
+  });
+
   it("a PmtInf's NbOfTxs that is not its count of transactions", async () => {
     const xml = pain001(usa, 'pain.001.001.09').replace(
       '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>6<',
