@@ -141,13 +141,9 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   elements.AmtCcy = `${txPath}/${amountPath}/@Ccy`;
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
   const creditCcy = first(tx, 'CdtrAcct/Ccy');
-  if (eqvt) set('destinationCurrency', first(tx, 'Amt/EqvtAmt/CcyOfTrf'), 'Amt/EqvtAmt/CcyOfTrf');
-  else set('destinationCurrency', creditCcy || amountCcy, creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy');
-  set(
-    'accountCurrency',
-    creditCcy || (cells.destinationCurrency ?? ''),
-    creditCcy ? 'CdtrAcct/Ccy' : (elements.destinationCurrency ?? '').slice(txPath.length + 1),
-  );
+  const transferAt = eqvt ? 'Amt/EqvtAmt/CcyOfTrf' : creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy';
+  set('destinationCurrency', eqvt ? first(tx, transferAt) : creditCcy || amountCcy, transferAt);
+  set('accountCurrency', creditCcy || (cells.destinationCurrency ?? ''), creditCcy ? 'CdtrAcct/Ccy' : transferAt);
 
   set('accountName', first(tx, 'Cdtr/Nm'), 'Cdtr/Nm');
   set('iban', first(tx, 'CdtrAcct/Id/IBAN'), 'CdtrAcct/Id/IBAN');

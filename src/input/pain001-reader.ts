@@ -128,8 +128,7 @@ async function* streamTransactions(
     const attrs = tag.attributes as Record<string, { value: string }>;
     if (attrs.Ccy && tx) add(tx, `${below(3)}@Ccy`, attrs.Ccy.value);
   });
-  parser.on('text', (t) => void (text += t));
-  parser.on('cdata', (t) => void (text += t));
+  for (const event of ['text', 'cdata'] as const) parser.on(event, (t: string) => void (text += t));
   parser.on('closetag', () => {
     const value = text.trim();
     text = '';
