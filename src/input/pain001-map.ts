@@ -42,7 +42,7 @@ interface Transaction {
 interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>;
+  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>;
   issues: XmlIssue[];
 }
 
@@ -59,6 +59,9 @@ const CLEARING: Record<string, CanonicalField> = {
 };
 /** CdtrAcct/Id/Othr/SchmeNm/Prtry naming a wallet identifier instead of an account number. */
 const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'alipayId', WECHAT: 'wechatUserId', OPENID: 'openId' };
+/** The parts of Cdtr/PstlAdr in the address, in the order an address is written (BldgNb follows its street), and the word a bare number needs. */
+const ADDRESS_PARTS = ['Dept', 'SubDept', 'BldgNm', 'Flr', 'Room', 'StrtNm', 'BldgNb', 'PstBx', 'AdrLine', 'DstrctNm', 'TwnLctnNm'];
+const ADDRESS_WORDS: Record<string, string> = { Flr: 'Floor ', Room: 'Room ', PstBx: 'PO Box ' };
 /** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's); the agent's BIC is kept, to be screened. */
 const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'beneficiaryCountry', 'accountType'];
 
@@ -135,15 +138,12 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
     : [first(tx, 'Amt/InstdAmt'), first(tx, 'Amt/InstdAmt@Ccy'), 'Amt/InstdAmt'];
   set('sourceAmount', isoAmount(amount, debitCcy || amountCcy), amountPath);
   Object.assign(cells, { Amt: amount, AmtCcy: amountCcy }); // (as sent, for the status report: a retry may edit sourceAmount)
+  elements.AmtCcy = `${txPath}/${amountPath}/@Ccy`;
   set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
   const creditCcy = first(tx, 'CdtrAcct/Ccy');
-  if (eqvt) set('destinationCurrency', first(tx, 'Amt/EqvtAmt/CcyOfTrf'), 'Amt/EqvtAmt/CcyOfTrf');
-  else set('destinationCurrency', creditCcy || amountCcy, creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy');
-  set(
-    'accountCurrency',
-    creditCcy || (cells.destinationCurrency ?? ''),
-    creditCcy ? 'CdtrAcct/Ccy' : (elements.destinationCurrency ?? '').slice(txPath.length + 1),
-  );
+  const transferAt = eqvt ? 'Amt/EqvtAmt/CcyOfTrf' : creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy';
+  set('destinationCurrency', eqvt ? first(tx, transferAt) : creditCcy || amountCcy, transferAt);
+  set('accountCurrency', creditCcy || (cells.destinationCurrency ?? ''), creditCcy ? 'CdtrAcct/Ccy' : transferAt);
 
   set('accountName', first(tx, 'Cdtr/Nm'), 'Cdtr/Nm');
   set('iban', first(tx, 'CdtrAcct/Id/IBAN'), 'CdtrAcct/Id/IBAN');
@@ -164,12 +164,17 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
   cells.UltmtCdtrBIC = first(tx, 'UltmtCdtr/Id/OrgId/AnyBIC') || first(tx, 'UltmtCdtr/Id/OrgId/BICOrBEI'); // (.09, .03)
 
-  // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry), in lines (AdrLine), or hybrid (both: the lines after the street).
+  // The address: structured (ADDRESS_PARTS), in lines (AdrLine), or hybrid (both: the lines after the street); of
+  // several parts, its element is the whole PstlAdr. The town with its state (CtrySubDvsn), as "Chicago, IL".
   const adr = 'Cdtr/PstlAdr';
-  const street = [first(tx, `${adr}/StrtNm`), first(tx, `${adr}/BldgNb`)].filter(Boolean).join(' ');
-  const lines = [street, ...(tx.get(`${adr}/AdrLine`) ?? [])].filter(Boolean);
-  set('address', lines.join(', '), street ? `${adr}/StrtNm` : `${adr}/AdrLine`);
-  set('city', first(tx, `${adr}/TwnNm`), `${adr}/TwnNm`);
+  const parts = ADDRESS_PARTS.filter((e) => tx.has(`${adr}/${e}`));
+  const lines: string[] = [];
+  for (const e of parts)
+    for (const v of tx.get(`${adr}/${e}`)!)
+      lines.push(e === 'BldgNb' && tx.has(`${adr}/StrtNm`) ? `${lines.pop()} ${v}` : (ADDRESS_WORDS[e] ?? '') + v);
+  set('address', lines.join(', '), parts.length > 1 ? adr : `${adr}/${parts[0] ?? 'AdrLine'}`);
+  const town = [first(tx, `${adr}/TwnNm`), first(tx, `${adr}/CtrySubDvsn`)].filter(Boolean);
+  set('city', town.join(', '), town.length > 1 ? adr : `${adr}/${tx.has(`${adr}/CtrySubDvsn`) ? 'CtrySubDvsn' : 'TwnNm'}`);
   set('postCode', first(tx, `${adr}/PstCd`), `${adr}/PstCd`);
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
   const [country, countryAt] = cells.iban

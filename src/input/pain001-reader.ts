@@ -25,27 +25,18 @@ export const pain001Reader: BatchReader = {
     const documents = options.documents === undefined ? undefined : documentFiles(options.documents, dirname(resolve(file)), file);
     const source = streamTransactions(file, documents);
     const head = await source.next(); // up to the first transaction: the message id and version, or the refusal
-    const columns = [...CANONICAL_FIELDS, ...PAIN001_CARRIED];
     const fields = Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, f])) as Record<CanonicalField, CanonicalField>;
-    async function* rows(): AsyncGenerator<RawRow> {
-      try {
-        if (head.done) return;
-        for (let next = await source.next(); !next.done; next = await source.next()) yield next.value as RawRow;
-      } finally {
-        await source.return(undefined);
-      }
-    }
     const message = head.done ? undefined : (head.value as { id: string; version: string });
     return {
       file,
       format: 'pain.001',
       ...(message && { message }),
       headerRow: 0,
-      columns,
+      columns: [...CANONICAL_FIELDS, ...PAIN001_CARRIED],
       mapping: fields,
       fields,
       warnings: [],
-      rows: rows(),
+      rows: source as AsyncGenerator<RawRow>, // (the header taken: the rest are rows)
       close: async () => void (await source.return(undefined)),
     };
   },
@@ -67,8 +58,8 @@ function documentFiles(dir: string, batchDir: string, file: string): Map<string,
   return byName;
 }
 
-/** A control total: the count and sum declared, against those counted. */
-const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) });
+/** A control total: the count and sum declared, against those counted (and the amounts that are no xs:decimal: the first, how many). */
+const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0), uncounted: '', uncountable: 0 });
 type Totals = ReturnType<typeof totals>;
 
 /** The message header first ({ id, version }), then one RawRow per transaction. */
@@ -84,8 +75,6 @@ async function* streamTransactions(
   let msgId = '';
   let headerSent = false;
   let pmtIndex = 0;
-  let txIndex = 0;
-  let rowNumber = 0;
   const group = totals(`${ROOT}/GrpHdr`);
   let block: Elements = new Map();
   let blockTotals = totals(group.path);
@@ -100,8 +89,10 @@ async function* streamTransactions(
     // (a PmtInf may leave it out, the group header may not; 06 is 6)
     if ((t.nbOfTxs || t === group) && !(/^\d{1,15}$/.test(t.nbOfTxs) && Number(t.nbOfTxs) === t.count))
       problems.push(`NbOfTxs says ${t.nbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
+    const more = t.uncountable > 1 ? ` and ${t.uncountable - 1} more` : '';
+    const without = t.uncountable ? ` without ${t.uncounted}${more}, not an xs:decimal` : '';
     if (t.ctrlSum && !xsDecimal(t.ctrlSum)?.equals(t.sum))
-      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}`);
+      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}${without}`);
     if (problems.length)
       throw fail('CONTROL_TOTALS', `control totals of ${t.path} do not match: ${problems.join('; ')}. Nothing of the file is used.`);
   };
@@ -130,46 +121,41 @@ async function* streamTransactions(
       // the header is handed out first (open takes it so): a block before it would lose its first transaction
       if (!headerSent) throw fail('MALFORMED_XML', `${ROOT}/PmtInf[1] comes before GrpHdr: a pain.001 opens with its group header.`);
       pmtIndex++;
-      txIndex = 0;
       block = new Map();
       blockTotals = totals(`${ROOT}/PmtInf[${pmtIndex}]`);
     }
-    if (stack.length === 4 && name === 'CdtTrfTxInf' && stack[2] === 'PmtInf') {
-      txIndex++;
-      tx = new Map();
-    }
+    if (stack.length === 4 && name === 'CdtTrfTxInf' && stack[2] === 'PmtInf') tx = new Map();
     const attrs = tag.attributes as Record<string, { value: string }>;
     if (attrs.Ccy && tx) add(tx, `${below(3)}@Ccy`, attrs.Ccy.value);
   });
-  parser.on('text', (t) => void (text += t));
-  parser.on('cdata', (t) => void (text += t));
+  for (const event of ['text', 'cdata'] as const) parser.on(event, (t: string) => void (text += t));
   parser.on('closetag', () => {
     const value = text.trim();
     text = '';
     const depth = stack.length;
     const [, , top, fourth] = stack;
     if (top === 'GrpHdr' && depth === 4) {
-      const leaf = stack[3];
-      if (leaf === 'MsgId') msgId = value;
-      if (leaf === 'NbOfTxs') group.nbOfTxs = value;
-      if (leaf === 'CtrlSum') group.ctrlSum = value;
+      if (fourth === 'MsgId') msgId = value;
+      if (fourth === 'NbOfTxs') group.nbOfTxs = value;
+      if (fourth === 'CtrlSum') group.ctrlSum = value;
     } else if (top === 'GrpHdr' && depth === 3 && !headerSent) {
       headerSent = true;
       ready.push({ id: msgId, version });
     } else if (top === 'PmtInf' && tx && depth === 4) {
-      const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
+      const path = `${blockTotals.path}/CdtTrfTxInf[${blockTotals.count + 1}]`; // (counted below)
       const { cells, elements, issues } = mapTransaction({ tx, block, txPath: path, blockPath: blockTotals.path, documents });
-      const amount = xsDecimal(cells.sourceAmount ?? '') ?? new Dec(0); // (validation names a bad amount; a bad CtrlSum never matches)
+      const amount = xsDecimal(cells.sourceAmount ?? ''); // (validation names a bad amount; a bad CtrlSum never matches)
       for (const t of [group, blockTotals]) {
         t.count++;
-        t.sum = t.sum.plus(amount);
+        if (amount) t.sum = t.sum.plus(amount);
+        else if (!t.uncountable++) t.uncounted = `${elements.sourceAmount} "${cells.sourceAmount ?? ''}"`;
       }
       const due = first(block, 'ReqdExctnDt') || first(block, 'ReqdExctnDt/Dt') || first(block, 'ReqdExctnDt/DtTm');
       Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });
       // (the transaction as sent, for the status report: a reference edited for a retry is not the ERP's)
       Object.assign(cells, { EndToEndId: first(tx, 'PmtId/EndToEndId'), CcyOfTrf: first(tx, 'Amt/EqvtAmt/CcyOfTrf') });
       cells.ReqdExctnDt = dueDay(due);
-      ready.push({ rowNumber: ++rowNumber, cells, xml: { path, elements, issues } });
+      ready.push({ rowNumber: group.count, cells, xml: { path, elements, issues } });
       tx = undefined;
     } else if (top === 'PmtInf' && depth === 3) {
       check(blockTotals);
@@ -197,9 +183,8 @@ async function* streamTransactions(
       if (e instanceof InputError) throw e;
       throw fail('MALFORMED_XML', `not well-formed XML: ${(e as Error).message.replace(/^undefined:/, 'line ')}`);
     }
-    if (!version) throw fail('MALFORMED_XML', 'no Document element.');
     while (ready.length) yield ready.shift()!;
-    if (!rowNumber) throw fail('EMPTY_FILE', 'the pain.001 holds no transaction (CdtTrfTxInf).');
+    if (!group.count) throw fail('EMPTY_FILE', 'the pain.001 holds no transaction (CdtTrfTxInf).');
   } finally {
     stream.destroy();
   }

@@ -30,7 +30,7 @@ export interface RawRow {
   /** Excel only: the sheet hides the row, so whoever checked the sheet did not see it. */
   hidden?: boolean;
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
-  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported', string>>; issues: XmlIssue[] };
+  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>; issues: XmlIssue[] };
 }
 
 /** What the pain.001 reader found wrong with a transaction's elements (an ambiguous method): an error on `field`. */

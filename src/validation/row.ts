@@ -198,7 +198,17 @@ function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): 
       'PmtMtd TRF or TRA; no InstrForCdtrAgt/Cd CHQB or HOLD; no IntrmyAgt2 or IntrmyAgt3; no XchgRateInf, or an indicative one (RateTp SPOT or SALE, no CtrctId)',
       Unsupported,
     );
-  if (ordered && debited && ordered !== debited.toUpperCase())
+  // the schema's [A-Z]{3}, with DbtrAcct/Ccy or without: "eur" is refused as such, never as another currency than the account's
+  if (!/^([A-Z]{3})?$/.test(ordered))
+    r.add(
+      'error',
+      'INVALID_CURRENCY',
+      'AmtCcy',
+      'a currency code is 3 capital letters in ISO 20022 (the schema allows no other)',
+      'the ISO 4217 code in capitals, e.g. EUR',
+      ordered,
+    );
+  else if (ordered && debited && ordered !== debited.toUpperCase())
     r.add(
       'error',
       unmappable,

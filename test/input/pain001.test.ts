@@ -103,6 +103,18 @@ describe('pain.001 refused whole', () => {
     expect(e.message).toContain('CtrlSum says 32100.01, the amounts add up to 32100');
   });
 
+  it('a CtrlSum the amounts cannot add up to names the amounts that are no xs:decimal, never only a sum without them', async () => {
+    const xml = pain001(usa.slice(0, 3), 'pain.001.001.09');
+    const bad = xml
+      .replace(/(<InstdAmt Ccy="USD">)([^<]*)/, '$11,$2')
+      .replace(/(<InstdAmt Ccy="USD">[^]*?<InstdAmt Ccy="USD">)([^<]*)/, '$1$2 USD');
+    const e = await refusal(file(bad));
+    expect(e.code).toBe('CONTROL_TOTALS');
+    expect(e.message).toMatch(
+      /the amounts add up to [\d.]+ without \/Document\/CstmrCdtTrfInitn\/PmtInf\[1\]\/CdtTrfTxInf\[1\]\/Amt\/InstdAmt "1,[\d.]+" and 1 more, not an xs:decimal/,
+    );
+  });
+
   it("a PmtInf's NbOfTxs that is not its count of transactions", async () => {
     const xml = pain001(usa, 'pain.001.001.09').replace(
       '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>6<',
@@ -242,6 +254,25 @@ describe('pain.001 transactions', () => {
     }
   });
 
+  it("an amount's currency not in capitals is refused as such at its @Ccy, with DbtrAcct/Ccy or without, never read as another", async () => {
+    const xml = pain001(
+      sampleRows()
+        .filter((r) => r.method === 'SEPA')
+        .slice(0, 1),
+      'pain.001.001.09',
+    ).replace('<InstdAmt Ccy="EUR">', '<InstdAmt Ccy="eur">');
+    const noDebitCcy = xml.replace(/(<DbtrAcct>[^]*?)<Ccy>EUR<\/Ccy>/, '$1');
+    expect(noDebitCcy).not.toBe(xml);
+    for (const written of [xml, noDebitCcy]) {
+      const { rows } = await read(file(written));
+      const errors = rows[0]!.problems.filter((p) => p.severity === 'error');
+      expect(errors).toMatchObject([
+        { code: 'INVALID_CURRENCY', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt/@Ccy', value: 'eur' },
+      ]);
+      expect(formatProblem(errors[0]!)).toContain('3 capital letters');
+    }
+  });
+
   it('an amount with more decimals than its currency is AMOUNT_PRECISION at its element, never read as thousands', async () => {
     const xml = pain001([{ ...usa[0]!, sourceAmount: '1.555' }, ...usa.slice(1)], 'pain.001.001.03');
     const { rows } = await read(file(xml.replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''))); // (the schema's 0..1)
@@ -344,6 +375,38 @@ describe('pain.001 transactions', () => {
     );
     const { rows } = await read(file(xml));
     expect(rows[0]!.payout!.beneficiary.address).toBe('233 S Wacker Dr 7, Suite 1200, c/o Treasury');
+  });
+
+  it("every part of a creditor's structured address reaches the address and the city (the state with the town), or refuses the row at PstlAdr", async () => {
+    const wire = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-020');
+    const address = (v: string, parts: string) =>
+      pain001(wire, v as Pain001Version).replace(/<PstlAdr>[^]*?<\/PstlAdr>/, `<PstlAdr>${parts}<Ctry>US</Ctry></PstlAdr>`);
+    // (each version's elements in its schema's order; .03 has no BldgNm, Flr, PstBx, Room, TwnLctnNm, DstrctNm)
+    const v09 =
+      '<Dept>Treasury</Dept><SubDept>Payables</SubDept><StrtNm>S Wacker Dr</StrtNm><BldgNb>233</BldgNb><BldgNm>Willis Tower</BldgNm>' +
+      '<Flr>12</Flr><PstBx>4410</PstBx><Room>1204</Room><PstCd>60606</PstCd><TwnNm>Chicago</TwnNm><TwnLctnNm>The Loop</TwnLctnNm>' +
+      '<DstrctNm>Cook County</DstrctNm><CtrySubDvsn>IL</CtrySubDvsn>';
+    const v03 =
+      '<Dept>Treasury</Dept><SubDept>Payables</SubDept><StrtNm>S Wacker Dr</StrtNm><BldgNb>233</BldgNb><PstCd>60606</PstCd><TwnNm>Chicago</TwnNm><CtrySubDvsn>IL</CtrySubDvsn>';
+    const beneficiary = async (xml: string) => (await read(file(xml))).rows[0]!.payout!.beneficiary;
+    expect(await beneficiary(address('pain.001.001.09', v09))).toMatchObject({
+      address: 'Treasury, Payables, Willis Tower, Floor 12, Room 1204, S Wacker Dr 233, PO Box 4410, Cook County, The Loop',
+      city: 'Chicago, IL',
+      postCode: '60606',
+    });
+    expect(await beneficiary(address('pain.001.001.03', v03))).toMatchObject({
+      address: 'Treasury, Payables, S Wacker Dr 233',
+      city: 'Chicago, IL',
+    });
+    // what becomes too long is refused, never cut
+    const long = address(
+      'pain.001.001.09',
+      v09.replace('Payables', 'Accounts Payable and Receivables, Intercompany Settlements, Group Liquidity'),
+    );
+    const { rows } = await read(file(long));
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toMatchObject([
+      { code: 'TOO_LONG', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Cdtr/PstlAdr' },
+    ]);
   });
 
   it('only a transfer between accounts of the same holder (Purp/Cd ACCT) is a withdrawal, never an intra-company payment (INTC)', async () => {
