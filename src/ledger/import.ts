@@ -1,7 +1,7 @@
-// `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
-// or nothing under the lock of every account it touches. A reference the database shows sent by
-// another batch (or a live run of one reserved), or a batch held with other lines, refuses it all;
-// one held with the same lines is skipped, also once the database has more (a status learnt
+// `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, in one
+// transaction under the lock of every account it touches. A reference the database shows sent by
+// another batch (or a live run of one reserved), or a batch held with other lines, refuses that batch
+// whole; one held with the same lines is skipped, also once the database has more (a status learnt
 // since); one whose file has more gets them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -164,7 +164,10 @@ async function beingSent(q: Queryable, j: FileJournal): Promise<ImportConflict[]
   }));
 }
 
-/** Nothing is imported when the plan has conflicts or differing batches. `origin`: the rows' writer. */
+/**
+ * A batch with a conflict, or differing, stays out whole; every other goes in, so the ledger knows all it can of what was sent.
+ * `origin`: the rows' writer.
+ */
 export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJournal[], origin: string): Promise<ImportPlan> {
   const accounts = [...new Set(journals.map((j) => j.account))].sort();
   return db.tx(async (q) => {
@@ -176,7 +179,7 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
       ? { insert: [], same: journals, differing: [], conflicts: [] }
       : planImport(await linesOf(q, accounts), journals);
     for (const j of plan.insert) plan.conflicts.push(...(await beingSent(q, j)));
-    if (plan.conflicts.length || plan.differing.length) return plan;
+    plan.insert = plan.insert.filter((j) => !plan.conflicts.some((c) => c.account === j.account && c.batch.batchId === j.batchId));
     for (const j of plan.insert)
       for (let i = 0; i < j.lines.length; i += CHUNK) {
         const lines = j.lines.slice(i, i + CHUNK).map((line) => ({ batch: j.batchId, line }));

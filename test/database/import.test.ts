@@ -1,5 +1,5 @@
 // `ledger import`'s rule (ledger/import.ts): which journals of a file ledger go in, which
-// are already there, and the references that refuse the whole import; then the same on a database.
+// are already there, and the references that refuse their batch (the others go in); then the same on a database.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,19 +149,20 @@ describe.runIf(withPostgres)('importing into the database', () => {
       )
     ).rows;
 
-  it('writes each line in order once, skips it the second time, and writes nothing at all when one reference conflicts', async () => {
+  it('writes each line in order once, skips it the second time; a batch with a conflicting reference stays out whole, the others go in', async () => {
     const a = journal(batchId('a'), { R1: 'created', R2: 'rejected' });
     expect((await importJournals(db, [a], 'import one')).insert).toHaveLength(1);
     expect(await rows()).toEqual(a.lines.map((line) => ({ batch_id: batchId('a'), origin: 'import one', line })));
     const again = await importJournals(db, [a], 'import two');
     expect([again.insert.length, again.same.length]).toEqual([0, 1]);
-    const refused = await importJournals(
-      db,
-      [journal(batchId('b'), { R3: 'created' }), journal(batchId('c'), { R1: 'initiating' })],
-      'three',
-    );
-    expect(refused.conflicts.map((c) => [c.ref, c.other.batchId])).toEqual([['R1', batchId('a')]]);
-    expect(await rows()).toHaveLength(a.lines.length);
+    const [b, c] = [journal(batchId('b'), { R3: 'created' }), journal(batchId('c'), { R4: 'created', R1: 'initiating' })];
+    const refused = await importJournals(db, [b, c], 'three');
+    expect(refused.conflicts.map((x) => [x.ref, x.batch.batchId, x.other.batchId])).toEqual([['R1', batchId('c'), batchId('a')]]);
+    expect(refused.insert.map((j) => j.batchId)).toEqual([batchId('b')]);
+    // (the team ledger knows what b sent, whatever c's conflict: none of c, the reference it sent first included)
+    expect((await rows()).map((r) => r.line)).toEqual([...a.lines, ...b.lines]);
+    const twice = await importJournals(db, [b, c], 'four');
+    expect([twice.insert.length, twice.same.length, twice.conflicts.length]).toEqual([0, 1, 1]);
   });
 
   it('importing again what is there reads no line back (one row per batch, not one per line), and still tells other lines apart', async () => {

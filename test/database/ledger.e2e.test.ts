@@ -160,7 +160,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const refused = await inProcess(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
     expect(refused.code, refused.stderr).toBe(3);
     const mine = (JSON.parse(lines[0]!) as { batchId: string }).batchId;
-    expect(refused.stdout).toContain(`Nothing was imported: 1 conflict`);
+    expect(refused.stdout).toContain(`Imported 0 batches (0 lines); 0 batches already there\n1 conflict, whose batches were not imported:`);
     expect(refused.stdout).toContain(
       `reference LEDGER-0001 sent by batch ${id.slice(0, 16)} (/elsewhere.csv) and, in the ledger, by batch ${mine.slice(0, 16)}`,
     );

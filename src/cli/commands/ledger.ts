@@ -65,9 +65,9 @@ function describePlan(plan: ImportPlan): string {
     ),
     ...plan.differing.map((j) => `  ${j.account}: batch ${j.batchId.slice(0, 16)} (${j.path}) is in the ledger with other lines`),
   ];
-  if (refused.length) return `Nothing was imported: ${plural(refused.length, 'conflict')}\n${refused.join('\n')}\n`;
   const lines = plan.insert.reduce((n, j) => n + j.lines.length, 0);
-  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n`;
+  const left = refused.length ? `${plural(refused.length, 'conflict')}, whose batches were not imported:\n${refused.join('\n')}\n` : '';
+  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n${left}`;
 }
 
 async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
@@ -89,7 +89,7 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
     printJson(io, {
       ledger: db.where,
       from: dir,
-      imported: refused ? [] : batchesOf(plan.insert),
+      imported: batchesOf(plan.insert),
       alreadyThere: batchesOf(plan.same),
       differing: batchesOf(plan.differing),
       conflicts: plan.conflicts,
