@@ -62,15 +62,16 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
     for (const name of names.sort()) {
       const path = join(base, folder, name);
       const lines = journalLines(readFileSync(path, 'utf8'));
-      const header = fold(lines).header;
-      if (!header) continue;
-      // (the embedded sandbox of --env local keeps its ledger in the folder named by its account)
-      const account = typeof header.account === 'string' ? header.account : folder === 'local' ? 'local' : byFolder.get(folder);
+      if (!lines.length) continue;
+      // (the embedded sandbox of --env local keeps its ledger in the folder named by its account; a damaged header names none)
+      const named = fold(lines).header?.account;
+      const account = typeof named === 'string' ? named : folder === 'local' ? 'local' : byFolder.get(folder);
       if (account === undefined) {
         if (!unknown.includes(folder)) unknown.push(folder);
         continue;
       }
-      journals.push({ account, batchId: header.batchId.slice(0, 16), path, lines });
+      // (by its file's name, which is its header's batch id: a damaged header does not hide what the batch sent)
+      journals.push({ account, batchId: batchOfJournalName(name)!, path, lines });
     }
   }
   return { journals, unknown };

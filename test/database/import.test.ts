@@ -133,6 +133,21 @@ describe('reading a file ledger', () => {
     expect(journals.find((j) => j.batchId === batchId('a').slice(0, 16))!.lines).toEqual(journal(batchId('a'), { R: 'created' }).lines);
     expect(unknown).toEqual([ledgerDirFor(dir, 'https://unknown.example.com').split('/').pop()]);
   });
+
+  it('imports a journal whose header line is damaged, by its file name: the references it sent are known to the team all the same', () => {
+    const other = mkdtempSync(join(dir, 'damaged-'));
+    const folder = ledgerDirFor(other, ACCOUNT);
+    mkdirSync(folder, { recursive: true });
+    const j = journal(batchId('e'), { R9: 'initiating' });
+    writeFileSync(
+      join(folder, `${batchId('e').slice(0, 16)}.journal.jsonl`),
+      ['{"t":"batch","batchId":', ...j.lines.slice(1), ''].join('\n'),
+    );
+    writeFileSync(join(folder, `${batchId('f').slice(0, 16)}.journal.jsonl`), ''); // (created, nothing written yet)
+    const { journals } = readFileLedgers(other, [ACCOUNT]);
+    expect(journals.map((x) => [x.account, x.batchId, x.lines])).toEqual([[ACCOUNT, batchId('e').slice(0, 16), j.lines.slice(1)]]);
+    expect(planImport(new Map(), [...journals, journal(batchId('g'), { R9: 'created' })]).conflicts.map((c) => c.ref)).toEqual(['R9']);
+  });
 });
 
 describe.runIf(withPostgres)('importing into the database', () => {
