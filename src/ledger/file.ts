@@ -161,26 +161,14 @@ export class FileLedger implements Ledger {
 
   /** Touched while held, so that another host sees it alive. */
   private held(path: string, ino: number, refs: Set<string>): Reservation {
-    const beat = setInterval(() => {
-      const t = new Date();
-      try {
-        utimesSync(path, t, t);
-      } catch {
-        /* gone: guard() says so */
-      }
-    }, HEARTBEAT_MS);
+    // (gone: guard() says so)
+    const beat = setInterval(() => attempt(() => utimesSync(path, new Date(), new Date())), HEARTBEAT_MS);
     beat.unref();
     let released = false;
     return {
       guard: async (ref, write) => {
         await this.locked(() => {
-          let st;
-          try {
-            st = statSync(path);
-          } catch {
-            st = undefined;
-          }
-          if (released || !st || st.ino !== ino) throw reservationLost(this.dir, null);
+          if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
           if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
         });
@@ -189,11 +177,7 @@ export class FileLedger implements Ledger {
         if (released) return;
         released = true;
         clearInterval(beat);
-        try {
-          if (statSync(path).ino === ino) unlinkSync(path);
-        } catch {
-          /* gone */
-        }
+        if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
       },
     };
   }
@@ -201,12 +185,7 @@ export class FileLedger implements Ledger {
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     const path = join(this.dir, `unapproved-${day}.jsonl`);
     const count = () => {
-      let text = '';
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch {
-        // none yet today
-      }
+      const text = attempt(() => readFileSync(path, 'utf8')) ?? ''; // (none yet today)
       // (a line a full disk tore was never taken: its append threw, nothing was sent; the next starts on a line of its own)
       const recorded = text.split('\n').flatMap((l) => attempt(() => [JSON.parse(l) as UnapprovedPayout]) ?? []);
       const r = countUnapproved(recorded, take);
