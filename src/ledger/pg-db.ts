@@ -49,10 +49,11 @@ export function lockIdOf(name: string): number {
 /**
  * Set on every connection. Idle by design while it holds a lock, so a server's idle_session_timeout (PostgreSQL 14 on) must
  * not end it; but a host that vanishes (power cut, network gone) says nothing: the server probes a silent connection and ends
- * it, and its locks with it, within about 25 s, not the system's default of over 2 h, in which teammates were refused what it held.
+ * it, and its locks with it, within a minute, not the system's default of over 2 h, in which teammates were refused what it held
+ * (not sooner: a network gone for some seconds must not end a run).
  */
 const SESSION_SETTINGS = `SELECT set_config(name, v, false) FROM pg_settings JOIN (VALUES ('idle_session_timeout', '0'),
-  ('tcp_keepalives_idle', '10'), ('tcp_keepalives_interval', '5'), ('tcp_keepalives_count', '3')) AS s(n, v) ON name = n`;
+  ('tcp_keepalives_idle', '30'), ('tcp_keepalives_interval', '10'), ('tcp_keepalives_count', '3')) AS s(n, v) ON name = n`;
 
 function connectionLost(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? '';

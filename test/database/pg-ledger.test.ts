@@ -187,7 +187,7 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     }
   });
 
-  // (a host behind a link taken down, in a network namespace, was measured: its lock freed in 26 s; before, still held after
+  // (a host behind a link taken down, in a network namespace, was measured: its lock freed in 61 s; before, still held after
   // 70 s, the server's socket waiting on the system's 2 h keepalive)
   it('a host that vanishes (power cut, network gone) frees what it holds within a minute: the server probes each silent connection', async () => {
     const db = await processes.connect();
@@ -197,7 +197,7 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     for (const q of [(db as unknown as { session: Queryable }).session, db]) {
       const s = (await q.query<{ s: number }>(silentFor)).rows[0]!.s;
       expect(s).toBeGreaterThan(0);
-      expect(s).toBeLessThan(60);
+      expect(s).toBeLessThanOrEqual(60);
     }
   });
 });
