@@ -200,4 +200,21 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
       expect(s).toBeLessThanOrEqual(60);
     }
   });
+  it('a server that ends idle sessions (idle_session_timeout) does not stop a run between two requests (exit 4)', async () => {
+    const admin = await processes.connect();
+    const idle = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);
+    await idle(`SET idle_session_timeout = ''200ms''`);
+    try {
+      const db = await processes.connect();
+      await db.query('SELECT 1'); // (a connection of the pool, idle once it answers)
+      // (a connection of a pool: no session lock)
+      const idleSince = `SELECT 1 FROM pg_stat_activity a WHERE datname = current_database() AND state = 'idle'
+        AND pid <> pg_backend_pid() AND now() - state_change > interval '1 second'
+        AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory')`;
+      await vi.waitUntil(async () => db.lost ?? (await admin.query(idleSince)).rowCount, { timeout: 20_000, interval: 100 });
+      expect(db.lost).toBeUndefined();
+    } finally {
+      await idle('RESET idle_session_timeout');
+    }
+  });
 });
