@@ -52,16 +52,20 @@ export function journalLines(text: string): string[] {
 const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JSON.parse(l) as JournalLine));
 
 /** A journal's account is its header's, else its folder's, recognised among `accounts` (by hash); `unknown`: other folders. */
-export function readFileLedgers(stateDir: string, accounts: string[]): { journals: FileJournal[]; unknown: string[] } {
+export function readFileLedgers(stateDir: string, accounts: string[]) {
   const base = join(resolve(stateDir), 'ledgers');
   const byFolder = new Map(accounts.map((a) => [basename(ledgerDirFor(stateDir, a)), a]));
   const journals: FileJournal[] = [];
   const unknown: string[] = [];
+  const damaged: { path: string; line: number }[] = [];
   for (const folder of list(base).sort()) {
     const names = list(join(base, folder)).filter((n) => batchOfJournalName(n));
     for (const name of names.sort()) {
       const path = join(base, folder, name);
-      const lines = journalLines(readFileSync(path, 'utf8'));
+      const text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
+      // (a damaged line before the last is left out, as every command reads the journal: said, never silently)
+      for (const [i, l] of text.split('\n').slice(0, -1).entries()) if (parseLine(l) === 'damaged') damaged.push({ path, line: i + 1 });
+      const lines = journalLines(text);
       if (!lines.length) continue;
       // (the embedded sandbox of --env local keeps its ledger in the folder named by its account; a damaged header names none)
       const named = fold(lines).header?.account;
@@ -74,7 +78,7 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
       journals.push({ account, batchId: batchOfJournalName(name)!, path, lines });
     }
   }
-  return { journals, unknown };
+  return { journals, unknown, damaged };
 }
 
 /** Pure. `existing`: account → batch id → its lines; journals imported together are checked against each other too. */

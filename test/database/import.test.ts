@@ -134,18 +134,17 @@ describe('reading a file ledger', () => {
     expect(unknown).toEqual([ledgerDirFor(dir, 'https://unknown.example.com').split('/').pop()]);
   });
 
-  it('imports a journal whose header line is damaged, by its file name: the references it sent are known to the team all the same', () => {
+  it('imports a journal whose header line is damaged, by its file name (what it sent is known all the same); names each damaged line', () => {
     const other = mkdtempSync(join(dir, 'damaged-'));
     const folder = ledgerDirFor(other, ACCOUNT);
     mkdirSync(folder, { recursive: true });
     const j = journal(batchId('e'), { R9: 'initiating' });
-    writeFileSync(
-      join(folder, `${batchId('e').slice(0, 16)}.journal.jsonl`),
-      ['{"t":"batch","batchId":', ...j.lines.slice(1), ''].join('\n'),
-    );
+    const path = join(folder, `${batchId('e').slice(0, 16)}.journal.jsonl`);
+    writeFileSync(path, ['{"t":"batch","batchId":', j.lines[1], '{"t":"creat', j.lines[1], ''].join('\n'));
     writeFileSync(join(folder, `${batchId('f').slice(0, 16)}.journal.jsonl`), ''); // (created, nothing written yet)
-    const { journals } = readFileLedgers(other, [ACCOUNT]);
-    expect(journals.map((x) => [x.account, x.batchId, x.lines])).toEqual([[ACCOUNT, batchId('e').slice(0, 16), j.lines.slice(1)]]);
+    const { journals, damaged } = readFileLedgers(other, [ACCOUNT]);
+    expect(journals.map((x) => [x.account, x.batchId, x.lines])).toEqual([[ACCOUNT, batchId('e').slice(0, 16), [j.lines[1], j.lines[1]]]]);
+    expect(damaged).toEqual([1, 3].map((line) => ({ path, line })));
     expect(planImport(new Map(), [...journals, journal(batchId('g'), { R9: 'created' })]).conflicts.map((c) => c.ref)).toEqual(['R9']);
   });
 });

@@ -76,7 +76,7 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
   if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
   const unsafe = unsafeStateFolder(dir);
   if (unsafe) throw new CommandError(`refused: ${unsafe}. Nothing was imported`, ExitCode.REFUSED);
-  const { journals, unknown } = readFileLedgers(dir, candidateAccounts(args, io));
+  const { journals, unknown, damaged } = readFileLedgers(dir, candidateAccounts(args, io));
   if (unknown.length)
     throw new UsageError(
       `the account of ${unknown.map((f) => join(dir, 'ledgers', f)).join(', ')} is not known (their journals do not name it): ` +
@@ -93,8 +93,13 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
       alreadyThere: batchesOf(plan.same),
       differing: batchesOf(plan.differing),
       conflicts: plan.conflicts,
+      damaged,
     });
-  else io.stdout.write(`${db.where} from ${dir}: ${describePlan(plan)}`);
+  else
+    io.stdout.write(
+      `${db.where} from ${dir}: ${describePlan(plan)}` +
+        damaged.map((d) => `  ${d.path} line ${d.line} is damaged: left out, as every command reads the journal\n`).join(''),
+    );
   return refused ? ExitCode.REFUSED : ExitCode.OK;
 }
 
