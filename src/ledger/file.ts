@@ -58,13 +58,7 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
 export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
 /** None when it cannot be read. */
-export function names(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
+export const names = (dir: string): string[] => attempt(() => readdirSync(dir)) ?? [];
 
 type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
@@ -73,12 +67,8 @@ const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
 
 function readReserve(path: string): ReserveFile | undefined {
-  try {
-    const r = JSON.parse(readFileSync(path, 'utf8')) as ReserveFile;
-    return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as ReserveFile);
+  return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
 }
 
 export class FileLedger implements Ledger {
