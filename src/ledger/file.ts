@@ -58,13 +58,7 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
 export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
 /** None when it cannot be read. */
-export function names(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
+export const names = (dir: string): string[] => attempt(() => readdirSync(dir)) ?? [];
 
 type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
@@ -73,12 +67,8 @@ const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
 
 function readReserve(path: string): ReserveFile | undefined {
-  try {
-    const r = JSON.parse(readFileSync(path, 'utf8')) as ReserveFile;
-    return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as ReserveFile);
+  return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
 }
 
 export class FileLedger implements Ledger {
@@ -163,26 +153,14 @@ export class FileLedger implements Ledger {
 
   /** Touched while held, so that another host sees it alive. */
   private held(path: string, ino: number, refs: Set<string>): Reservation {
-    const beat = setInterval(() => {
-      const t = new Date();
-      try {
-        utimesSync(path, t, t);
-      } catch {
-        /* gone: guard() says so */
-      }
-    }, HEARTBEAT_MS);
+    // (gone: guard() says so)
+    const beat = setInterval(() => attempt(() => utimesSync(path, new Date(), new Date())), HEARTBEAT_MS);
     beat.unref();
     let released = false;
     return {
       guard: async (ref, write) => {
         await this.locked(() => {
-          let st;
-          try {
-            st = statSync(path);
-          } catch {
-            st = undefined;
-          }
-          if (released || !st || st.ino !== ino) throw reservationLost(this.dir, null);
+          if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
           if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
         });
@@ -191,11 +169,7 @@ export class FileLedger implements Ledger {
         if (released) return;
         released = true;
         clearInterval(beat);
-        try {
-          if (statSync(path).ino === ino) unlinkSync(path);
-        } catch {
-          /* gone */
-        }
+        if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
       },
     };
   }
@@ -203,12 +177,7 @@ export class FileLedger implements Ledger {
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     const path = join(this.dir, `unapproved-${day}.jsonl`);
     const count = () => {
-      let text = '';
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch {
-        // none yet today
-      }
+      const text = attempt(() => readFileSync(path, 'utf8')) ?? ''; // (none yet today)
       // (a line a full disk tore was never taken: its append threw, nothing was sent; the next starts on a line of its own)
       const recorded = text.split('\n').flatMap((l) => attempt(() => [JSON.parse(l) as UnapprovedPayout]) ?? []);
       const r = countUnapproved(recorded, take);

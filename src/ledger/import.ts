@@ -1,7 +1,7 @@
-// `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
-// or nothing under the lock of every account it touches. A reference the database shows sent by
-// another batch (or a live run of one reserved), or a batch held with other lines, refuses it all;
-// one held with the same lines is skipped, also once the database has more (a status learnt
+// `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, in one
+// transaction under the lock of every account it touches. A reference the database shows sent by
+// another batch (or a live run of one reserved), or a batch held with other lines, refuses that batch
+// whole; one held with the same lines is skipped, also once the database has more (a status learnt
 // since); one whose file has more gets them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -52,28 +52,33 @@ export function journalLines(text: string): string[] {
 const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JSON.parse(l) as JournalLine));
 
 /** A journal's account is its header's, else its folder's, recognised among `accounts` (by hash); `unknown`: other folders. */
-export function readFileLedgers(stateDir: string, accounts: string[]): { journals: FileJournal[]; unknown: string[] } {
+export function readFileLedgers(stateDir: string, accounts: string[]) {
   const base = join(resolve(stateDir), 'ledgers');
   const byFolder = new Map(accounts.map((a) => [basename(ledgerDirFor(stateDir, a)), a]));
   const journals: FileJournal[] = [];
   const unknown: string[] = [];
+  const damaged: { path: string; line: number }[] = [];
   for (const folder of list(base).sort()) {
     const names = list(join(base, folder)).filter((n) => batchOfJournalName(n));
     for (const name of names.sort()) {
       const path = join(base, folder, name);
-      const lines = journalLines(readFileSync(path, 'utf8'));
-      const header = fold(lines).header;
-      if (!header) continue;
-      // (the embedded sandbox of --env local keeps its ledger in the folder named by its account)
-      const account = typeof header.account === 'string' ? header.account : folder === 'local' ? 'local' : byFolder.get(folder);
+      const text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
+      // (a damaged line before the last is left out, as every command reads the journal: said, never silently)
+      for (const [i, l] of text.split('\n').slice(0, -1).entries()) if (parseLine(l) === 'damaged') damaged.push({ path, line: i + 1 });
+      const lines = journalLines(text);
+      if (!lines.length) continue;
+      // (the embedded sandbox of --env local keeps its ledger in the folder named by its account; a damaged header names none)
+      const named = fold(lines).header?.account;
+      const account = typeof named === 'string' ? named : folder === 'local' ? 'local' : byFolder.get(folder);
       if (account === undefined) {
         if (!unknown.includes(folder)) unknown.push(folder);
         continue;
       }
-      journals.push({ account, batchId: header.batchId.slice(0, 16), path, lines });
+      // (by its file's name, which is its header's batch id: a damaged header does not hide what the batch sent)
+      journals.push({ account, batchId: batchOfJournalName(name)!, path, lines });
     }
   }
-  return { journals, unknown };
+  return { journals, unknown, damaged };
 }
 
 /** Pure. `existing`: account → batch id → its lines; journals imported together are checked against each other too. */
@@ -164,7 +169,10 @@ async function beingSent(q: Queryable, j: FileJournal): Promise<ImportConflict[]
   }));
 }
 
-/** Nothing is imported when the plan has conflicts or differing batches. `origin`: the rows' writer. */
+/**
+ * A batch with a conflict, or differing, stays out whole; every other goes in, so the ledger knows all it can of what was sent.
+ * `origin`: the rows' writer.
+ */
 export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJournal[], origin: string): Promise<ImportPlan> {
   const accounts = [...new Set(journals.map((j) => j.account))].sort();
   return db.tx(async (q) => {
@@ -176,7 +184,7 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
       ? { insert: [], same: journals, differing: [], conflicts: [] }
       : planImport(await linesOf(q, accounts), journals);
     for (const j of plan.insert) plan.conflicts.push(...(await beingSent(q, j)));
-    if (plan.conflicts.length || plan.differing.length) return plan;
+    plan.insert = plan.insert.filter((j) => !plan.conflicts.some((c) => c.account === j.account && c.batch.batchId === j.batchId));
     for (const j of plan.insert)
       for (let i = 0; i < j.lines.length; i += CHUNK) {
         const lines = j.lines.slice(i, i + CHUNK).map((line) => ({ batch: j.batchId, line }));

@@ -46,6 +46,15 @@ export function lockIdOf(name: string): number {
   return createHash('sha256').update(name).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
+/**
+ * Set on every connection. Idle by design while it holds a lock, so a server's idle_session_timeout (PostgreSQL 14 on) must
+ * not end it; but a host that vanishes (power cut, network gone) says nothing: the server probes a silent connection and ends
+ * it, and its locks with it, within a minute, not the system's default of over 2 h, in which teammates were refused what it held
+ * (not sooner: a network gone for some seconds must not end a run).
+ */
+const SESSION_SETTINGS = `SELECT set_config(name, v, false) FROM pg_settings JOIN (VALUES ('idle_session_timeout', '0'),
+  ('tcp_keepalives_idle', '30'), ('tcp_keepalives_interval', '10'), ('tcp_keepalives_count', '3')) AS s(n, v) ON name = n`;
+
 function connectionLost(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? '';
   const msg = e instanceof Error ? e.message : String(e);
@@ -88,7 +97,8 @@ export class TeamDb {
     const pg = (await import('pg')).default;
     const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
     const session = new pg.Client(config);
-    const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000 });
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it before handing the connection out
+    const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000, onConnect: (c) => c.query(SESSION_SETTINGS) });
     const opened: { db?: TeamDb } = {};
     session.on('error', (e) => opened.db?.markLost(e));
     pool.on('error', (e) => opened.db?.markLost(e));
@@ -106,8 +116,7 @@ export class TeamDb {
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       await db.checkSchema(o.init);
-      // (idle by design while it holds the lock: a server's idle_session_timeout, PostgreSQL 14 on, must not end it)
-      await session.query(`SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'idle_session_timeout'`);
+      await session.query(SESSION_SETTINGS);
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
       if (!o.init) {
         const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];

@@ -1,5 +1,5 @@
 // `ledger import`'s rule (ledger/import.ts): which journals of a file ledger go in, which
-// are already there, and the references that refuse the whole import; then the same on a database.
+// are already there, and the references that refuse their batch (the others go in); then the same on a database.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +133,20 @@ describe('reading a file ledger', () => {
     expect(journals.find((j) => j.batchId === batchId('a').slice(0, 16))!.lines).toEqual(journal(batchId('a'), { R: 'created' }).lines);
     expect(unknown).toEqual([ledgerDirFor(dir, 'https://unknown.example.com').split('/').pop()]);
   });
+
+  it('imports a journal whose header line is damaged, by its file name (what it sent is known all the same); names each damaged line', () => {
+    const other = mkdtempSync(join(dir, 'damaged-'));
+    const folder = ledgerDirFor(other, ACCOUNT);
+    mkdirSync(folder, { recursive: true });
+    const j = journal(batchId('e'), { R9: 'initiating' });
+    const path = join(folder, `${batchId('e').slice(0, 16)}.journal.jsonl`);
+    writeFileSync(path, ['{"t":"batch","batchId":', j.lines[1], '{"t":"creat', j.lines[1], ''].join('\n'));
+    writeFileSync(join(folder, `${batchId('f').slice(0, 16)}.journal.jsonl`), ''); // (created, nothing written yet)
+    const { journals, damaged } = readFileLedgers(other, [ACCOUNT]);
+    expect(journals.map((x) => [x.account, x.batchId, x.lines])).toEqual([[ACCOUNT, batchId('e').slice(0, 16), [j.lines[1], j.lines[1]]]]);
+    expect(damaged).toEqual([1, 3].map((line) => ({ path, line })));
+    expect(planImport(new Map(), [...journals, journal(batchId('g'), { R9: 'created' })]).conflicts.map((c) => c.ref)).toEqual(['R9']);
+  });
 });
 
 describe.runIf(withPostgres)('importing into the database', () => {
@@ -149,19 +163,20 @@ describe.runIf(withPostgres)('importing into the database', () => {
       )
     ).rows;
 
-  it('writes each line in order once, skips it the second time, and writes nothing at all when one reference conflicts', async () => {
+  it('writes each line in order once, skips it the second time; a batch with a conflicting reference stays out whole, the others go in', async () => {
     const a = journal(batchId('a'), { R1: 'created', R2: 'rejected' });
     expect((await importJournals(db, [a], 'import one')).insert).toHaveLength(1);
     expect(await rows()).toEqual(a.lines.map((line) => ({ batch_id: batchId('a'), origin: 'import one', line })));
     const again = await importJournals(db, [a], 'import two');
     expect([again.insert.length, again.same.length]).toEqual([0, 1]);
-    const refused = await importJournals(
-      db,
-      [journal(batchId('b'), { R3: 'created' }), journal(batchId('c'), { R1: 'initiating' })],
-      'three',
-    );
-    expect(refused.conflicts.map((c) => [c.ref, c.other.batchId])).toEqual([['R1', batchId('a')]]);
-    expect(await rows()).toHaveLength(a.lines.length);
+    const [b, c] = [journal(batchId('b'), { R3: 'created' }), journal(batchId('c'), { R4: 'created', R1: 'initiating' })];
+    const refused = await importJournals(db, [b, c], 'three');
+    expect(refused.conflicts.map((x) => [x.ref, x.batch.batchId, x.other.batchId])).toEqual([['R1', batchId('c'), batchId('a')]]);
+    expect(refused.insert.map((j) => j.batchId)).toEqual([batchId('b')]);
+    // (the team ledger knows what b sent, whatever c's conflict: none of c, the reference it sent first included)
+    expect((await rows()).map((r) => r.line)).toEqual([...a.lines, ...b.lines]);
+    const twice = await importJournals(db, [b, c], 'four');
+    expect([twice.insert.length, twice.same.length, twice.conflicts.length]).toEqual([0, 1, 1]);
   });
 
   it('importing again what is there reads no line back (one row per batch, not one per line), and still tells other lines apart', async () => {

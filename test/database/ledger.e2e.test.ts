@@ -156,14 +156,16 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
       createdAt: at,
     };
     const init = { t: 'initiating', ref: 'LEDGER-0001', row: 1, attempt: 1, key: 'k', body: '{}', at };
-    writeFileSync(join(folder, `${id.slice(0, 16)}.journal.jsonl`), [header, init].map((l) => JSON.stringify(l) + '\n').join(''));
+    const damaged = join(folder, `${id.slice(0, 16)}.journal.jsonl`);
+    writeFileSync(damaged, [JSON.stringify(header), '{"t":"creat', JSON.stringify(init), ''].join('\n'));
     const refused = await inProcess(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
     expect(refused.code, refused.stderr).toBe(3);
     const mine = (JSON.parse(lines[0]!) as { batchId: string }).batchId;
-    expect(refused.stdout).toContain(`Nothing was imported: 1 conflict`);
+    expect(refused.stdout).toContain(`Imported 0 batches (0 lines); 0 batches already there\n1 conflict, whose batches were not imported:`);
     expect(refused.stdout).toContain(
       `reference LEDGER-0001 sent by batch ${id.slice(0, 16)} (/elsewhere.csv) and, in the ledger, by batch ${mine.slice(0, 16)}`,
     );
+    expect(refused.stdout).toContain(`${damaged} line 2 is damaged: left out, as every command reads the journal`);
     expect(await linesIn(url)).toHaveLength(lines.length);
 
     const status = await inProcess(['ledger', 'status', '--json', '--ledger', url]);
@@ -187,7 +189,8 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
       createdAt: 'now',
     };
     const init = { t: 'initiating', ref: 'PLANTED-1', row: 1, attempt: 1, key: 'k', body: '{}', at: 'now' };
-    writeFileSync(join(folder, `${id.slice(0, 16)}.journal.jsonl`), [header, init].map((l) => JSON.stringify(l) + '\n').join(''));
+    const damaged = join(folder, `${id.slice(0, 16)}.journal.jsonl`);
+    writeFileSync(damaged, [JSON.stringify(header), '{"t":"creat', JSON.stringify(init), ''].join('\n'));
     chmodSync(shared, 0o777);
     const r = await inProcess(['ledger', 'import', '--from-state-dir', 'shared', '--ledger', url]);
     expect(r.code, r.stdout + r.stderr).toBe(3);

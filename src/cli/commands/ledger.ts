@@ -65,9 +65,9 @@ function describePlan(plan: ImportPlan): string {
     ),
     ...plan.differing.map((j) => `  ${j.account}: batch ${j.batchId.slice(0, 16)} (${j.path}) is in the ledger with other lines`),
   ];
-  if (refused.length) return `Nothing was imported: ${plural(refused.length, 'conflict')}\n${refused.join('\n')}\n`;
   const lines = plan.insert.reduce((n, j) => n + j.lines.length, 0);
-  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n`;
+  const left = refused.length ? `${plural(refused.length, 'conflict')}, whose batches were not imported:\n${refused.join('\n')}\n` : '';
+  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n${left}`;
 }
 
 async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
@@ -76,7 +76,7 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
   if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
   const unsafe = unsafeStateFolder(dir);
   if (unsafe) throw new CommandError(`refused: ${unsafe}. Nothing was imported`, ExitCode.REFUSED);
-  const { journals, unknown } = readFileLedgers(dir, candidateAccounts(args, io));
+  const { journals, unknown, damaged } = readFileLedgers(dir, candidateAccounts(args, io));
   if (unknown.length)
     throw new UsageError(
       `the account of ${unknown.map((f) => join(dir, 'ledgers', f)).join(', ')} is not known (their journals do not name it): ` +
@@ -89,12 +89,17 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
     printJson(io, {
       ledger: db.where,
       from: dir,
-      imported: refused ? [] : batchesOf(plan.insert),
+      imported: batchesOf(plan.insert),
       alreadyThere: batchesOf(plan.same),
       differing: batchesOf(plan.differing),
       conflicts: plan.conflicts,
+      damaged,
     });
-  else io.stdout.write(`${db.where} from ${dir}: ${describePlan(plan)}`);
+  else
+    io.stdout.write(
+      `${db.where} from ${dir}: ${describePlan(plan)}` +
+        damaged.map((d) => `  ${d.path} line ${d.line} is damaged: left out, as every command reads the journal\n`).join(''),
+    );
   return refused ? ExitCode.REFUSED : ExitCode.OK;
 }
 
