@@ -220,9 +220,12 @@ class SwapSender {
       );
       if (read.status === 'REJECTED') return this.credit(p, read);
     }
+    // (the service credits a swap at once, spec §3: more likely spent since the plan, by a batch this one cannot see)
     const why =
-      `the swap's credit does not show yet: the ${p.currency} wallet holds ${formatAmount(balance, p.currency)}, ` +
-      `its rows need ${formatAmount(need, p.currency)} (swap ${swap.id}, ${swap.status}); resume later`;
+      `the ${p.currency} wallet holds ${formatAmount(balance, p.currency)} after swap ${swap.id} (${swap.status}), its rows need ` +
+      `${formatAmount(need, p.currency)}: another batch of the account (or a payout made elsewhere) spent from it since the plan, ` +
+      `or the swap's credit does not show yet. No ${p.currency} row was sent: run again once that batch is done; ` +
+      `if the wallet is still short, top it up or send part with --allow-partial (a batch makes one swap per currency)`;
     return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 

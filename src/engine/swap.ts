@@ -34,14 +34,9 @@ export function swapReference(references: readonly string[], currency: string): 
   return `PBS2-${sha256Hex(`${KEY_VERSIONS.swap}|${currency}|${set.join('\n')}`).slice(0, 24)}-${currency}`;
 }
 
-export function swapReferences(rows: Iterable<{ reference: string; currency: string }>): (currency: string) => string {
-  const by = new Map<string, string[]>();
-  for (const r of rows) {
-    const refs = by.get(r.currency) ?? [];
-    if (!refs.length) by.set(r.currency, refs);
-    refs.push(r.reference);
-  }
-  return (currency) => swapReference(by.get(currency) ?? [], currency);
+export function swapReferences(rows: readonly { reference: string; currency: string }[]): (currency: string) => string {
+  const referencesOf = (currency: string) => rows.filter((r) => r.currency === currency).map((r) => r.reference);
+  return (currency) => swapReference(referencesOf(currency), currency);
 }
 
 /** The swap as the journal keeps it: amounts as exact decimal text. */

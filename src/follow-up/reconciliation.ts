@@ -23,6 +23,7 @@ import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './r
 import type { FetchOptions, Listing, RequestCounts } from './reconcile-fetch.ts';
 import { batchSwapsOf, refreshSwaps } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
+import { PROBLEM_CODES } from '../validation/problems.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
@@ -132,7 +133,12 @@ async function batchSwaps(
   const { halted } = await refreshSwaps(o, batch, requests);
   if (halted) throw new Halted(halted);
   const swaps = new Map<string, ReconSwap>();
-  const paid = rows.flatMap((r) => (r.currency && r.reference ? [{ currency: r.currency, reference: r.reference }] : []));
+  // (as the plan names it: not by the rows offline validation found invalid, which are no payment of the batch)
+  const offline = ({ status, errorCode = '' }: ResultValues) =>
+    status === ENGINE_STATUSES.INVALID && Object.hasOwn(PROBLEM_CODES, errorCode);
+  const paid = rows.flatMap((r, i) =>
+    r.currency && r.reference && !offline(table.rows[i]!.result) ? [{ currency: r.currency, reference: r.reference }] : [],
+  );
   const referenceOf = swapReferences(paid);
   for (const c of new Set(paid.map((r) => r.currency))) swaps.set(c, { currency: c, reference: referenceOf(c) });
   for (const s of batch.swaps.values()) swaps.set(s.currency, s);

@@ -72,16 +72,10 @@ export async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests:
   for (const [id, answer] of [...read.listed, ...read.got]) {
     const state = asked.get(id);
     if (!state || answer.status === state.swap!.status) continue;
-    moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
+    const { currency, reference } = state;
+    moved.push({ currency, reference, id, from: state.swap!.status, to: answer.status });
     state.swap = swapSnapshotOf(answer);
-    lines.push({
-      t: 'swap',
-      phase: 'status',
-      currency: state.currency,
-      reference: state.reference,
-      swap: state.swap,
-      at: new Date().toISOString(),
-    });
+    lines.push({ t: 'swap', phase: 'status', currency, reference, swap: state.swap, at: new Date().toISOString() });
   }
   appendLines(batch.ledger, batch.batchId, lines);
   const failures = [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) }));

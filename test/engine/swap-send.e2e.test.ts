@@ -26,7 +26,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 25;
+const BUSINESSES = 26;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -232,6 +232,22 @@ describe('the swap is sent once', () => {
     }
     expect(await phases(g.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'stale-rate:2']);
     expect(await g.swapsAtSandbox()).toHaveLength(0);
+  });
+});
+
+describe('another batch of the account spends from the short wallet meanwhile', () => {
+  it('its swap made, the wallet short of its rows all the same: no row of it sent, the stop says why and what to do', async () => {
+    const f = await fixture(26);
+    // (after the plan read 20.00 USD: another batch's swap takes 15.00 of it into EUR)
+    const wallets = new Map((await f.client.listWallets()).data.map((w) => [w.currency, w.walletId]));
+    const other = { sourceWalletId: wallets.get('USD'), destinationWalletId: wallets.get('EUR'), swapAmount: 15 };
+    const body = { ...other, swapCurrency: 'USD', amountToBeSent: 13.82, currencyToBeSent: 'EUR', reference: 'PBS2-OTHER-EUR' };
+    await f.client.swap(JSON.stringify(body), { idempotencyKey: 'other-batch-swap' });
+    const r = await f.fund();
+    expect(r).toMatchObject({ funded: false, halt: true, error: { code: 'SWAP_CREDIT_NOT_SHOWN' } });
+    expect(r.funded || r.error.message).toMatch(/holds 105\.00 after swap \S+ \(PROCESSING\), its rows need 119\.00: another batch/);
+    expect(r.funded || r.error.message).toMatch(/top it up or send part with --allow-partial/);
+    expect(await f.swapsAtSandbox()).toHaveLength(1);
   });
 });
 
