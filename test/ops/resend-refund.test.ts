@@ -28,6 +28,19 @@ const noTransactions: typeof fetch = async (input, init) => {
   return fetch(input, init);
 };
 
+/** A paid batch of two rows of 20.00 whose first payout FAILED (refund shown), its results edited, then retry --resend-failed. */
+async function resendEdited(edit: (table: Awaited<ReturnType<typeof readResults>>) => void) {
+  sb = await startSb();
+  const { results, ids } = await paidBatch(sb, { rows: 2, amount: () => '20.00' });
+  await setStatus(sb, ids[0]!, 'FAILED');
+  await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
+  const table = await readResults(results);
+  edit(table);
+  await writeResults(results, table);
+  const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn: connectionTo(sb), resendFailed: true });
+  return { r, ids };
+}
+
 describe('resend only after the refund', () => {
   it('keeps a failed row whose refund is not there yet, sends nothing, and says so', async () => {
     sb = await startSb();
@@ -50,38 +63,18 @@ describe('resend only after the refund', () => {
 
   for (const other of ['kept', 'deleted'] as const)
     it(`a failed row edited into another row's payee and amount (that row ${other}) is not resent: a probable duplicate, said`, async () => {
-      sb = await startSb();
-      const { results, ids } = await paidBatch(sb, { rows: 2, amount: () => '20.00' });
-      await setStatus(sb, ids[0]!, 'FAILED');
-      await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
-      const table = await readResults(results);
-      for (const c of table.inputColumns) if (c !== 'reference') table.rows[0]!.cells[c] = table.rows[1]!.cells[c]!;
-      if (other === 'deleted') table.rows.pop();
-      await writeResults(results, table);
-      const r = await retryResults({
-        ...unattended({ settleDelayMs: 10 }),
-        resultsFile: results,
-        conn: connectionTo(sb),
-        resendFailed: true,
+      const { r, ids } = await resendEdited((table) => {
+        for (const c of table.inputColumns) if (c !== 'reference') table.rows[0]!.cells[c] = table.rows[1]!.cells[c]!;
+        if (other === 'deleted') table.rows.pop();
       });
       expect(r.resent).toBe(0);
       expect(r.notResent).toEqual([expect.objectContaining({ payoutId: ids[0], reason: expect.stringMatching(/probable duplicate/) })]);
-      expect(await allPayouts(sb)).toHaveLength(2);
+      expect(await allPayouts(sb!)).toHaveLength(2);
     });
 
   it('a failed row edited into an invalid one is kept as it was, not resent, and says why', async () => {
-    sb = await startSb();
-    const { results, ids } = await paidBatch(sb, { rows: 2 });
-    await setStatus(sb, ids[0]!, 'FAILED');
-    await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
-    const table = await readResults(results);
-    table.rows[0]!.cells.sourceAmount = 'ten';
-    await writeResults(results, table);
-    const r = await retryResults({
-      ...unattended({ settleDelayMs: 10 }),
-      resultsFile: results,
-      conn: connectionTo(sb),
-      resendFailed: true,
+    const { r, ids } = await resendEdited((table) => {
+      table.rows[0]!.cells.sourceAmount = 'ten';
     });
     expect(r.resent).toBe(0);
     expect(r.notResent).toEqual([
@@ -93,7 +86,7 @@ describe('resend only after the refund', () => {
       }),
     ]);
     expect((await readResults(r.resultsPath)).rows[0]!.result).toMatchObject({ status: 'FAILED', payoutId: ids[0] });
-    expect(await allPayouts(sb)).toHaveLength(2);
+    expect(await allPayouts(sb!)).toHaveLength(2);
   });
 
   it('folds a resend line only for a failed, refunded payout', () => {
