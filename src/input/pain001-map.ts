@@ -68,7 +68,8 @@ const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bank
 
 /**
  * A PstlAdr's street, structured (ADDRESS_PARTS), in lines (AdrLine), or hybrid (both: the lines after the street), and
- * its town with its state (CtrySubDvsn), as "Chicago, IL"; each with its element: of several parts, the whole PstlAdr.
+ * its town with its state (CtrySubDvsn), as "Chicago, IL", each as [text, element: of several parts, the whole PstlAdr];
+ * and the whole address in one line, the street, town, post code and country.
  */
 function postalAddress(e: Elements, adr: string) {
   const parts = ADDRESS_PARTS.filter((p) => e.has(`${adr}/${p}`));
@@ -77,12 +78,10 @@ function postalAddress(e: Elements, adr: string) {
     for (const v of e.get(`${adr}/${p}`)!)
       lines.push(p === 'BldgNb' && e.has(`${adr}/StrtNm`) ? `${lines.pop()} ${v}` : (ADDRESS_WORDS[p] ?? '') + v);
   const town = [first(e, `${adr}/TwnNm`), first(e, `${adr}/CtrySubDvsn`)].filter(Boolean);
-  return {
-    street: lines.join(', '),
-    streetAt: parts.length > 1 ? adr : `${adr}/${parts[0] ?? 'AdrLine'}`,
-    town: town.join(', '),
-    townAt: town.length > 1 ? adr : `${adr}/${e.has(`${adr}/CtrySubDvsn`) ? 'CtrySubDvsn' : 'TwnNm'}`,
-  };
+  const street = [lines.join(', '), parts.length > 1 ? adr : `${adr}/${parts[0] ?? 'AdrLine'}`] as const;
+  const townAt = town.length > 1 ? adr : `${adr}/${e.has(`${adr}/CtrySubDvsn`) ? 'CtrySubDvsn' : 'TwnNm'}`;
+  const line = [street[0], ...town, first(e, `${adr}/PstCd`), first(e, `${adr}/Ctry`)].filter(Boolean).join(', ');
+  return { street, town: [town.join(', '), townAt] as const, line };
 }
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
@@ -186,17 +185,14 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
 
   const adr = 'Cdtr/PstlAdr';
   const cdtr = postalAddress(tx, adr);
-  set('address', cdtr.street, cdtr.streetAt);
-  set('city', cdtr.town, cdtr.townAt);
+  set('address', ...cdtr.street);
+  set('city', ...cdtr.town);
   set('postCode', first(tx, `${adr}/PstCd`), `${adr}/PstCd`);
   // The payer the transfer is made on behalf of (the transaction's, else its block's): its address is the remitter's
-  // (spec §2: else the business's is shown), one line; one with none is refused (validation/row.ts checkOrdered).
+  // (spec §2: else the business's is shown); one with none is refused (validation/row.ts checkOrdered).
   const ultmt = (e: Elements) => [...e].find(([k]) => k.startsWith('UltmtDbtr/'));
   const [payer, payerAt] = ultmt(tx) ? [tx, txPath] : [block, blockPath];
-  const pa = 'UltmtDbtr/PstlAdr';
-  const { street, town } = postalAddress(payer, pa);
-  const payerAdr = [street, town, first(payer, `${pa}/PstCd`), first(payer, `${pa}/Ctry`)].filter(Boolean).join(', ');
-  set('remitterAddress', payerAdr, pa, payerAt);
+  set('remitterAddress', postalAddress(payer, 'UltmtDbtr/PstlAdr').line, 'UltmtDbtr/PstlAdr', payerAt);
   const onBehalf = first(payer, 'UltmtDbtr/Nm') || (ultmt(payer)?.[1][0] ?? ''); // (an ERP may name the debtor itself)
   cells.UltmtDbtr = onBehalf.toLowerCase() === first(block, 'Dbtr/Nm').toLowerCase() ? '' : onBehalf;
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
