@@ -27,6 +27,7 @@ export const PAIN001_CARRIED = [
   'UltmtCdtr',
   'UltmtCdtrCtry',
   'UltmtCdtrBIC',
+  'UltmtDbtr',
 ] as const;
 
 interface Transaction {
@@ -64,6 +65,24 @@ const ADDRESS_PARTS = ['Dept', 'SubDept', 'BldgNm', 'Flr', 'Room', 'StrtNm', 'Bl
 const ADDRESS_WORDS: Record<string, string> = { Flr: 'Floor ', Room: 'Room ', PstBx: 'PO Box ' };
 /** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's); the agent's BIC is kept, to be screened. */
 const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'beneficiaryCountry', 'accountType'];
+
+/**
+ * A PstlAdr's street, structured (ADDRESS_PARTS), in lines (AdrLine), or hybrid (both: the lines after the street), and
+ * its town with its state (CtrySubDvsn), as "Chicago, IL", each as [text, element: of several parts, the whole PstlAdr];
+ * and the whole address in one line, the street, town, post code and country.
+ */
+function postalAddress(e: Elements, adr: string) {
+  const parts = ADDRESS_PARTS.filter((p) => e.has(`${adr}/${p}`));
+  const lines: string[] = [];
+  for (const p of parts)
+    for (const v of e.get(`${adr}/${p}`)!)
+      lines.push(p === 'BldgNb' && e.has(`${adr}/StrtNm`) ? `${lines.pop()} ${v}` : (ADDRESS_WORDS[p] ?? '') + v);
+  const town = [first(e, `${adr}/TwnNm`), first(e, `${adr}/CtrySubDvsn`)].filter(Boolean);
+  const street = [lines.join(', '), parts.length > 1 ? adr : `${adr}/${parts[0] ?? 'AdrLine'}`] as const;
+  const townAt = town.length > 1 ? adr : `${adr}/${e.has(`${adr}/CtrySubDvsn`) ? 'CtrySubDvsn' : 'TwnNm'}`;
+  const line = [street[0], ...town, first(e, `${adr}/PstCd`), first(e, `${adr}/Ctry`)].filter(Boolean).join(', ');
+  return { street, town: [town.join(', '), townAt] as const, line };
+}
 
 /** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
 function methodOf(
@@ -164,18 +183,18 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   Object.assign(cells, { UltmtCdtr: first(tx, 'UltmtCdtr/Nm'), UltmtCdtrCtry: alpha3(first(tx, 'UltmtCdtr/PstlAdr/Ctry')) });
   cells.UltmtCdtrBIC = first(tx, 'UltmtCdtr/Id/OrgId/AnyBIC') || first(tx, 'UltmtCdtr/Id/OrgId/BICOrBEI'); // (.09, .03)
 
-  // The address: structured (ADDRESS_PARTS), in lines (AdrLine), or hybrid (both: the lines after the street); of
-  // several parts, its element is the whole PstlAdr. The town with its state (CtrySubDvsn), as "Chicago, IL".
   const adr = 'Cdtr/PstlAdr';
-  const parts = ADDRESS_PARTS.filter((e) => tx.has(`${adr}/${e}`));
-  const lines: string[] = [];
-  for (const e of parts)
-    for (const v of tx.get(`${adr}/${e}`)!)
-      lines.push(e === 'BldgNb' && tx.has(`${adr}/StrtNm`) ? `${lines.pop()} ${v}` : (ADDRESS_WORDS[e] ?? '') + v);
-  set('address', lines.join(', '), parts.length > 1 ? adr : `${adr}/${parts[0] ?? 'AdrLine'}`);
-  const town = [first(tx, `${adr}/TwnNm`), first(tx, `${adr}/CtrySubDvsn`)].filter(Boolean);
-  set('city', town.join(', '), town.length > 1 ? adr : `${adr}/${tx.has(`${adr}/CtrySubDvsn`) ? 'CtrySubDvsn' : 'TwnNm'}`);
+  const cdtr = postalAddress(tx, adr);
+  set('address', ...cdtr.street);
+  set('city', ...cdtr.town);
   set('postCode', first(tx, `${adr}/PstCd`), `${adr}/PstCd`);
+  // The payer the transfer is made on behalf of (the transaction's, else its block's): its address is the remitter's
+  // (spec §2: else the business's is shown); one with none is refused (validation/row.ts checkOrdered).
+  const ultmt = (e: Elements) => [...e].find(([k]) => k.startsWith('UltmtDbtr/'));
+  const [payer, payerAt] = ultmt(tx) ? [tx, txPath] : [block, blockPath];
+  set('remitterAddress', postalAddress(payer, 'UltmtDbtr/PstlAdr').line, 'UltmtDbtr/PstlAdr', payerAt);
+  const onBehalf = first(payer, 'UltmtDbtr/Nm') || (ultmt(payer)?.[1][0] ?? ''); // (an ERP may name the debtor itself)
+  cells.UltmtDbtr = onBehalf.toLowerCase() === first(block, 'Dbtr/Nm').toLowerCase() ? '' : onBehalf;
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
   const [country, countryAt] = cells.iban
     ? [cells.iban.slice(0, 2), 'CdtrAcct/Id/IBAN']

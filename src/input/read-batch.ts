@@ -1,11 +1,10 @@
 // Reading a batch file (README.md): each reader in turn says whether the first bytes are its format.
-import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError, type Refuse } from './input-errors.ts';
 import { csvReader } from './csv-reader.ts';
 import { excelReader } from './excel-reader.ts';
 import { pain001Reader } from './pain001-reader.ts';
-import { encodingOption, fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
+import { encodingOption, fileHead, fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
 
 export { InputError } from './input-errors.ts';
 export type { RawRow } from './records.ts';
@@ -22,13 +21,7 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
   const size = await fileSize(file, 'a batch file', refuse);
   let head: Buffer;
   try {
-    const fh = await open(file, 'r');
-    try {
-      const buf = Buffer.alloc(Math.min(size, HEAD_BYTES));
-      head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
-    } finally {
-      await fh.close();
-    }
+    head = await fileHead(file, Math.min(size, HEAD_BYTES));
   } catch (e) {
     throw refuse('UNREADABLE', `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
   }

@@ -1,5 +1,5 @@
 // What a reader of batch files is: one per format, registered in READERS (read-batch.ts).
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { Refuse } from './input-errors.ts';
 import { parseEncodingName, TEXT_ENCODINGS, type Delimiter, type TextEncoding } from './detect.ts';
 import type { ShapedRows } from './records.ts';
@@ -65,6 +65,17 @@ export async function fileSize(file: string, what: string, refuse: Refuse): Prom
   if (st.isDirectory()) throw refuse('UNREADABLE', `${file}: is a folder, not ${what}.`);
   if (st.size === 0) throw refuse('EMPTY_FILE', `${file}: the file is empty (0 bytes).`);
   return st.size;
+}
+
+/** The first `bytes` bytes of a file (all of a shorter one). */
+export async function fileHead(file: string, bytes: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(bytes);
+    return buf.subarray(0, (await fh.read(buf, 0, bytes, 0)).bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */

@@ -11,7 +11,7 @@ import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../i
 import { excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
 import { csvLayout } from '../input/csv-reader.ts';
-import { encodingOption, fileSize, type ReadOptions } from '../input/reader.ts';
+import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
@@ -84,15 +84,7 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
 }
 
 /** The first 4 KiB of a file, as text. */
-export async function readHead(path: string): Promise<string> {
-  const fh = await open(path, 'r');
-  try {
-    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
-    return buffer.toString('utf8', 0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
+export const readHead = async (path: string): Promise<string> => (await fileHead(path, 4096)).toString('utf8');
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
 export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] {

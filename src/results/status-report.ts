@@ -171,7 +171,7 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
         const r = table.rows.at(i)!;
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);
-        const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf') ?? '')?.[0]; // (the pain.001 gave an equivalent amount)
+        const ccyOfTrf = /^[A-Z]{3}$/.exec(cell(r, 'CcyOfTrf')?.toUpperCase() ?? '')?.[0]; // (the pain.001 gave an equivalent amount)
         const endToEndId = cell(r, 'EndToEndId') ?? cell(r, cols.reference);
         xml.ele({
           TxInfAndSts: {

@@ -168,7 +168,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
  * results file, read again by a retry, stays invalid until the cells themselves say otherwise.
  */
 function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): void {
-  const { MsgNmId, ChrgBr: bearer, AmtCcy: ordered = '', CcyOfTrf, Unsupported } = r.row.cells;
+  const { MsgNmId, ChrgBr: bearer, AmtCcy: ordered = '', CcyOfTrf, Unsupported, UltmtDbtr } = r.row.cells;
   if (MsgNmId === undefined) return;
   const [unmappable, debited] = ['UNMAPPABLE_TRANSACTION', top.sourceCurrency ?? ''] as const;
   // ISO 20022's "no end-to-end id": as a reference, every such transfer would be one payout, paid once
@@ -197,6 +197,15 @@ function checkOrdered(r: RowReader, top: Partial<Record<PayoutField, string>>): 
       'ordered as the service cannot pay: it pays by transfer to the account (no cheque, nothing held for the payee), through one intermediary at most, at its own rate when sent (none agreed or booked)',
       'PmtMtd TRF or TRA; no InstrForCdtrAgt/Cd CHQB or HOLD; no IntrmyAgt2 or IntrmyAgt3; no XchgRateInf, or an indicative one (RateTp SPOT or SALE, no CtrctId)',
       Unsupported,
+    );
+  if (UltmtDbtr && !r.cell('remitterAddress'))
+    r.add(
+      'error',
+      unmappable,
+      'remitterAddress',
+      "made on behalf of another payer (UltmtDbtr) whose address is not given: the payout would show the business's address as the payer's",
+      "the payer's postal address (UltmtDbtr/PstlAdr), or a remitterAddress",
+      UltmtDbtr,
     );
   // the schema's [A-Z]{3}, with DbtrAcct/Ccy or without: "eur" is refused as such, never as another currency than the account's
   if (!/^([A-Z]{3})?$/.test(ordered))

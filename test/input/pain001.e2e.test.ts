@@ -172,3 +172,14 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
     undefined,
   ]);
 });
+
+it('a transfer on behalf of another payer (UltmtDbtr) is planned with its address as the remitter address', async () => {
+  const { dir, cli } = await setup();
+  const paid = sampleRows().find((r) => r.method === 'NIP')!;
+  const payer = '<UltmtDbtr><Nm>Client Holdings SA</Nm><PstlAdr><TwnNm>Geneva</TwnNm><Ctry>CH</Ctry></PstlAdr></UltmtDbtr>';
+  writeFileSync(join(dir, 'erp.xml'), pain001([paid], 'pain.001.001.09').replace('<ChrgBr>', `${payer}<ChrgBr>`));
+  const planned = await cli('plan', 'erp.xml', '--documents', 'documents', '--out', 'erp.plan.json', '--prepared-by', 'Dan');
+  expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+  // (the body signed is the body sent: verifyPlannedRows)
+  expect(loadPlan(join(dir, 'erp.plan.json')).plan.rows.map((r) => r.body.remitterAddress)).toEqual(['Geneva, CH']);
+});

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../src/input/read-batch.ts';
+import { writeResults } from '../../src/results/write.ts';
 import { formatProblem, validateBatch, type ValidatedRow } from '../../src/validation/validation.ts';
 import { PAIN001_VERSIONS, type Pain001Version } from '../../src/spec/iso20022.ts';
 import { pain001, root, sampleRows, SAMPLES } from './pain001-files.ts';
@@ -375,6 +376,53 @@ describe('pain.001 transactions', () => {
     );
     const { rows } = await read(file(xml));
     expect(rows[0]!.payout!.beneficiary.address).toBe('233 S Wacker Dr 7, Suite 1200, c/o Treasury');
+  });
+
+  it("the payer a transfer is made on behalf of (UltmtDbtr, its own or its PmtInf's) gives the remitter address, kept by its results", async () => {
+    const xml = pain001(usa.slice(0, 3), 'pain.001.001.09');
+    const payer = (inner: string) => `<UltmtDbtr><Nm>Client Holdings SA</Nm>${inner}</UltmtDbtr>`;
+    const geneva =
+      '<PstlAdr><StrtNm>Rue du Rhone</StrtNm><BldgNb>8</BldgNb><PstCd>1204</PstCd><TwnNm>Geneva</TwnNm><Ctry>CH</Ctry></PstlAdr>';
+    const tx = (x: string, n: number, inner: string) =>
+      x.replace(new RegExp(`(${usa[n]!.reference}</EndToEndId>\\s*</PmtId>\\s*<Amt>[^]*?</Amt>)`), `$1${payer(inner)}`);
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]';
+    // the block's payer for all its transactions, unless one names its own
+    const sent = file(
+      tx(xml.replace('<ChrgBr>', `${payer(geneva)}<ChrgBr>`), 1, '<PstlAdr><TwnNm>Zurich</TwnNm><Ctry>CH</Ctry></PstlAdr>'),
+    );
+    const { v, rows } = await read(sent);
+    expect(rows.map((r) => r.payout?.remitterAddress)).toEqual([
+      'Rue du Rhone 8, Geneva, 1204, CH',
+      'Zurich, CH',
+      'Rue du Rhone 8, Geneva, 1204, CH',
+    ]);
+    // a retry reads the results file: the address goes again
+    const results = join(dir, 'payer.results.csv');
+    const cells = rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells, result: { status: 'FAILED_TO_SEND', idempotencyKey: 'k' } }));
+    await writeResults(results, { format: 'csv', inputColumns: v.source.columns, rows: cells });
+    expect((await read(results)).rows.map((r) => r.payout?.remitterAddress)).toEqual(rows.map((r) => r.payout?.remitterAddress));
+    // a payer with no address is refused (the payout would give the business's as the payer's), also on retry
+    const nameOnly = await read(file(tx(xml, 0, '')));
+    expect(nameOnly.rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toMatchObject([
+      [{ code: 'UNMAPPABLE_TRANSACTION', column: `${at}/CdtTrfTxInf[1]/UltmtDbtr/PstlAdr`, value: 'Client Holdings SA' }],
+      [],
+      [],
+    ]);
+    const retried = nameOnly.rows.map((r) => ({
+      rowNumber: r.rowNumber,
+      cells: r.cells,
+      result: { status: 'INVALID', idempotencyKey: 'k' },
+    }));
+    await writeResults(results, { format: 'csv', inputColumns: nameOnly.v.source.columns, rows: retried });
+    expect((await read(results)).rows.map((r) => r.valid)).toEqual([false, true, true]);
+    // (an ERP naming the debtor itself as the ultimate debtor: the business is the payer)
+    const itself = await read(file(tx(xml, 0, '').replace('Client Holdings SA', 'ACME PAYROLL LTD')));
+    expect(itself.rows.map((r) => r.valid)).toEqual([true, true, true]);
+    // too long is refused at its PstlAdr, never cut
+    const long = await read(file(tx(xml, 2, geneva.replace('Rue du Rhone', 'R'.repeat(200)))));
+    expect(long.rows[2]!.problems.filter((p) => p.severity === 'error')).toMatchObject([
+      { code: 'TOO_LONG', column: `${at}/CdtTrfTxInf[3]/UltmtDbtr/PstlAdr` },
+    ]);
   });
 
   it("every part of a creditor's structured address reaches the address and the city (the state with the town), or refuses the row at PstlAdr", async () => {

@@ -234,6 +234,14 @@ describe('pain.002 of a pain.001: the original transactions as the ERP sent them
     expect(amounts(xml)).toEqual(amounts(readFileSync(sent, 'utf8')));
   });
 
+  it('echoes an equivalent amount whose CcyOfTrf or @Ccy is not in capitals as an equivalent amount, valid: never as instructed', async () => {
+    const sent = tmp.path('lower-ccy.xml');
+    const written = readFileSync(join(root, SAMPLES['pain.001.001.03']), 'utf8');
+    writeFileSync(sent, written.replace('<CcyOfTrf>NGN<', '<CcyOfTrf>ngn<').replace('<Amt Ccy="USD">950.00<', '<Amt Ccy="usd">950.00<'));
+    const xml = await reportOfPain001(sent);
+    expect(amounts(xml)).toEqual(amounts(written));
+  });
+
   it('echoes an amount written as xs:decimal also allows ("1500.", ".50") by its value, and sums it', async () => {
     const [first, second] = sampleRows().filter((r) => r.method === 'ACH');
     const xml = pain001(
