@@ -2,11 +2,12 @@
 // read, is of no known format or holds no entry throws: an empty list would pass everyone.
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
 import { SaxesParser } from 'saxes';
+import { fileHead } from '../input/reader.ts';
 export interface Payee {
   reference: string;
   row: number;
@@ -118,13 +119,8 @@ function unreadable(path: string, e: NodeJS.ErrnoException): never {
 }
 
 async function readHead(file: string): Promise<string> {
-  const fh = await open(file).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
-  try {
-    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
-    return buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
-  } finally {
-    await fh.close();
-  }
+  const head = await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
+  return head.toString('utf8').replace(/^\uFEFF/, '');
 }
 
 function formatOf(head: string): ListFormat | undefined {
