@@ -4,6 +4,7 @@ import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
+import { mapColumns } from '../input/batch-columns.ts';
 import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
@@ -607,7 +608,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const read = journal.read();
   if (planned) verifyPlannedRows(planned, batch, read?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format, sheet: batch.identity.ownSheet });
-  await refuseAnotherRunsResults(results.path, read?.folded, ledger);
+  await refuseAnotherRunsResults(results.path, read?.folded, ledger, batch.rows);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
   const session = await reservedSession(batch, read?.folded.rows, { ...o, ledger, env, command: 'run', results: results.path, only, read });
@@ -615,33 +616,55 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   return preparePipeline(batch, session, pipeline, async (result) => result);
 }
 
-/** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
-async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
+/**
+ * A results file is replaced only by a run of the batch it records; another's is refused, never replaced: one holding
+ * payouts this account's ledger does not know (another service, key or state folder), or payouts of another batch of
+ * the ledger on rows this batch has none of (`flag`: how the run names its results file).
+ */
+export async function refuseAnotherRunsResults(
+  path: string,
+  folded: FoldedJournal | undefined,
+  ledger: Ledger,
+  rows: Iterable<EngineRow>,
+  flag = '--results',
+): Promise<void> {
   const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
   if (!table) return;
-  const known = new Set<string>(); // the payout ids and references this account's ledger holds
+  const known = new Map<string, string>(); // the payout ids and references this account's ledger holds → their batch file
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {
-      known.add(reference);
-      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.add(p.id);
+      known.set(reference, f!.header?.file ?? '?');
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, f!.header?.file ?? '?');
     }
   };
   learn(folded);
-  const seen: [id: string, reference: string][] = []; // (read a row at a time: a results file of any size)
+  const seen = new Map<string, string>(); // payout id → reference (read a row at a time: a results file of any size)
+  const column = attempt(() => mapColumns(table.inputColumns, path).fields.reference) ?? 'reference';
   try {
     for await (const r of table.rows) {
-      const ref = r.cells.reference ?? '';
-      if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.push([r.result.payoutId, ref]);
+      const ref = r.cells[column] ?? '';
+      if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.set(r.result.payoutId, ref);
     }
   } catch {
     return;
   }
-  if (seen.length) for (const b of await foldAll([ledger])) learn(b.folded);
-  const others = new Set(seen.flatMap(([id, ref]) => (known.has(id) || known.has(ref) ? [] : [id])));
-  if (others.size)
+  if (!seen.size) return;
+  for (const b of await foldAll([ledger])) learn(b.folded);
+  const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
+  const others = [...seen].filter(([id, ref]) => !known.has(id) && !known.has(ref));
+  if (others.length)
     throw new BatchRefused(
-      `${path} holds ${plural(others.size, 'payout')} this account's ledger does not know: the record of another run ` +
-        `(another service, key or state folder). Nothing was sent; write this run's results apart: --results ${freeResultsPath(path)}`,
+      `${path} holds ${plural(others.length, 'payout')} this account's ledger does not know: the record of another run ` +
+        `(another service, key or state folder). ${apart}`,
+      'results-of-another-run',
+    );
+  const theirs = new Map([...seen].flatMap(([id, ref]) => (ref ? [[ref, id] as const] : []))); // (left: those no row of this batch has)
+  for (const r of rows) theirs.delete(referenceOf(r) ?? '');
+  const [ref, id] = [...theirs][0] ?? [];
+  if (id)
+    throw new BatchRefused(
+      `${path} holds the results of another batch of this account, ${known.get(id) ?? known.get(ref!)} ` +
+        `(payout ${id} of its row ${ref}): its record, never replaced. ${apart}`,
       'results-of-another-run',
     );
 }
