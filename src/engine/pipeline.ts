@@ -632,9 +632,10 @@ export async function refuseAnotherRunsResults(
   if (!table) return;
   const known = new Map<string, string>(); // the payout ids and references this account's ledger holds → their batch file
   const learn = (f: FoldedJournal | undefined) => {
+    const file = f?.header?.file ?? '?';
     for (const [reference, s] of f?.rows ?? []) {
-      known.set(reference, f!.header?.file ?? '?');
-      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, f!.header?.file ?? '?');
+      known.set(reference, file);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, file);
     }
   };
   learn(folded);
@@ -650,21 +651,17 @@ export async function refuseAnotherRunsResults(
   }
   if (!seen.size) return;
   for (const b of await foldAll([ledger])) learn(b.folded);
-  const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
-  const others = [...seen].filter(([id, ref]) => !known.has(id) && !known.has(ref));
+  const theirs = new Set(seen.values()); // (left: the references no row of this batch has)
+  for (const r of rows) theirs.delete(referenceOf(r) ?? '');
+  const unknown = ([id, ref]: [string, string]) => !known.has(id) && !known.has(ref);
+  const others = [...seen].filter((x) => theirs.has(x[1]) || unknown(x));
   if (others.length)
     throw new BatchRefused(
-      `${path} holds ${plural(others.length, 'payout')} this account's ledger does not know: the record of another run ` +
-        `(another service, key or state folder). ${apart}`,
-      'results-of-another-run',
-    );
-  const theirs = new Map([...seen].flatMap(([id, ref]) => (ref ? [[ref, id] as const] : []))); // (left: those no row of this batch has)
-  for (const r of rows) theirs.delete(referenceOf(r) ?? '');
-  const [ref, id] = [...theirs][0] ?? [];
-  if (id)
-    throw new BatchRefused(
-      `${path} holds the results of another batch of this account, ${known.get(id) ?? known.get(ref!)} ` +
-        `(payout ${id} of its row ${ref}): its record, never replaced. ${apart}`,
+      `${path} holds ${plural(others.length, 'payout')} ` +
+        (others.some(unknown)
+          ? "this account's ledger does not know: the record of another run (another service, key or state folder)"
+          : `of another batch of this account, ${known.get(others[0]![0]) ?? known.get(others[0]![1])}: its record`) +
+        `. Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`,
       'results-of-another-run',
     );
 }

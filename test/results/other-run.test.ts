@@ -70,7 +70,7 @@ describe("a results file of another batch's run", () => {
 
     const refused = await run(b);
     expect(refused.code, refused.stderr + refused.stdout).toBe(3);
-    expect(refused.stderr).toContain(`${out} holds the results of another batch of this account, ${a}`);
+    expect(refused.stderr).toContain(`${out} holds 2 payouts of another batch of this account, ${a}: its record`);
     expect(refused.stderr).toContain(`--results ${join(dir, 'out-2.csv')}`);
     expect(initiates(sb)).toBe(2);
     expect(readFileSync(out)).toEqual(record);
@@ -95,7 +95,7 @@ describe("a results file of another batch's run", () => {
     const xlsxRecord = readFileSync(join(dir, 'pay.results.xlsx'));
     const xls = await book('pay.xls', 'XLS', 'biff8');
     expect(xls.code, xls.stderr + xls.stdout).toBe(3);
-    expect(xls.stderr).toContain(`holds the results of another batch of this account, ${join(dir, 'pay.xlsx')}`);
+    expect(xls.stderr).toContain(`holds 1 payout of another batch of this account, ${join(dir, 'pay.xlsx')}`);
     expect(readFileSync(join(dir, 'pay.results.xlsx'))).toEqual(xlsxRecord);
     expect(initiates(sb)).toBe(3);
   });
@@ -114,7 +114,7 @@ describe("a results file of another batch's run", () => {
 
     const refused = await cli('retry', aResults, '--out', bResults);
     expect(refused.code, refused.stderr + refused.stdout).toBe(3);
-    expect(refused.stderr).toContain(`${bResults} holds the results of another batch of this account, ${b}`);
+    expect(refused.stderr).toContain(`${bResults} holds 2 payouts of another batch of this account, ${b}`);
     expect(refused.stderr).toContain(`--out ${join(dir, 'b-2.results.csv')}`);
     expect(readFileSync(bResults)).toEqual(record);
     expect(initiates(sb)).toBe(3);
