@@ -6,7 +6,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { mapColumns } from '../input/batch-columns.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
+import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
@@ -608,7 +608,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const read = journal.read();
   if (planned) verifyPlannedRows(planned, batch, read?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format, sheet: batch.identity.ownSheet });
-  await refuseAnotherRunsResults(results.path, read?.folded, ledger, batch.rows);
+  await refuseAnotherRunsResults(results.path, read?.folded, ledger, batch);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
   const session = await reservedSession(batch, read?.folded.rows, { ...o, ledger, env, command: 'run', results: results.path, only, read });
@@ -618,24 +618,23 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
 
 /**
  * A results file is replaced only by a run of the batch it records; another's is refused, never replaced: one holding
- * payouts this account's ledger does not know (another service, key or state folder), or payouts of another batch of
- * the ledger on rows this batch has none of (`flag`: how the run names its results file).
+ * payouts this account's ledger does not know (another service, key or state folder), or payouts of another batch's
+ * file (or sheet) on rows this batch has none of (`flag`: how the run names its results file).
  */
 export async function refuseAnotherRunsResults(
   path: string,
   folded: FoldedJournal | undefined,
   ledger: Ledger,
-  rows: Iterable<EngineRow>,
+  batch: Pick<LoadedBatch, 'rows' | 'file' | 'sheet'>,
   flag = '--results',
 ): Promise<void> {
   const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
   if (!table) return;
-  const known = new Map<string, string>(); // the payout ids and references this account's ledger holds → their batch file
+  const known = new Map<string, BatchHeader | undefined>(); // the payout ids and references this account's ledger holds → their batch
   const learn = (f: FoldedJournal | undefined) => {
-    const file = f?.header?.file ?? '?';
     for (const [reference, s] of f?.rows ?? []) {
-      known.set(reference, file);
-      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, file);
+      known.set(reference, f!.header);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, f!.header);
     }
   };
   learn(folded);
@@ -652,15 +651,18 @@ export async function refuseAnotherRunsResults(
   if (!seen.size) return;
   for (const b of await foldAll([ledger])) learn(b.folded);
   const theirs = new Set(seen.values()); // (left: the references no row of this batch has)
-  for (const r of rows) theirs.delete(referenceOf(r) ?? '');
+  for (const r of batch.rows) theirs.delete(referenceOf(r) ?? '');
+  const whose = ([id, ref]: [string, string]) => known.get(id) ?? known.get(ref);
+  // (the batch file written over by the next batch, payroll.csv each month: its results file goes with it)
+  const elsewhere = (h?: BatchHeader) => !!h && (h.file !== batch.file || h.sheet !== batch.sheet);
   const unknown = ([id, ref]: [string, string]) => !known.has(id) && !known.has(ref);
-  const others = [...seen].filter((x) => theirs.has(x[1]) || unknown(x));
+  const others = [...seen].filter((x) => (theirs.has(x[1]) && elsewhere(whose(x))) || unknown(x));
   if (others.length)
     throw new BatchRefused(
       `${path} holds ${plural(others.length, 'payout')} ` +
         (others.some(unknown)
           ? "this account's ledger does not know: the record of another run (another service, key or state folder)"
-          : `of another batch of this account, ${known.get(others[0]![0]) ?? known.get(others[0]![1])}: its record`) +
+          : `of another batch of this account, ${whose(others[0]!)?.file}: its record`) +
         `. Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`,
       'results-of-another-run',
     );

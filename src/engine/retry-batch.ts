@@ -95,7 +95,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       `--out ${o.resultsPath}: that is the results file this retry reads; name another file`,
     );
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
-  if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch.rows, '--out');
+  if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,
