@@ -4,13 +4,12 @@ import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
-import { mapColumns } from '../input/batch-columns.ts';
 import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
-import { streamResults } from '../results/read.ts';
+import { batchColumns, streamResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
@@ -639,7 +638,7 @@ export async function refuseAnotherRunsResults(
   };
   learn(folded);
   const seen = new Map<string, string>(); // payout id → reference (read a row at a time: a results file of any size)
-  const column = attempt(() => mapColumns(table.inputColumns, path).fields.reference) ?? 'reference';
+  const column = batchColumns(table).reference ?? 'reference';
   try {
     for await (const r of table.rows) {
       const ref = r.cells[column] ?? '';
