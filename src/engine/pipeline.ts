@@ -5,11 +5,11 @@ import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
+import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
-import { streamResults } from '../results/read.ts';
+import { batchColumns, streamResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
@@ -607,7 +607,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const read = journal.read();
   if (planned) verifyPlannedRows(planned, batch, read?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format, sheet: batch.identity.ownSheet });
-  await refuseAnotherRunsResults(results.path, read?.folded, ledger);
+  await refuseAnotherRunsResults(results.path, read?.folded, ledger, batch);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // (a batch another process is sending, or whose references another batch sent, is refused here)
   const session = await reservedSession(batch, read?.folded.rows, { ...o, ledger, env, command: 'run', results: results.path, only, read });
@@ -615,33 +615,54 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   return preparePipeline(batch, session, pipeline, async (result) => result);
 }
 
-/** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
-async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
+/**
+ * A results file is replaced only by a run of the batch it records; another's is refused, never replaced: one holding
+ * payouts this account's ledger does not know (another service, key or state folder), or payouts of another batch's
+ * file (or sheet) on rows this batch has none of (`flag`: how the run names its results file).
+ */
+export async function refuseAnotherRunsResults(
+  path: string,
+  folded: FoldedJournal | undefined,
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'file' | 'sheet'>,
+  flag = '--results',
+): Promise<void> {
   const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
   if (!table) return;
-  const known = new Set<string>(); // the payout ids and references this account's ledger holds
+  const known = new Map<string, BatchHeader | undefined>(); // the payout ids and references this account's ledger holds → their batch
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {
-      known.add(reference);
-      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.add(p.id);
+      known.set(reference, f!.header);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.set(p.id, f!.header);
     }
   };
   learn(folded);
-  const seen: [id: string, reference: string][] = []; // (read a row at a time: a results file of any size)
+  const seen = new Map<string, string>(); // payout id → reference (read a row at a time: a results file of any size)
+  const column = batchColumns(table).reference ?? 'reference';
   try {
     for await (const r of table.rows) {
-      const ref = r.cells.reference ?? '';
-      if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.push([r.result.payoutId, ref]);
+      const ref = r.cells[column] ?? '';
+      if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.set(r.result.payoutId, ref);
     }
   } catch {
     return;
   }
-  if (seen.length) for (const b of await foldAll([ledger])) learn(b.folded);
-  const others = new Set(seen.flatMap(([id, ref]) => (known.has(id) || known.has(ref) ? [] : [id])));
-  if (others.size)
+  if (!seen.size) return;
+  for (const b of await foldAll([ledger])) learn(b.folded);
+  const theirs = new Set(seen.values()); // (left: the references no row of this batch has)
+  for (const r of batch.rows) theirs.delete(referenceOf(r) ?? '');
+  const whose = ([id, ref]: [string, string]) => known.get(id) ?? known.get(ref);
+  // (the batch file written over by the next batch, payroll.csv each month: its results file goes with it)
+  const elsewhere = (h?: BatchHeader) => !!h && (h.file !== batch.file || h.sheet !== batch.sheet);
+  const unknown = ([id, ref]: [string, string]) => !known.has(id) && !known.has(ref);
+  const others = [...seen].filter((x) => (theirs.has(x[1]) && elsewhere(whose(x))) || unknown(x));
+  if (others.length)
     throw new BatchRefused(
-      `${path} holds ${plural(others.size, 'payout')} this account's ledger does not know: the record of another run ` +
-        `(another service, key or state folder). Nothing was sent; write this run's results apart: --results ${freeResultsPath(path)}`,
+      `${path} holds ${plural(others.length, 'payout')} ` +
+        (others.some(unknown)
+          ? "this account's ledger does not know: the record of another run (another service, key or state folder)"
+          : `of another batch of this account, ${whose(others[0]!)?.file}: its record`) +
+        `. Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`,
       'results-of-another-run',
     );
 }

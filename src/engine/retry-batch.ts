@@ -35,7 +35,7 @@ import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
-import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
+import { execute, preparePipeline, refuseAnotherRunsResults, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused } from './engine-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { KeyProof } from './spent.ts';
@@ -95,6 +95,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       `--out ${o.resultsPath}: that is the results file this retry reads; name another file`,
     );
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
+  if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,

@@ -5,6 +5,7 @@
 // `.partial` name until complete, never taken for a retry-N.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { attempt } from '../files/attempt.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './results-errors.ts';
 import { csvWriter } from './csv-writer.ts';
@@ -69,15 +70,9 @@ export function newestResults(path: string, since?: string): string {
 
 /** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or an unreadable folder). */
 function highestRetry(dir: string, base: string): number {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
   const prefix = `${base}.results.retry-`.toLowerCase();
   let highest = 0;
-  for (const name of names) {
+  for (const name of attempt(() => readdirSync(dir)) ?? []) {
     const lower = name.toLowerCase();
     if (!lower.startsWith(prefix)) continue;
     const r = /^(\d+)(\.[^.]*)?$/.exec(lower.slice(prefix.length));

@@ -19,6 +19,7 @@ import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
+import { attempt } from '../files/attempt.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
@@ -87,13 +88,8 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
 export const readHead = async (path: string): Promise<string> => (await fileHead(path, 4096)).toString('utf8');
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
-export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] {
-  try {
-    return mapColumns(t.inputColumns, 'results').fields;
-  } catch {
-    return {};
-  }
-}
+export const batchColumns = (t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] =>
+  attempt(() => mapColumns(t.inputColumns, 'results').fields) ?? {};
 
 // ---------------------------------------------------------------- records to table
 
