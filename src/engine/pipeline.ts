@@ -1,5 +1,6 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
+import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -627,8 +628,12 @@ export async function refuseAnotherRunsResults(
   batch: Pick<LoadedBatch, 'rows' | 'file' | 'sheet'>,
   flag = '--results',
 ): Promise<void> {
-  const table = await streamResults(path).catch(() => undefined); // (none, or not a results file: as before)
-  if (!table) return;
+  const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
+  if (!existsSync(path)) return;
+  const table = await streamResults(path).catch(() => {
+    // (another batch's file, or anything else that is not ours: never written over)
+    throw new BatchRefused(`${path} is there and is not a results file, so it is not written over. ${apart}`, 'results-of-another-run');
+  });
   const known = new Map<string, BatchHeader | undefined>(); // the payout ids and references this account's ledger holds → their batch
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {
@@ -662,7 +667,7 @@ export async function refuseAnotherRunsResults(
         (others.some(unknown)
           ? "this account's ledger does not know: the record of another run (another service, key or state folder)"
           : `of another batch of this account, ${whose(others[0]!)?.file}: its record`) +
-        `. Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`,
+        `. ${apart}`,
       'results-of-another-run',
     );
 }

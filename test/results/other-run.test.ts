@@ -119,4 +119,19 @@ describe("a results file of another batch's run", () => {
     expect(readFileSync(bResults)).toEqual(record);
     expect(initiates(sb)).toBe(3);
   });
+  it('--results or --out naming a file that is not a results file (another batch file): refused, the file as it was', async () => {
+    const sb = await started();
+    const dir = await workDir('pb-other-batch-');
+    const a = await writeBatch(dir, 'a.csv', { rows: 2, currencies: ['GBP'], prefix: 'A' });
+    const b = await writeBatch(dir, 'b.csv', { rows: 2, currencies: ['GBP'], prefix: 'B', amount: (i) => `${50 + i}.00` });
+    const batchA = readFileSync(a);
+    const cli = (...args: string[]) => runMain([...args, '--base-url', sb.url, '--yes'], { cwd: dir, env: cleanEnv() });
+
+    const refused = await cli('run', b, '--results', a);
+    expect(refused.code, refused.stderr + refused.stdout).toBe(3);
+    expect(refused.stderr).toContain(`${a} is there and is not a results file`);
+    expect(refused.stderr).toContain(`--results ${join(dir, 'a-2.csv')}`);
+    expect(readFileSync(a)).toEqual(batchA);
+    expect(initiates(sb)).toBe(0);
+  });
 });
