@@ -11,7 +11,7 @@ import { environmentText, handleEngineError } from './render.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError } from '../client/api-key.ts';
-import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
+import { hasPassword, TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
 import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
@@ -439,6 +439,8 @@ export async function openTeamLedger(
   logger: Logger,
   o: { init?: boolean } = {},
 ): Promise<PgLedgers | undefined> {
+  if (args.ledger && hasPassword(args.ledger))
+    throw new UsageError('--ledger takes no password (other users see it in ps): use PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL');
   const url = args.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL;
   if (!url) return undefined;
   try {

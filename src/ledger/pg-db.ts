@@ -32,6 +32,9 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Whether the URL holds a password (its redaction changes it), which a command line or a configuration file never takes. */
+export const hasPassword = (url: string) => redactUrl(url) !== (attempt(() => new URL(url).toString()) ?? url);
+
 /** The first key of this tool's two-key advisory locks: "PBAT". */
 export const LOCK_NAMESPACE = 0x50424154;
 
@@ -98,7 +101,7 @@ export class TeamDb {
       // (a refused authentication can leave the socket open, and the process waiting on it)
       await Promise.allSettled([session.end(), pool.end()]);
       const why = /password must be a string/.test((e as Error).message)
-        ? 'it asks for a password, and none was given (in the URL, PGPASSWORD or ~/.pgpass)'
+        ? 'it asks for a password, and none was given (in PGPASSWORD, ~/.pgpass or the URL of $PAYOUT_BATCH_LEDGER_URL)'
         : scrub((e as Error).message, url);
       throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`);
     }

@@ -32,7 +32,7 @@ function watchLedger(configs: WatchConfig[], flag: string | undefined, io: CliIO
   const named = [...new Set(configs.map((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL))].filter((u) => u !== undefined);
   if (named.length > 1)
     throw new UsageError(`the watch folders' runs are in two team ledgers (${named.map(redactUrl).join(', ')}): run a listener for each`);
-  return named[0] ?? flag;
+  return flag ?? named.find((u) => u !== io.env.PAYOUT_BATCH_LEDGER_URL); // (the variable's: openTeamLedger reads it, password and all)
 }
 
 const builder = (y: Argv) =>
