@@ -83,10 +83,8 @@ export class TeamDb {
 
   static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
     const where = redactUrl(url);
-    if (!URL.canParse(url))
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a URL: give postgres://user@host:port/database`);
-    if (!/^postgres(ql)?:$/.test(new URL(url).protocol))
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL`);
+    if (!/^postgres(ql)?:$/.test(attempt(() => new URL(url).protocol) ?? ''))
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL: give postgres://user@host:port/database`);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
     const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
