@@ -97,8 +97,9 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(initiates(sb).length - before).toBe(2);
   });
 
-  it('ledger init takes the password from PGPASSWORD or ~/.pgpass when the URL has none, and is harmless twice', async () => {
-    const url = new URL(await testDatabase({ init: false }));
+  it('ledger init takes the password from PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL when --ledger has none, and is harmless twice', async () => {
+    const whole = await testDatabase({ init: false });
+    const url = new URL(whole);
     const password = decodeURIComponent(url.password);
     url.password = '';
     const bare = ['ledger', 'init', '--ledger', url.toString()];
@@ -114,6 +115,8 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const again = await cli(bare, { HOME: home });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
+    // the variable's URL of the ledger --ledger names (as a printed `retry --ledger` names it): its password
+    expect((await cli(bare, team(whole))).stdout).toContain('(already up to date)');
   });
 
   it('ledger init on a ledger a newer payout-batch migrated says to upgrade (2), as every other command does, never "up to date"', async () => {

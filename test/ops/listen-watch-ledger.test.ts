@@ -111,10 +111,10 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     expect(await status()).toBe('PROCESSING');
   });
 
-  it('takes $PAYOUT_BATCH_LEDGER_URL, password and all, when the configuration names no ledger (--ledger may hold none)', async () => {
-    const dir = await watchFolder();
+  it('takes $PAYOUT_BATCH_LEDGER_URL, password and all, for a configuration naming no ledger or its ledger (--ledger holds none)', async () => {
+    const [dir, named] = [await watchFolder(), await watchFolder(noPassword())];
     const { id, status } = await sentPayout(dir);
-    const l = listen(['--watch-dir', dir], cleanEnv({ HOME: dir, PAYOUT_BATCH_LEDGER_URL: url }), dir);
+    const l = listen(['--watch-dir', dir, '--watch-dir', named], cleanEnv({ HOME: dir, PAYOUT_BATCH_LEDGER_URL: url }), dir);
     const at = await listening(l);
     expect(at, l.err()).toBeDefined();
     expect((await postStatusChange(at!, SECRET, id, ['PENDING', 'PROCESSING'])).status).toBe(200);
