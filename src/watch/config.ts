@@ -24,7 +24,7 @@ export const WatchConfig = z.strictObject({
   ledger: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL, e.g. "postgres://payout@db.example.com/payouts"')
-    .refine((url) => !hasPassword(url), 'no password in the configuration: give it in PGPASSWORD or ~/.pgpass')
+    .refine((url) => !hasPassword(url), 'no password in the configuration: give it in PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL')
     .optional(),
   /** Else $PAYOUT_GATEWAY_HOST. */
   gatewayHost: z.string().optional(),

@@ -104,7 +104,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     url.password = '';
     const bare = ['ledger', 'init', '--ledger', url.toString()];
     const none = await cli(bare);
-    expect(none.code).toBe(4); // (so the two below owe their success to PGPASSWORD and .pgpass)
+    expect(none.code).toBe(4); // (so those below owe their success to PGPASSWORD, .pgpass and the variable)
     expect(none.stderr).toMatch(/cannot be reached: .*password/);
     const first = await cli(bare, { PGPASSWORD: password });
     expect(first.code, first.stderr).toBe(0);
