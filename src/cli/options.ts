@@ -450,10 +450,8 @@ export async function openTeamLedger(
     return new PgLedgers(await TeamDb.open(url, { ...o, command, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;
-    throw new CommandError(
-      e.message,
-      e.code === 'LEDGER_UNREACHABLE' || e.code === 'LEDGER_LOST' ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.UNUSABLE_INPUT,
-    );
+    const unreachable = e.code === 'LEDGER_UNREACHABLE' || e.code === 'LEDGER_LOST';
+    throw new CommandError(e.message, unreachable ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.UNUSABLE_INPUT);
   }
 }
 

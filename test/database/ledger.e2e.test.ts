@@ -114,6 +114,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     chmodSync(join(home, '.pgpass'), 0o600);
     const again = await cli(bare, { HOME: home });
     expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe(''); // (no notice of node-postgres's that its ~/.pgpass support is deprecated: stderr holds the logs)
     expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
     // the variable's URL of the ledger --ledger names (as a printed `retry --ledger` names it): its password
     expect((await cli(bare, team(whole))).stdout).toContain('(already up to date)');
