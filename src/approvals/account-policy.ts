@@ -253,7 +253,7 @@ export function teamOnRecordIs(account: string, team?: PolicyKeeper): string | u
   const onRecord = teamOnRecord(account);
   if (onRecord && team?.where !== onRecord)
     throw new PolicyError(
-      `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
+      `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL)`,
     );
   return onRecord;
 }

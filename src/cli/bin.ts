@@ -12,5 +12,7 @@ for (const stream of [process.stdout, process.stderr]) {
     stream.write = () => true;
   });
 }
+// (a dependency's deprecation notice is for this tool's developers, not on its users' stderr: node-postgres's when ~/.pgpass is read)
+process.noDeprecation = true;
 const { main } = await import('./main.ts');
 process.exitCode = await main(process.argv.slice(2));

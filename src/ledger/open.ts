@@ -8,7 +8,7 @@ import { FileLedger, ledgerDirFor, names, unsafeStateFolder } from './file.ts';
 import { BatchRefused, accountOf, type Ledger, type PolicyKeeper } from './account-ledger.ts';
 import { PgLedger, PgLedgers } from './postgres.ts';
 
-export { redactUrl } from './pg-db.ts';
+export { hasPassword, redactUrl } from './pg-db.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();
 

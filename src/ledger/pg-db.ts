@@ -32,6 +32,9 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Whether the URL holds a password (its redaction changes it), which a command line or a configuration file never takes. */
+export const hasPassword = (url: string) => redactUrl(url) !== (attempt(() => new URL(url).toString()) ?? url);
+
 /** The first key of this tool's two-key advisory locks: "PBAT". */
 export const LOCK_NAMESPACE = 0x50424154;
 
@@ -89,10 +92,8 @@ export class TeamDb {
 
   static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
     const where = redactUrl(url);
-    if (!URL.canParse(url))
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a URL: give postgres://user@host:port/database`);
-    if (!/^postgres(ql)?:$/.test(new URL(url).protocol))
-      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL`);
+    if (!/^postgres(ql)?:$/.test(attempt(() => new URL(url).protocol) ?? ''))
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL: give postgres://user@host:port/database`);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
     const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
@@ -108,7 +109,7 @@ export class TeamDb {
       // (a refused authentication can leave the socket open, and the process waiting on it)
       await Promise.allSettled([session.end(), pool.end()]);
       const why = /password must be a string/.test((e as Error).message)
-        ? 'it asks for a password, and none was given (in the URL, PGPASSWORD or ~/.pgpass)'
+        ? 'it asks for a password, and none was given (in PGPASSWORD, ~/.pgpass or the URL of $PAYOUT_BATCH_LEDGER_URL)'
         : scrub((e as Error).message, url);
       throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`);
     }

@@ -8,15 +8,11 @@ import { Dec } from '../money.ts';
 import { durationMs } from '../text.ts';
 import { readBytes } from '../approvals/payload.ts';
 import { attempt } from '../files/attempt.ts';
+import { hasPassword } from '../ledger/open.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 
 const money = z.string().refine((s) => attempt(() => parseMoneyFlag(s, 'total')) !== undefined, 'CUR:AMOUNT, e.g. "USD:12500.00"');
-
-function noPassword(url: string): boolean {
-  const u = attempt(() => new URL(url));
-  return u ? !u.password && !u.searchParams.has('password') : !/:[^/@]*@|password=/i.test(url);
-}
 
 export const WatchConfig = z.strictObject({
   /** Required: never a default. */
@@ -28,7 +24,7 @@ export const WatchConfig = z.strictObject({
   ledger: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL, e.g. "postgres://payout@db.example.com/payouts"')
-    .refine(noPassword, 'no password in the configuration: give it in PGPASSWORD or ~/.pgpass')
+    .refine((url) => !hasPassword(url), 'no password in the configuration: give it in PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL')
     .optional(),
   /** Else $PAYOUT_GATEWAY_HOST. */
   gatewayHost: z.string().optional(),

@@ -10,7 +10,7 @@ import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch }
 import { install } from './install.ts';
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
-import { testDatabase, withPostgres } from '../pg/database.ts';
+import { testDatabase, withoutPassword, withPostgres } from '../pg/database.ts';
 
 const dirs = tempDirs('pb-policy-holds-');
 let sb: LocalSandbox;
@@ -414,7 +414,7 @@ it("--above: a run killed after the day's count took its payouts is resumed, its
 
 describe.runIf(withPostgres)('a team ledger', () => {
   it('two hosts on one team ledger see one policy and one daily allowance; a run without the ledger is refused', async () => {
-    const ledger = await testDatabase();
+    const { url: ledger, PGPASSWORD } = withoutPassword(await testDatabase());
     const shared = await dirs.make();
     for (const [name, amount] of [
       ['one.csv', '100.01'],
@@ -425,7 +425,7 @@ describe.runIf(withPostgres)('a team ledger', () => {
     /** A host: an installation of its own (its host folder), its own HOME and state folder. */
     const host = async (name: string) => {
       const inst = install(await dirs.make());
-      const env = cleanEnv({ HOME: join(shared, `.home-${name}`), PAYOUT_BATCH_STATE_DIR: join(shared, `.state-${name}`) });
+      const env = cleanEnv({ HOME: join(shared, `.home-${name}`), PAYOUT_BATCH_STATE_DIR: join(shared, `.state-${name}`), PGPASSWORD });
       return (...args: string[]) => runCli([...args, '--base-url', sb.url, '--rate', '100'], { cwd: shared, env, bin: inst.bin });
     };
     const [a, b] = [await host('a'), await host('b')];
@@ -463,29 +463,30 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it('a run with another team ledger than the one the policy is kept in is refused, as one without a ledger is', async () => {
-    const [kept, other] = [await testDatabase(), await testDatabase()];
-    const { cli, service, policy, batch } = await scene();
-    await policy('--ledger', kept);
+    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
+    const { env, cli, service, policy, batch } = await scene();
+    env.PGPASSWORD = kept.PGPASSWORD;
+    await policy('--ledger', kept.url);
     await batch('elsewhere.csv', '1.00');
     const before = initiates(sb).length;
-    const run = await cli('run', 'elsewhere.csv', '--yes', '--ledger', other, ...service);
+    const run = await cli('run', 'elsewhere.csv', '--yes', '--ledger', other.url, ...service);
     expect(run.code, run.stderr).toBe(3);
     expect(run.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
     expect(initiates(sb)).toHaveLength(before);
   });
 
-  it('the ledger a policy is kept in is the same ledger with its password in the URL or in PGPASSWORD', async () => {
-    const kept = new URL(await testDatabase());
-    const password = decodeURIComponent(kept.password);
-    const bare = new URL(kept);
-    bare.password = '';
-    const { dir, env, inst, cli, service, policy, batch } = await scene();
-    await policy('--above', 'USD:150', '--ledger', kept.toString());
+  it('the ledger a policy is kept in is the same ledger with its password in the URL ($PAYOUT_BATCH_LEDGER_URL) or in PGPASSWORD', async () => {
+    const kept = await testDatabase();
+    const bare = withoutPassword(kept);
+    const { dir, env, inst, service, policy, batch } = await scene();
+    env.PAYOUT_BATCH_LEDGER_URL = kept;
+    await policy('--above', 'USD:150');
+    delete env.PAYOUT_BATCH_LEDGER_URL;
     await batch('moved.csv', '1.00');
     const before = initiates(sb).length;
     // as every refusal of a ledger's URL with its password advises
-    const args = ['run', 'moved.csv', '--yes', '--ledger', bare.toString(), ...service];
-    const moved = await runCli(args, { cwd: dir, env: { ...env, PGPASSWORD: password }, bin: inst.bin });
+    const args = ['run', 'moved.csv', '--yes', '--ledger', bare.url, ...service];
+    const moved = await runCli(args, { cwd: dir, env: { ...env, PGPASSWORD: bare.PGPASSWORD }, bin: inst.bin });
     expect(moved.code, moved.stderr).toBe(0);
     // a host's record of an earlier version, the password as ***: the same ledger still
     for (const f of readdirSync(inst.hostFolder).filter((n) => n.endsWith('.ledger.json'))) {
@@ -493,14 +494,19 @@ describe.runIf(withPostgres)('a team ledger', () => {
       writeFileSync(path, readFileSync(path, 'utf8').replace('//payout@', '//payout:***@'));
     }
     await batch('again.csv', '2.00');
-    const again = await cli('run', 'again.csv', '--yes', '--ledger', kept.toString(), ...service);
+    const again = await runCli(['run', 'again.csv', '--yes', ...service], {
+      cwd: dir,
+      env: { ...env, PAYOUT_BATCH_LEDGER_URL: kept },
+      bin: inst.bin,
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(before + 2);
   });
 
   it("a host policy's --above counts what went without approval today whichever team ledger a run names, or none", async () => {
-    const ledger = await testDatabase();
-    const { cli, service, policy, batch } = await scene();
+    const { url: ledger, PGPASSWORD } = withoutPassword(await testDatabase());
+    const { env, cli, service, policy, batch } = await scene();
+    env.PGPASSWORD = PGPASSWORD;
     await policy('--above', 'USD:150');
     await batch('one.csv', '100.01');
     await batch('two.csv', '100.02');
@@ -515,8 +521,9 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it("a team ledger's first policy, set on a host with a policy of its own, says that the host's still binds its runs", async () => {
-    const ledger = await testDatabase();
-    const { cli, service, policy, batch } = await scene();
+    const { url: ledger, PGPASSWORD } = withoutPassword(await testDatabase());
+    const { env, cli, service, policy, batch } = await scene();
+    env.PGPASSWORD = PGPASSWORD;
     await policy();
     const set = await cli(
       'policy',
@@ -544,16 +551,17 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
-    const [kept, other] = [await testDatabase(), await testDatabase()];
-    const { cli, inProcess, person, service, policy, batch } = await scene();
-    await policy('--ledger', kept);
+    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
+    const { env, cli, inProcess, person, service, policy, batch } = await scene();
+    env.PGPASSWORD = kept.PGPASSWORD;
+    await policy('--ledger', kept.url);
     person('Mallory');
     expect((await inProcess('approvers', 'add', 'Mallory.approver.pub.json', '--out', 'mine.json')).code).toBe(0);
     await batch('loose.csv', '5.00');
     const before = initiates(sb).length;
     for (const [way, ledger] of [
       ['on the host', []],
-      ['in another ledger', ['--ledger', other]],
+      ['in another ledger', ['--ledger', other.url]],
     ] as const) {
       const loose = await cli(
         'policy',
@@ -569,7 +577,7 @@ describe.runIf(withPostgres)('a team ledger', () => {
       );
       expect(loose.code, `${way}: ${loose.stderr}`).toBe(3);
       expect(loose.stderr).toMatch(/this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it/);
-      const run = await cli('run', 'loose.csv', '--yes', '--ledger', ledger[1] ?? kept, ...service);
+      const run = await cli('run', 'loose.csv', '--yes', '--ledger', ledger[1] ?? kept.url, ...service);
       expect(run.code, way).toBe(3);
     }
     expect(initiates(sb)).toHaveLength(before);

@@ -50,6 +50,25 @@ describe('run and retry --json when the connection fails', () => {
     expect(JSON.parse(r.stdout)).toEqual({ exitCode, error: expect.stringContaining(said) as string });
   });
 
+  it.each([
+    ['run --json', ['run', 'payroll.csv', '-y', '--json']],
+    ['ledger status', ['ledger', 'status']],
+  ])(
+    '%s with a password in --ledger: refused (exit 2) before connecting, saying where to put it, the password nowhere',
+    async (_, command) => {
+      const dir = await dirs.make();
+      await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'JSONPW' });
+      const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+      for (const url of ['postgres://payout:Sekrit-pw@127.0.0.1:1/team', 'postgres://payout@127.0.0.1:1/team?password=Sekrit-pw']) {
+        const r = await runMain([...command, '--ledger', url], { cwd: dir, env });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/--ledger takes no password \(other users see it in ps\): use PGPASSWORD/);
+        if (command.includes('--json')) expect(JSON.parse(r.stdout)).toMatchObject({ exitCode: 2 });
+        expect(r.stdout + r.stderr).not.toContain('Sekrit');
+      }
+    },
+  );
+
   it('retry --resend-failed, the key refused while a failed row is checked (exit 4): the document says so', async () => {
     const dir = await dirs.make();
     const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });

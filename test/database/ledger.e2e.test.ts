@@ -1,7 +1,7 @@
 // The team ledger as users meet it, with real processes: `ledger init`, `import` and `status`; a
 // ledger that cannot be reached or is not initialised stops a run before anything is sent; the
-// connection string's password is never written anywhere, and PGPASSWORD and ~/.pgpass are used
-// when the URL leaves it out.
+// connection string's password ($PAYOUT_BATCH_LEDGER_URL's: --ledger takes none) is never written
+// anywhere, and PGPASSWORD and ~/.pgpass are used when the URL leaves it out.
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -43,8 +43,13 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
   const cli = (args: string[], env: Record<string, string> = {}) =>
     runCli([...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir, ...env }) });
   /** The same, in this process: a step that only sets the scene or reads (the batch file by its absolute path). */
-  const inProcess = (args: string[]) =>
-    runMain([...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir }) });
+  const inProcess = (args: string[], env: Record<string, string> = {}) =>
+    runMain([...args, '--base-url', sb.url], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir, ...env }),
+    });
+  /** The ledger at `url` as a command takes it with its password: in the environment, never on its command line. */
+  const team = (url: string) => ({ PAYOUT_BATCH_LEDGER_URL: url });
   const sent = () => sb.requestLog().length;
 
   beforeAll(async () => {
@@ -59,12 +64,12 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
 
   it('an unreachable or uninitialised ledger stops a run before anything is sent (4, 2), naming it without its password', async () => {
     const port = await closedPort();
-    const down = await cli(['run', 'payroll.csv', '--yes', '--ledger', `postgres://payout:Sekrit-pw@127.0.0.1:${port}/team`]);
+    const down = await cli(['run', 'payroll.csv', '--yes'], team(`postgres://payout:Sekrit-pw@127.0.0.1:${port}/team`));
     expect(down.code, down.stderr).toBe(4);
     expect(down.stderr).toContain(`postgres://payout@127.0.0.1:${port}/team`);
     expect(down.stderr + down.stdout).not.toContain('Sekrit-pw');
     const blank = await testDatabase({ init: false });
-    const bare = await cli(['run', 'payroll.csv', '--yes', '--ledger', blank]);
+    const bare = await cli(['run', 'payroll.csv', '--yes'], team(blank));
     expect(bare.code, bare.stderr).toBe(2);
     expect(bare.stderr).toMatch(/not initialised: run `payout-batch ledger init/);
     expect(sent()).toBe(0);
@@ -80,25 +85,26 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
       BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$`);
     await c.query('CREATE TRIGGER cut BEFORE INSERT ON payout_batch.batch_runs FOR EACH ROW EXECUTE FUNCTION payout_batch.cut()');
     const before = initiates(sb).length;
-    const lost = await cli(['run', 'cut.csv', '--yes', '--ledger', url]);
+    const lost = await cli(['run', 'cut.csv', '--yes'], team(url));
     expect(lost.code, lost.stderr).toBe(4);
     expect(lost.stderr).toMatch(/was lost \(.*\): nothing more is sent; run the command again/);
     expect(lost.stderr).not.toMatch(/unexpected error/);
     expect(initiates(sb).length).toBe(before);
     await c.query('DROP TRIGGER cut ON payout_batch.batch_runs');
     await c.end();
-    const again = await cli(['run', 'cut.csv', '--yes', '--ledger', url]);
+    const again = await cli(['run', 'cut.csv', '--yes'], team(url));
     expect(again.code, again.stderr).toBe(0);
     expect(initiates(sb).length - before).toBe(2);
   });
 
-  it('ledger init takes the password from PGPASSWORD or ~/.pgpass when the URL has none, and is harmless twice', async () => {
-    const url = new URL(await testDatabase({ init: false }));
+  it('ledger init takes the password from PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL when --ledger has none, and is harmless twice', async () => {
+    const whole = await testDatabase({ init: false });
+    const url = new URL(whole);
     const password = decodeURIComponent(url.password);
     url.password = '';
     const bare = ['ledger', 'init', '--ledger', url.toString()];
     const none = await cli(bare);
-    expect(none.code).toBe(4); // (so the two below owe their success to PGPASSWORD and .pgpass)
+    expect(none.code).toBe(4); // (so those below owe their success to PGPASSWORD, .pgpass and the variable)
     expect(none.stderr).toMatch(/cannot be reached: .*password/);
     const first = await cli(bare, { PGPASSWORD: password });
     expect(first.code, first.stderr).toBe(0);
@@ -108,7 +114,10 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     chmodSync(join(home, '.pgpass'), 0o600);
     const again = await cli(bare, { HOME: home });
     expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe(''); // (no notice of node-postgres's that its ~/.pgpass support is deprecated: stderr holds the logs)
     expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
+    // the variable's URL of the ledger --ledger names (as a printed `retry --ledger` names it): its password
+    expect((await cli(bare, team(whole))).stdout).toContain('(already up to date)');
   });
 
   it('ledger init on a ledger a newer payout-batch migrated says to upgrade (2), as every other command does, never "up to date"', async () => {
@@ -118,10 +127,10 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     await c.query("INSERT INTO payout_batch.schema_version (version, tool) VALUES ($1, 'payout-batch 9.9.9')", [SCHEMA_VERSION + 1]);
     await c.end();
     const newer = `is at schema version ${SCHEMA_VERSION + 1}, newer than this tool's ${SCHEMA_VERSION}: upgrade payout-batch`;
-    const status = await inProcess(['ledger', 'status', '--ledger', url]);
+    const status = await inProcess(['ledger', 'status'], team(url));
     expect(status.code, status.stderr).toBe(2);
     expect(status.stderr).toContain(newer);
-    const init = await inProcess(['ledger', 'init', '--ledger', url]);
+    const init = await inProcess(['ledger', 'init'], team(url));
     expect(init.code, init.stdout).toBe(2);
     expect(init.stderr).toContain(newer);
     expect(init.stdout).not.toContain('up to date');
@@ -134,7 +143,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(run.code, run.stderr).toBe(0);
     const journal = ledgerJournals(state)[0]!;
     const lines = journalLines(readFileSync(journal, 'utf8'));
-    const imported = await cli(['ledger', 'import', '--from-state-dir', 'state', '--ledger', url]);
+    const imported = await cli(['ledger', 'import', '--from-state-dir', 'state'], team(url));
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain(`Imported 1 batch (${lines.length} lines); 0 batches already there`);
     expect(await linesIn(url)).toEqual(lines);
@@ -158,7 +167,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const init = { t: 'initiating', ref: 'LEDGER-0001', row: 1, attempt: 1, key: 'k', body: '{}', at };
     const damaged = join(folder, `${id.slice(0, 16)}.journal.jsonl`);
     writeFileSync(damaged, [JSON.stringify(header), '{"t":"creat', JSON.stringify(init), ''].join('\n'));
-    const refused = await inProcess(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
+    const refused = await inProcess(['ledger', 'import', '--from-state-dir', 'other'], team(url));
     expect(refused.code, refused.stderr).toBe(3);
     const mine = (JSON.parse(lines[0]!) as { batchId: string }).batchId;
     expect(refused.stdout).toContain(`Imported 0 batches (0 lines); 0 batches already there\n1 conflict, whose batches were not imported:`);
@@ -168,7 +177,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(refused.stdout).toContain(`${damaged} line 2 is damaged: left out, as every command reads the journal`);
     expect(await linesIn(url)).toHaveLength(lines.length);
 
-    const status = await inProcess(['ledger', 'status', '--json', '--ledger', url]);
+    const status = await inProcess(['ledger', 'status', '--json'], team(url));
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ version: SCHEMA_VERSION, accounts: [{ account: accountOf(sb.url), batches: 1 }] });
   });
@@ -192,7 +201,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const damaged = join(folder, `${id.slice(0, 16)}.journal.jsonl`);
     writeFileSync(damaged, [JSON.stringify(header), '{"t":"creat', JSON.stringify(init), ''].join('\n'));
     chmodSync(shared, 0o777);
-    const r = await inProcess(['ledger', 'import', '--from-state-dir', 'shared', '--ledger', url]);
+    const r = await inProcess(['ledger', 'import', '--from-state-dir', 'shared'], team(url));
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stderr).toMatch(/shared is writable by its group .*Nothing was imported/);
     expect(await linesIn(url)).toEqual([]);
@@ -203,7 +212,8 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     const password = decodeURIComponent(new URL(url).password);
     await writeBatch(dir, 'team.csv', { rows: 2, prefix: 'TEAM' });
     const before = sent();
-    const run = await cli(['run', 'team.csv', '--yes', '--ledger', url, '--log-level', 'debug'], {
+    const run = await cli(['run', 'team.csv', '--yes', '--log-level', 'debug'], {
+      ...team(url),
       PAYOUT_BATCH_STATE_DIR: join(dir, 'team-state'),
     });
     expect(run.code, run.stderr).toBe(0);

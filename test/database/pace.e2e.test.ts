@@ -86,7 +86,7 @@ describe.runIf(withPostgres)('two hosts with one key on one team ledger, the san
     const quota = (JSON.parse(c.stdout) as { quota: { used: number; ledger?: string; file?: string } }).quota;
     expect(quota.used).toBe(mine().length);
     expect(quota.used).toBeGreaterThan(both.length);
-    // named without its password (in the URL on the command line here)
+    // named without its password (in the URL of $PAYOUT_BATCH_LEDGER_URL here)
     expect(quota.ledger).toMatch(/^postgres:\/\/payout@127\.0\.0\.1:/);
     expect(quota.file).toBeUndefined();
   });

@@ -19,11 +19,11 @@ describe.runIf(withPostgres)('attach on the team ledger', () => {
   let sb: LocalSandbox;
   let url: string;
   let dir: string;
-  /** A host of the team: its own state folder and HOME. */
+  /** A host of the team: its own state folder and HOME; the ledger's URL, password and all, in the environment. */
   const host = (name: string, args: string[]) =>
-    runCli([...args, '--base-url', sb.url, '--ledger', url], {
+    runCli([...args, '--base-url', sb.url], {
       cwd: dir,
-      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, name, 'state'), HOME: join(dir, name) }),
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, name, 'state'), HOME: join(dir, name), PAYOUT_BATCH_LEDGER_URL: url }),
     });
   const sent = () => sb.requestLog().filter((r) => ['uploadUrl', 'storagePut', 'patchDocuments'].includes(r.route)).length;
   /** The payout ids of a batch run by host a. */

@@ -60,7 +60,7 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
   });
 
   /** A watch folder whose configuration names `ledger` (no password: PGPASSWORD gives it). */
-  const watchFolder = async (ledger: string) => {
+  const watchFolder = async (ledger?: string) => {
     const dir = await dirs.make();
     for (const sub of ['inbox', 'processing', 'done', 'failed']) mkdirSync(join(dir, sub));
     writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, ledger }));
@@ -108,6 +108,18 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     l.stop();
     expect(await l.code, l.err()).toBe(0);
     expect(l.out()).toContain('1 applied');
+    expect(await status()).toBe('PROCESSING');
+  });
+
+  it('takes $PAYOUT_BATCH_LEDGER_URL, password and all, for a configuration naming no ledger or its ledger (--ledger holds none)', async () => {
+    const [dir, named] = [await watchFolder(), await watchFolder(noPassword())];
+    const { id, status } = await sentPayout(dir);
+    const l = listen(['--watch-dir', dir, '--watch-dir', named], cleanEnv({ HOME: dir, PAYOUT_BATCH_LEDGER_URL: url }), dir);
+    const at = await listening(l);
+    expect(at, l.err()).toBeDefined();
+    expect((await postStatusChange(at!, SECRET, id, ['PENDING', 'PROCESSING'])).status).toBe(200);
+    l.stop();
+    expect(await l.code, l.err()).toBe(0);
     expect(await status()).toBe('PROCESSING');
   });
 

@@ -44,3 +44,11 @@ export function ledgerProcesses(command = 'test') {
     },
   };
 }
+
+/** A test ledger's URL as --ledger takes it, without its password (other users see a command line in ps), and that password. */
+export function withoutPassword(url: string): { url: string; PGPASSWORD: string } {
+  const u = new URL(url);
+  const PGPASSWORD = decodeURIComponent(u.password);
+  u.password = '';
+  return { url: u.toString(), PGPASSWORD };
+}

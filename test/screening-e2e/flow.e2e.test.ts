@@ -13,7 +13,7 @@ import { ROOT, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
 import { install } from '../approvals/install.ts';
-import { testDatabase, withPostgres } from '../pg/database.ts';
+import { testDatabase, withoutPassword, withPostgres } from '../pg/database.ts';
 
 const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
 const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').trim().split('\n');
@@ -170,8 +170,10 @@ it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brou
   const before = initiates(sb).length;
   const sent = before + 2 * (ROWS.length - HELD.length);
   for (const imported of [false, true]) {
-    const { prefix, service, cli, results } = await scene();
-    const team = ['--ledger', await testDatabase()];
+    const { prefix, env, service, cli, results } = await scene();
+    const ledger = withoutPassword(await testDatabase());
+    env.PGPASSWORD = ledger.PGPASSWORD;
+    const team = ['--ledger', ledger.url];
     const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service, ...(imported ? [] : team));
     expect(r.code, r.stderr).toBe(1);
     const im = imported && (await cli('ledger', 'import', '--from-state-dir', 'state', ...team, ...service.slice(0, 2)));

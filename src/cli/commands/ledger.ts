@@ -126,16 +126,15 @@ async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
 }
 
 export default defineCommand(builder, async (args, io) => {
-  if (!args.ledger && !io.env.PAYOUT_BATCH_LEDGER_URL)
-    throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
   const logger = makeLogger(args, io, `ledger ${args.action}`);
-  const { db } = (await openTeamLedger(args, io, logger, { init: args.action === 'init' }))!;
+  const team = await openTeamLedger(args, io, logger, { init: args.action === 'init' });
+  if (!team) throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
   try {
-    return await { init, import: importLedger, status }[args.action](db, args, io);
+    return await { init, import: importLedger, status }[args.action](team.db, args, io);
   } catch (e) {
     if (e instanceof TeamLedgerError) throw new CommandError(e.message, ExitCode.SERVICE_UNAVAILABLE);
     throw e;
   } finally {
-    await db.close();
+    await team.db.close();
   }
 });

@@ -29,10 +29,10 @@ function readSecretFile(path: string, warn: (m: string) => void): string {
 
 /** The team ledger the watches' runs journal in, as `watch` chooses it: --ledger, the configuration's, $PAYOUT_BATCH_LEDGER_URL. */
 function watchLedger(configs: WatchConfig[], flag: string | undefined, io: CliIO): string | undefined {
-  const named = [...new Set(configs.map((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL))].filter((u) => u !== undefined);
+  const named = [...new Set(configs.flatMap((c) => flag ?? c.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL ?? []).map(redactUrl))];
   if (named.length > 1)
-    throw new UsageError(`the watch folders' runs are in two team ledgers (${named.map(redactUrl).join(', ')}): run a listener for each`);
-  return named[0] ?? flag;
+    throw new UsageError(`the watch folders' runs are in two team ledgers (${named.join(', ')}): run a listener for each`);
+  return flag ?? named[0]; // (without its password: openTeamLedger takes the variable's for its ledger)
 }
 
 const builder = (y: Argv) =>
