@@ -1,6 +1,6 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -629,7 +629,7 @@ export async function refuseAnotherRunsResults(
   flag = '--results',
 ): Promise<void> {
   const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
-  if (!existsSync(path)) return;
+  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return; // (none; a folder is not written over, the write fails)
   const table = await streamResults(path).catch(() => {
     // (another batch's file, or anything else that is not ours: never written over)
     throw new BatchRefused(`${path} is there and is not a results file, so it is not written over. ${apart}`, 'results-of-another-run');
