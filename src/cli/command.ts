@@ -5,6 +5,7 @@ import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
 import type { SandboxShapes } from '../sandbox/contract.ts';
 import { parseDuration } from '../approvals/account-policy.ts';
+import { hasPassword } from '../ledger/pg-db.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -25,9 +26,21 @@ export interface CliCommand<A> {
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }
 
-/** A command, its arguments' type inferred from its builder, then erased: main.ts hands `run` what its own builder parsed (the type taken on trust). */
+/**
+ * A command, its arguments' type inferred from its builder, then erased: main.ts hands `run` what its own builder parsed (the type
+ * taken on trust). A password in --ledger is refused by every command, whether it opens the ledger or not: `ps` shows it to all.
+ */
 export const defineCommand = <A>(builder: (y: Argv) => Argv<A>, run: CliCommand<A>['run']) =>
-  ({ builder, run }) as unknown as CliCommand<unknown>;
+  ({
+    builder,
+    run: async (args: A & { ledger?: string }, io: CliIO) => {
+      if (args.ledger && hasPassword(args.ledger))
+        throw new UsageError(
+          '--ledger takes no password (other users see it in ps): use PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL',
+        );
+      return run(args, io);
+    },
+  }) as unknown as CliCommand<unknown>;
 
 export function printJson(io: CliIO, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');

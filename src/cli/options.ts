@@ -11,7 +11,7 @@ import { environmentText, handleEngineError } from './render.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError } from '../client/api-key.ts';
-import { hasPassword, redactUrl, TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
+import { redactUrl, TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
 import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
@@ -439,8 +439,6 @@ export async function openTeamLedger(
   logger: Logger,
   o: { init?: boolean } = {},
 ): Promise<PgLedgers | undefined> {
-  if (args.ledger && hasPassword(args.ledger))
-    throw new UsageError('--ledger takes no password (other users see it in ps): use PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL');
   const env = io.env.PAYOUT_BATCH_LEDGER_URL;
   // (the variable's, password and all, also for a --ledger naming its ledger: as a printed `retry --ledger URL` does)
   const url = env && (!args.ledger || redactUrl(args.ledger) === redactUrl(env)) ? env : args.ledger;

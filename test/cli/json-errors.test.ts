@@ -7,6 +7,7 @@ import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb } from '../ops/helpers.ts';
 
+const SDN = join(import.meta.dirname, '../../samples/sanctions/sdn.csv');
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-json-errors-');
 beforeAll(async () => {
@@ -53,6 +54,9 @@ describe('run and retry --json when the connection fails', () => {
   it.each([
     ['run --json', ['run', 'payroll.csv', '-y', '--json']],
     ['ledger status', ['ledger', 'status']],
+    // (neither opens the ledger: no service to screen for, a batch file to report on, not a batch id)
+    ['screen, no service', ['screen', 'payroll.csv', '--env', 'local', '--sanctions-list', SDN]],
+    ['report of a batch file', ['report', 'payroll.csv']],
   ])(
     '%s with a password in --ledger: refused (exit 2) before connecting, saying where to put it, the password nowhere',
     async (_, command) => {
@@ -60,7 +64,8 @@ describe('run and retry --json when the connection fails', () => {
       await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'JSONPW' });
       const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
       for (const url of ['postgres://payout:Sekrit-pw@127.0.0.1:1/team', 'postgres://payout@127.0.0.1:1/team?password=Sekrit-pw']) {
-        const r = await runMain([...command, '--ledger', url], { cwd: dir, env });
+        const args = command.map((a) => (a === 'payroll.csv' ? join(dir, a) : a));
+        const r = await runMain([...args, '--ledger', url], { cwd: dir, env });
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toMatch(/--ledger takes no password \(other users see it in ps\): use PGPASSWORD/);
         if (command.includes('--json')) expect(JSON.parse(r.stdout)).toMatchObject({ exitCode: 2 });
