@@ -17,7 +17,7 @@ import { resultsHere } from '../engine/retry-batch.ts';
 import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { unsafeStateFolder } from '../ledger/file.ts';
-import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
+import { connect, sandboxSeedKey, type Connection, type SharedStore } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -369,8 +369,8 @@ export function refuseUnsafeStateFolder(root: string): void {
   if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
 }
 
-/** Where a connection keeps its state (default: the per-user folder), and who hears its requests. */
-type ConnectionUse = { stateRoot?: string; onEvent?: (e: ClientEvent) => void };
+/** Where a connection keeps its state (default: the per-user folder), who hears its requests, the team ledger opened already. */
+type ConnectionUse = { stateRoot?: string; onEvent?: (e: ClientEvent) => void; shared?: SharedStore };
 
 /** The connection options checked, then connect(); a configuration error exits 2 (3 when refused). */
 export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, o: ConnectionUse = {}): Promise<Connection> {
@@ -398,10 +398,12 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
       ? await (await import('./local-sandbox.ts')).startLocalSandbox(stateRoot, { shapes, rate, vars: io.env })
       : undefined;
     // (connect closes the sandbox when it fails; a ledger that does not open would leave it serving, and the process running)
-    const team = await openTeamLedger(args, io, logger).catch(async (e: unknown) => {
-      await sandbox?.close();
-      throw e;
-    });
+    const team =
+      o.shared ??
+      (await openTeamLedger(args, io, logger).catch(async (e: unknown) => {
+        await sandbox?.close();
+        throw e;
+      }));
     return await connect({
       ...environment,
       ...(team ? { shared: team } : {}),

@@ -1,7 +1,7 @@
 // `listen --watch-dir W` where W's payout-batch.json names a team ledger: the watch journals its
 // batches there, so the listener records each change there too (a run still in processing/ writes
 // its results from that journal), whatever $PAYOUT_BATCH_LEDGER_URL says; and watch folders naming
-// two ledgers are refused, nothing listened to.
+// two ledgers are refused, nothing listened to. --register's requests count in that ledger too.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -121,6 +121,19 @@ describe.runIf(withPostgres)('listen --watch-dir, the watch on a team ledger', (
     l.stop();
     expect(await l.code, l.err()).toBe(0);
     expect(await status()).toBe('PROCESSING');
+  });
+
+  it("--register: the subscription's requests are counted in the configuration's ledger, the team's quota", async () => {
+    const dir = await watchFolder(noPassword());
+    const used = async () =>
+      (await team.query<{ n: number }>('SELECT coalesce(sum(requests), 0)::int AS n FROM payout_batch.usage')).rows[0]!.n;
+    const before = await used();
+    const l = listen(['--watch-dir', dir, '--register', 'http://127.0.0.1:9/hooks', '--base-url', sb.url], cleanEnv({ HOME: dir }), dir);
+    expect(await listening(l), l.err()).toBeDefined();
+    await until(() => l.ended || l.out().includes('Subscription'), 10_000, 'the subscription');
+    l.stop();
+    expect(await l.code, l.err()).toBe(0);
+    expect(await used()).toBeGreaterThan(before);
   });
 
   it('stops (exit 4) once the team ledger is lost: it is never reconnected', async () => {

@@ -88,7 +88,9 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   io.stdout.write(`Listening on ${listener.url} (inbox ${join(stateDir, 'inbox.jsonl')}).\n`);
   try {
     if (args.register) {
-      const conn = await openConnection(args, io, logger);
+      // its requests counted in the listener's ledger, the team's quota and pace; left open when the connection closes
+      const shared = team && Object.assign(Object.create(team) as PgLedgers, { close: async () => {} });
+      const conn = await openConnection(args, io, logger, { shared });
       try {
         const r = await registerSubscription(conn.client, args.register, secret);
         io.stdout.write(`Subscription ${r.action}: ${r.url} (id ${r.id}).\n`);
