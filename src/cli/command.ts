@@ -26,13 +26,11 @@ export interface CliCommand<A> {
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }
 
-/**
- * A command, its arguments' type inferred from its builder, then erased: main.ts hands `run` what its own builder parsed (the type
- * taken on trust). A password in --ledger is refused by every command, whether it opens the ledger or not: `ps` shows it to all.
- */
+/** A command, its arguments' type inferred from its builder, then erased: main.ts hands `run` what its own builder parsed (the type taken on trust). */
 export const defineCommand = <A>(builder: (y: Argv) => Argv<A>, run: CliCommand<A>['run']) =>
   ({
     builder,
+    // a password in --ledger refused by every command, whether it opens the ledger or not: `ps` shows it to every user
     run: async (args: A & { ledger?: string }, io: CliIO) => {
       if (args.ledger && hasPassword(args.ledger))
         throw new UsageError(
