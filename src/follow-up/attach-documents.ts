@@ -104,7 +104,14 @@ export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
   const files = (await Promise.all(o.files.map(loadFile))).filter((f, i, all) => all.findIndex((x) => x.sha256 === f.sha256) === i);
+  // two attaches at once (a cron retry and a person, two hosts of a team ledger) would both upload and attach: under the payout's
+  // lock in the ledger whose journal holds it, the second reads what the first attached and sends nothing for it
+  const home = (await foldAll(o.ledgers ?? [])).find((b) => [...b.folded.rows.values()].some((s) => s.payout?.id === o.payoutId));
+  const job = () => attachFiles(o, files);
+  return home ? home.ledger.lock(`attach-${sha256Hex(o.payoutId).slice(0, 16)}`, job) : job();
+}
 
+async function attachFiles(o: AttachOptions, files: LoadedFile[]) {
   const payout = await o.client.getPayout(o.payoutId).catch((e: unknown) => {
     if (!(e instanceof PayoutApiError) || e.status !== 404) throw e;
     throw new AttachRefused(
