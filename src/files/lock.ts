@@ -189,8 +189,3 @@ export function withLock<T>(path: string, job: () => Promise<T>, o: LockOptions 
     }
   });
 }
-
-/** For tests: an owner record as if `owner` held the lock. */
-export function writeOwner(path: string, owner: LockOwner): void {
-  writeFileSync(path, JSON.stringify(owner) + '\n');
-}
