@@ -57,13 +57,9 @@ function pidAlive(pid: number): boolean {
 
 /** /proc/<pid>/stat field 22 (Linux only; compared for equality only). */
 export function pidStartOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // field 2 (the command) may hold spaces: count from the last ")"
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
+  const stat = attempt(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  // field 2 (the command) may hold spaces: count from the last ")"
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 
 /** Which processes a pid names: this boot of this machine, this pid namespace (a container may bear the host's name). */
@@ -79,21 +75,13 @@ export function holderAlive(o: { pid: number; host: string; pidStart?: string; p
 }
 
 export function readOwner(path: string): LockOwner | undefined {
-  try {
-    const o = JSON.parse(readFileSync(path, 'utf8')) as LockOwner;
-    return typeof o.pid === 'number' && typeof o.host === 'string' ? o : undefined;
-  } catch {
-    return undefined;
-  }
+  const o = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as LockOwner | null);
+  return typeof o?.pid === 'number' && typeof o.host === 'string' ? o : undefined;
 }
 
 export function isStale(path: string, staleMs: number, now = Date.now()): boolean {
-  let mtime: number;
-  try {
-    mtime = statSync(path).mtimeMs;
-  } catch {
-    return false;
-  }
+  const mtime = attempt(() => statSync(path).mtimeMs);
+  if (mtime === undefined) return false;
   const owner = readOwner(path);
   // an unreadable young record may be a lock being written
   if (!owner) return now - mtime > Math.min(2000, staleMs);
@@ -117,11 +105,7 @@ function tryLink(path: string, owner: LockOwner): boolean {
 }
 
 function removeIfThere(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    /* gone already */
-  }
+  attempt(() => unlinkSync(path)); // (gone already)
 }
 
 /** True when the stale lock was removed (or already gone). */
@@ -162,11 +146,7 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
     touch() {
       if (released) return;
       const t = new Date();
-      try {
-        utimesSync(path, t, t);
-      } catch {
-        /* removed under us: nothing to mark */
-      }
+      attempt(() => utimesSync(path, t, t)); // (removed under us: nothing to mark)
     },
     release() {
       if (released) return;
@@ -208,9 +188,4 @@ export function withLock<T>(path: string, job: () => Promise<T>, o: LockOptions 
       lock.release();
     }
   });
-}
-
-/** For tests: an owner record as if `owner` held the lock. */
-export function writeOwner(path: string, owner: LockOwner): void {
-  writeFileSync(path, JSON.stringify(owner) + '\n');
 }

@@ -11,7 +11,7 @@ import { mergeToPdf, RowStepError } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
-import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
+import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
 import { streamResults, type ResultRow } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
@@ -104,7 +104,14 @@ export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   // (one document named twice, by any path, is uploaded and attached once: it would take two of the 5 places)
   const files = (await Promise.all(o.files.map(loadFile))).filter((f, i, all) => all.findIndex((x) => x.sha256 === f.sha256) === i);
+  // two attaches at once (a cron retry and a person, two hosts of a team ledger) would both upload and attach: under the payout's
+  // lock in the ledger whose journal holds it, the second reads what the first attached and sends nothing for it
+  const home = (await foldAll(o.ledgers ?? [])).find((b) => [...b.folded.rows.values()].some((s) => s.payout?.id === o.payoutId));
+  const job = () => attachFiles(o, files, home);
+  return home ? home.ledger.lock(`attach-${sha256Hex(o.payoutId).slice(0, 16)}`, job) : job();
+}
 
+async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFold | undefined) {
   const payout = await o.client.getPayout(o.payoutId).catch((e: unknown) => {
     if (!(e instanceof PayoutApiError) || e.status !== 404) throw e;
     throw new AttachRefused(
@@ -146,7 +153,6 @@ export async function attachDocuments(o: AttachOptions) {
     );
   }
 
-  const home = folds.find((b) => [...b.folded.rows.values()].some((s) => s.payout?.id === payout.id));
   const upload = async (f: LoadedFile) => {
     const { documentUrl, requestId } = await o.client.uploadDocument(f);
     log?.info({ file: f.filename, requestId }, 'document uploaded');

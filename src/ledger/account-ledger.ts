@@ -110,6 +110,8 @@ export interface Ledger {
   /** Ended, or its process gone; undefined when the ledger holds no claim of it. */
   claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined>;
   endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void>;
+  /** Runs `job` while no other process of any host sharing the ledger runs one under `name` (they wait). */
+  lock<T>(name: string, job: () => Promise<T>): Promise<T>;
 }
 
 /** A ledger every host of the account shares keeps its approval policy (open.ts `policyKeeperOf`). */

@@ -110,10 +110,12 @@ export class FileLedger implements Ledger {
   async flush(): Promise<void> {}
 
   /** Waits up to a minute for another process; a dead holder on this host is known from the process table, never by age. */
-  private locked<T>(job: () => T | Promise<T>): Promise<T> {
+  private locked<T>(job: () => T | Promise<T>, name = 'ledger'): Promise<T> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    return withLock(join(this.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
+    return withLock(join(this.dir, `${name}.lock`), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: name });
   }
+
+  lock = <T>(name: string, job: () => Promise<T>): Promise<T> => this.locked(job, name);
 
   async reserve(o: ReserveOptions): Promise<Reservation> {
     const path = join(this.dir, `${batchKey(o.batchId)}.reserve.json`);

@@ -260,6 +260,10 @@ export class PgLedger implements Ledger, PolicyKeeper {
   async endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void> {
     await endClaim(this.db, { account: this.account, sha256, claim }, state);
   }
+
+  lock<T>(name: string, job: () => Promise<T>): Promise<T> {
+    return this.db.tx(job, { lock: `${this.account} ${name}` });
+  }
 }
 
 /** The transaction's UTC day by the database's clock. */

@@ -168,6 +168,30 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     }
   });
 
+  it("a host's lock of a name (attach's, of a payout) keeps another host's waiting until its job ends", async () => {
+    const admin = await processes.connect();
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const name = 'attach-0123456789abcdef';
+    const waiting = async () => {
+      const sql = `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1::bigint::oid
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+      return (await admin.query<{ n: number }>(sql, [lockIdOf(`${ACCOUNT} ${name}`)])).rows[0]!.n;
+    };
+    const seen: string[] = [];
+    let end = () => {};
+    const first = alice.lock(name, async () => {
+      seen.push('alice');
+      await new Promise<void>((resolve) => (end = resolve));
+      seen.push('alice done');
+    });
+    await vi.waitFor(() => expect(seen).toEqual(['alice']));
+    const second = bob.lock(name, async () => void seen.push('bob'));
+    await vi.waitFor(async () => expect(seen.includes('bob') || (await waiting()) === 1).toBe(true));
+    end();
+    await Promise.all([first, second]);
+    expect(seen).toEqual(['alice', 'alice done', 'bob']);
+  });
+
   it("a wait for the account's lock the database cancels (its lock_timeout) stops the command as a lost ledger (exit 4)", async () => {
     const admin = await processes.connect();
     const timeout = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);

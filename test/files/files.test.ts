@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeFileAtomicSync } from '../../src/files/atomic.ts';
-import { acquireLock, LockBusy, readOwner, tryLock, withLock, writeOwner } from '../../src/files/lock.ts';
+import { acquireLock, LockBusy, readOwner, tryLock, withLock } from '../../src/files/lock.ts';
+import { writeOwner } from './owner.ts';
 import { serialised } from '../../src/files/queue.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-files-'));

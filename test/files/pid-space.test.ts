@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tryLock, writeOwner } from '../../src/files/lock.ts';
+import { tryLock } from '../../src/files/lock.ts';
+import { writeOwner } from './owner.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-pid-space-'));

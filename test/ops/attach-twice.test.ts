@@ -47,6 +47,36 @@ describe('attach with the same document named twice', () => {
     }
   });
 
+  it('two attaches at once (a cron retry and a person): the second waits for the first, finds the document attached, sends nothing', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const o = { payoutId: b.ids[0]!, files: [sampleDoc()] };
+      // the first is held inside its upload until the second waits for the payout's lock, or uploads too
+      let [go, uploading] = [() => {}, () => {}];
+      const second = new Promise<void>((resolve) => (go = resolve));
+      const firstUploads = new Promise<void>((resolve) => (uploading = resolve));
+      const first = connectionTo(sb).client;
+      const upload = first.uploadDocument.bind(first);
+      first.uploadDocument = async (f) => (uploading(), await second, upload(f));
+      const other = connectionTo(sb).client;
+      const otherUpload = other.uploadDocument.bind(other);
+      other.uploadDocument = async (f) => (go(), otherUpload(f));
+      const otherLedger = ledgerOf(connectionTo(sb));
+      const lock = otherLedger.lock.bind(otherLedger);
+      otherLedger.lock = (name, job) => (go(), lock(name, job));
+
+      const a = attachDocuments({ ...o, client: first, ledgers: [ledgerOf(connectionTo(sb))] });
+      await firstUploads;
+      const r = await attachDocuments({ ...o, client: other, ledgers: [otherLedger] });
+      expect((await a).uploaded).toHaveLength(1);
+      expect([r.uploaded, r.already.map((x) => x.file), r.totalDocuments]).toEqual([[], [sampleDoc()], 1]);
+      expect(sb.requestLog().filter((r) => r.route === 'patchDocuments')).toHaveLength(1);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('the document two batches uploaded under two documentUrls, each payout holding its own: attached already, to both', async () => {
     const sb = await startSb();
     try {

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync, exists
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, LockBusy, writeOwner } from '../../src/files/lock.ts';
+import { acquireLock, LockBusy } from '../../src/files/lock.ts';
+import { writeOwner } from '../files/owner.ts';
 import type { RunResult } from '../../src/engine/pipeline.ts';
 import { companionsOf, completeIn, inboxCandidates } from '../../src/watch/inbox.ts';
 import { readWatchConfig, WatchConfigError } from '../../src/watch/config.ts';

@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, printJson, serviceAnswer, str, strs, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
+import { LockBusy } from '../../files/lock.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
 import type { RowChange } from '../../follow-up/apply-status.ts';
 import { connectionOptions, stateLedgers, withConnection } from '../options.ts';
@@ -70,6 +71,12 @@ export default defineCommand(builder, (args, io: CliIO) =>
       if (e instanceof AttachRefused) {
         io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
         return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
+      }
+      if (e instanceof LockBusy) {
+        io.stderr.write(
+          `payout-batch: attach refused: another attach of this payout is running (${e.message}). Nothing was sent: run again when it has ended.\n`,
+        );
+        return ExitCode.REFUSED;
       }
       if (e instanceof PayoutApiError) {
         io.stderr.write(`payout-batch: the service refused: ${serviceAnswer(e)}\n`);
