@@ -92,7 +92,10 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
     );
   for (const r of p.rows.slice(0, shown))
     lines.push(
-      `${r.reference} | ${r.beneficiary}${r.ultimateCreditor ? ` for ${r.ultimateCreditor}` : ''} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`,
+      `${r.reference} | ${r.beneficiary}${r.ultimateCreditor ? ` for ${r.ultimateCreditor}` : ''} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}` +
+        (r.ultimateDebtor || r.remitterAddress
+          ? ` | on behalf of ${r.ultimateDebtor ?? 'the payer'}${r.remitterAddress ? ` at ${r.remitterAddress}` : ''}`
+          : ''),
     );
   if (n > shown) lines.push(`… and ${plural(n - shown, 'more payee')}`);
   return lines.join('\n  ');

@@ -17,7 +17,7 @@ import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
+import { planFileOf, ultimateDebtorOf, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions, type SendOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
@@ -127,6 +127,7 @@ async function planRows(
   const rowOf = rowByNumber(batch.rows);
   for (const n of toSend) {
     const p = rowOf(n)!.payout!;
+    const debtor = ultimateDebtorOf(rowOf(n)!);
     const row: PlanRow = {
       rowNumber: n,
       reference: p.reference,
@@ -135,6 +136,7 @@ async function planRows(
       body: initiateBody(p),
       documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
       ...(p.ultimateCreditor && { ultimateCreditor: p.ultimateCreditor.name }),
+      ...(debtor && { ultimateDebtor: debtor }),
     };
     rows.push(row);
     if (!quote) continue;

@@ -37,6 +37,8 @@ const PlanRow = z.object({
   destinationAmount: z.string().optional(),
   /** Whom the money is for behind the beneficiary (PayoutRow.ultimateCreditor): never sent, signed and shown. */
   ultimateCreditor: z.string().optional(),
+  /** The payer it is sent on behalf of (a pain.001's UltmtDbtr/Nm): never sent, signed and shown beside the body's remitterAddress. */
+  ultimateDebtor: z.string().optional(),
 });
 
 const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), message: z.string() });
@@ -132,6 +134,8 @@ export function payeeOf(r: PlanRow) {
     currency: b.sourceCurrency,
     amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
     ...(r.ultimateCreditor !== undefined && { ultimateCreditor: r.ultimateCreditor }), // (none: as plans before it were signed)
+    ...(r.ultimateDebtor !== undefined && { ultimateDebtor: r.ultimateDebtor }),
+    ...(b.remitterAddress !== undefined && { remitterAddress: b.remitterAddress }),
   };
 }
 
@@ -178,7 +182,8 @@ export function verifyPlannedRows(
   if (batch.identity.fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
   const rowOf = rowByNumber(batch.rows);
   for (const r of plan.rows) {
-    const p = rowOf(r.rowNumber)?.payout;
+    const row = rowOf(r.rowNumber);
+    const p = row?.payout;
     const planned = bodyDigest(r.body);
     // (an unsettled row is resent with its journalled body, whatever its cells say: the plan holds that body)
     const s = folded?.rows.get(r.reference);
@@ -192,7 +197,8 @@ export function verifyPlannedRows(
       !p ||
       p.reference !== r.reference ||
       bodyDigest(sent ?? initiateBody(p)) !== planned ||
-      p.ultimateCreditor?.name !== r.ultimateCreditor
+      p.ultimateCreditor?.name !== r.ultimateCreditor ||
+      ultimateDebtorOf(row) !== r.ultimateDebtor
     )
       throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
     const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
@@ -200,6 +206,9 @@ export function verifyPlannedRows(
       throw changed(`the documents of ${r.reference} are not the planned ones`);
   }
 }
+
+/** The UltmtDbtr the pain.001 reader writes (none: no other payer named). */
+export const ultimateDebtorOf = (r: EngineRow): string | undefined => r.cells.UltmtDbtr || undefined;
 
 export function planFileOf(
   plan: BatchPlan,
