@@ -139,6 +139,12 @@ export function payeeOf(r: PlanRow) {
   };
 }
 
+/** Whom a payee is paid on behalf of, as approvers read it: '' where the plan names nobody (the business pays). */
+export const onBehalfOf = (p: Payee): string =>
+  p.ultimateDebtor || p.remitterAddress
+    ? `on behalf of ${p.ultimateDebtor ?? 'the payer'}${p.remitterAddress ? ` at ${p.remitterAddress}` : ''}`
+    : '';
+
 /** Refuses a plan run with another --sheet, a changed batch file, another environment or service account. */
 export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
   if (sheet !== undefined && sheet.toLowerCase() !== plan.sheet?.toLowerCase())

@@ -60,7 +60,7 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const payees = view.payees ?? [];
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
   if (csvPath) {
-    const fields = ['reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'] as const;
+    const fields = ['reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount', 'onBehalf'] as const;
     const rows = payees.map((p) => [String(p.rowNumber), ...fields.map((f) => p[f])]);
     await writeFileAtomic(csvPath, [
       stringify(
