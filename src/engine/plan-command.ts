@@ -17,7 +17,7 @@ import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { planFileOf, ultimateDebtorOf, type PlanFile, type PlanRow } from './plan-file.ts';
+import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions, type SendOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
@@ -126,8 +126,8 @@ async function planRows(
   const quotes = new Map<string, Quoted>();
   const rowOf = rowByNumber(batch.rows);
   for (const n of toSend) {
-    const p = rowOf(n)!.payout!;
-    const debtor = ultimateDebtorOf(rowOf(n)!);
+    const { payout, cells } = rowOf(n)!;
+    const p = payout!;
     const row: PlanRow = {
       rowNumber: n,
       reference: p.reference,
@@ -136,7 +136,7 @@ async function planRows(
       body: initiateBody(p),
       documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
       ...(p.ultimateCreditor && { ultimateCreditor: p.ultimateCreditor.name }),
-      ...(debtor && { ultimateDebtor: debtor }),
+      ...(cells.UltmtDbtr && { ultimateDebtor: cells.UltmtDbtr }),
     };
     rows.push(row);
     if (!quote) continue;

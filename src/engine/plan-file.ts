@@ -204,7 +204,7 @@ export function verifyPlannedRows(
       p.reference !== r.reference ||
       bodyDigest(sent ?? initiateBody(p)) !== planned ||
       p.ultimateCreditor?.name !== r.ultimateCreditor ||
-      ultimateDebtorOf(row) !== r.ultimateDebtor
+      (row?.cells.UltmtDbtr || undefined) !== r.ultimateDebtor // (the UltmtDbtr the pain.001 reader writes)
     )
       throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
     const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
@@ -212,9 +212,6 @@ export function verifyPlannedRows(
       throw changed(`the documents of ${r.reference} are not the planned ones`);
   }
 }
-
-/** The UltmtDbtr the pain.001 reader writes (none: no other payer named). */
-export const ultimateDebtorOf = (r: EngineRow): string | undefined => r.cells.UltmtDbtr || undefined;
 
 export function planFileOf(
   plan: BatchPlan,

@@ -4,7 +4,7 @@ import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
 import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan.ts';
-import { onBehalfOf, payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
+import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
@@ -188,11 +188,7 @@ export function planViewOfPlan(
     /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
     payees:
       plan &&
-      (pf?.rows ?? []).map((r) => ({
-        ...payeeOf(r),
-        onBehalf: onBehalfOf(payeeOf(r)),
-        destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}`,
-      })),
+      (pf?.rows ?? []).map((r) => ({ ...payeeOf(r), destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}` })),
     byMethod,
     /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
     corridors,
