@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { attempt } from '../files/attempt.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, parsePlanFile, payeeOf } from '../engine/plan-file.ts';
+import { bodyDigest, parsePlanFile, onBehalfOf, payeeOf } from '../engine/plan-file.ts';
 import { canonicalJson, plural } from '../text.ts';
 import { swapText } from '../engine/swap.ts';
 
@@ -92,7 +92,7 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
     );
   for (const r of p.rows.slice(0, shown))
     lines.push(
-      `${r.reference} | ${r.beneficiary}${r.ultimateCreditor ? ` for ${r.ultimateCreditor}` : ''} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`,
+      `${r.reference} | ${r.beneficiary}${r.ultimateCreditor ? ` for ${r.ultimateCreditor}` : ''} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}${onBehalfOf(r) && ` | ${onBehalfOf(r)}`}`,
     );
   if (n > shown) lines.push(`… and ${plural(n - shown, 'more payee')}`);
   return lines.join('\n  ');

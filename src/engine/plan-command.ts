@@ -126,7 +126,8 @@ async function planRows(
   const quotes = new Map<string, Quoted>();
   const rowOf = rowByNumber(batch.rows);
   for (const n of toSend) {
-    const p = rowOf(n)!.payout!;
+    const { payout, cells } = rowOf(n)!;
+    const p = payout!;
     const row: PlanRow = {
       rowNumber: n,
       reference: p.reference,
@@ -135,6 +136,7 @@ async function planRows(
       body: initiateBody(p),
       documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
       ...(p.ultimateCreditor && { ultimateCreditor: p.ultimateCreditor.name }),
+      ...(cells.UltmtDbtr && { ultimateDebtor: cells.UltmtDbtr }),
     };
     rows.push(row);
     if (!quote) continue;

@@ -37,6 +37,8 @@ const PlanRow = z.object({
   destinationAmount: z.string().optional(),
   /** Whom the money is for behind the beneficiary (PayoutRow.ultimateCreditor): never sent, signed and shown. */
   ultimateCreditor: z.string().optional(),
+  /** The payer it is sent on behalf of (a pain.001's UltmtDbtr/Nm): never sent, signed and shown beside the body's remitterAddress. */
+  ultimateDebtor: z.string().optional(),
 });
 
 const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), message: z.string() });
@@ -132,8 +134,16 @@ export function payeeOf(r: PlanRow) {
     currency: b.sourceCurrency,
     amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
     ...(r.ultimateCreditor !== undefined && { ultimateCreditor: r.ultimateCreditor }), // (none: as plans before it were signed)
+    ...(r.ultimateDebtor !== undefined && { ultimateDebtor: r.ultimateDebtor }),
+    ...(b.remitterAddress !== undefined && { remitterAddress: b.remitterAddress }),
   };
 }
+
+/** Whom a payee is paid on behalf of, as approvers read it: '' where the plan names nobody (the business pays). */
+export const onBehalfOf = (p: Payee): string =>
+  p.ultimateDebtor || p.remitterAddress
+    ? `on behalf of ${p.ultimateDebtor ?? 'the payer'}${p.remitterAddress ? ` at ${p.remitterAddress}` : ''}`
+    : '';
 
 /** Refuses a plan run with another --sheet, a changed batch file, another environment or service account. */
 export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
@@ -178,7 +188,8 @@ export function verifyPlannedRows(
   if (batch.identity.fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
   const rowOf = rowByNumber(batch.rows);
   for (const r of plan.rows) {
-    const p = rowOf(r.rowNumber)?.payout;
+    const row = rowOf(r.rowNumber);
+    const p = row?.payout;
     const planned = bodyDigest(r.body);
     // (an unsettled row is resent with its journalled body, whatever its cells say: the plan holds that body)
     const s = folded?.rows.get(r.reference);
@@ -192,7 +203,8 @@ export function verifyPlannedRows(
       !p ||
       p.reference !== r.reference ||
       bodyDigest(sent ?? initiateBody(p)) !== planned ||
-      p.ultimateCreditor?.name !== r.ultimateCreditor
+      p.ultimateCreditor?.name !== r.ultimateCreditor ||
+      (row?.cells.UltmtDbtr || undefined) !== r.ultimateDebtor // (the UltmtDbtr the pain.001 reader writes)
     )
       throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
     const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);

@@ -7,6 +7,7 @@ import { safe, type HtmlValue, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { MAX_ROWS_LISTED, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
 import { groupThousands } from '../money.ts';
+import { onBehalfOf } from '../engine/plan-file.ts';
 import { plural } from '../text.ts';
 
 // The program's own text, no value in it: the tag leaves it as written.
@@ -271,7 +272,7 @@ function payeesSection(payees: NonNullable<PlanView['payees']>, csvName: string 
     payees,
     head,
     (p) =>
-      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td>${amountCell(p.amount, p.currency)}</tr>`,
+      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary}${p.ultimateCreditor ? ` for ${p.ultimateCreditor}` : ''} <span data-field="destination">(${p.destination})</span>${onBehalfOf(p) && safe` <span data-field="on-behalf">${onBehalfOf(p)}</span>`}</td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td>${amountCell(p.amount, p.currency)}</tr>`,
   )}<p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.${csv}</p></section>`;
 }
 

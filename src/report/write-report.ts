@@ -6,7 +6,7 @@ import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
-import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
+import { onBehalfOf, PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
 import { readHead } from '../results/read.ts';
@@ -61,10 +61,10 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
   if (csvPath) {
     const fields = ['reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'] as const;
-    const rows = payees.map((p) => [String(p.rowNumber), ...fields.map((f) => p[f])]);
+    const rows = payees.map((p) => [String(p.rowNumber), ...fields.map((f) => p[f]), onBehalfOf(p)]);
     await writeFileAtomic(csvPath, [
       stringify(
-        [['row', ...fields], ...rows].map((r) => r.map(neutralise)),
+        [['row', ...fields, 'onBehalf'], ...rows].map((r) => r.map(neutralise)),
         { bom: true, record_delimiter: '\r\n' },
       ),
     ]);

@@ -308,7 +308,7 @@ describe('plan report', () => {
     expect(doc).toContain(`data-field="signed-sha256">${'b'.repeat(64)}<`);
   });
 
-  it("shows each payee's amount with its currency, and the destination currency and country (what an approver signs)", () => {
+  it("shows each payee's amount with its currency, the destination currency and country, and whom it is for (what an approver signs)", () => {
     const row = (rowNumber: number, sourceCurrency: string, sourceAmount: number, destinationCurrency: string, country: string) =>
       ({
         rowNumber,
@@ -329,7 +329,7 @@ describe('plan report', () => {
     const doc = planHtml(
       planViewOfPlan(plan(), {
         environment: 'local',
-        planFile: { rows: [row(2, 'NGN', 2350000, 'USD', 'USA'), row(3, 'USD', 120.5, 'EUR', 'DEU')] },
+        planFile: { rows: [row(2, 'NGN', 2350000, 'USD', 'USA'), { ...row(3, 'USD', 120.5, 'EUR', 'DEU'), ultimateCreditor: 'Ada Obi' }] },
       }),
     );
     assertInert(doc);
@@ -337,7 +337,8 @@ describe('plan report', () => {
     expect(payee(2)).toContain('data-field="amount" data-value="2350000.00" data-currency="NGN">NGN 2,350,000.00<');
     expect(payee(2)).toContain('<span data-field="destination">(USD USA)</span>');
     expect(payee(3)).toContain('data-currency="USD">USD 120.50<');
-    expect(payee(3)).toContain('<span data-field="destination">(EUR DEU)</span>');
+    expect(payee(3)).toContain('Cloudhost Inc for Ada Obi <span data-field="destination">(EUR DEU)</span>');
+    expect(payee(2)).toContain('Cloudhost Inc <span');
   });
 
   it('says first why run would refuse the plan: a wallet short, a corridor not enabled', () => {
