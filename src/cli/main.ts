@@ -67,6 +67,13 @@ function emptyFlag(args: Record<string, unknown>): string | undefined {
   return empty && `--${empty[0]} needs a value: it was given empty`;
 }
 
+/** A flag of one value given twice: yargs makes it a list, which the command would read as one value. */
+function flagTwice(args: Record<string, unknown>, y: unknown): string | undefined {
+  const lists = new Set((y as { getOptions?: () => { array: string[] } }).getOptions?.().array);
+  const twice = Object.keys(args).find((k) => k !== '_' && Array.isArray(args[k]) && !lists.has(k));
+  return twice && `--${twice} was given more than once: give it once`;
+}
+
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.OK;
   // Bare `payout-batch` prints the help on stdout and exits 0, as `gh` does.
@@ -103,8 +110,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
         describe: c.describe,
         builder: full ? (y) => (commandParser = full.builder(y)) : {},
         handler: async (args) => {
-          const empty = emptyFlag(args);
-          if (empty) throw new UsageError(empty);
+          const wrong = emptyFlag(args) ?? flagTwice(args, commandParser);
+          if (wrong) throw new UsageError(wrong);
           const state = io.env.PAYOUT_BATCH_STATE_DIR;
           // (from each folder a command runs in, a relative one would name another state folder, and another ledger)
           if (state && !isAbsolute(state))

@@ -102,6 +102,26 @@ describe('a flag given no value, or an empty one', () => {
   });
 });
 
+describe('a flag of one value given twice', () => {
+  // yargs makes it a list: `--ledger A --ledger B` reached the password check as one joined text, and `--base-url` crashed
+  it.each([
+    [['--ledger', 'postgres://u@127.0.0.1:1/d', '--ledger', 'postgres://u:Sekrit@127.0.0.1:1/d'], '--ledger'],
+    [['--results', 'a.results.csv', '--results', 'b.results.csv'], '--results'],
+  ])('run FILE -y %j: exit 2 naming the flag, not one request', async (flags, named) => {
+    const dir = await dirs.make();
+    const file = await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'FV-TWICE' });
+    const before = sb.requestLog().length;
+    const r = await runMain(['run', file, '-y', ...flags], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`payout-batch: ${named} was given more than once: give it once\n`);
+    expect(r.stderr + r.stdout).not.toContain('Sekrit');
+    expect(sb.requestLog().length).toBe(before);
+  });
+});
+
 describe('a state folder that is a file', () => {
   it.each(['--state-dir', '$PAYOUT_BATCH_STATE_DIR'])(
     'run FILE -y, %s a file: exit 2 naming it and the flag, not an unexpected ENOTDIR',
