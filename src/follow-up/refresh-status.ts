@@ -15,7 +15,7 @@ import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
 import { NOT_DUE, SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
-import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
+import { LIST_MAX_LIMIT, isFinalStatus } from '../spec/codes.ts';
 import {
   applyRefundsToResultsFile,
   applyStatus,
@@ -62,7 +62,7 @@ function toRefresh(table: ResultsList): { todo: Map<string, Asked>; final: numbe
     const id = row.result.payoutId;
     const st = row.result.status ?? '';
     if (!id || !isCreatedStatus(st)) continue;
-    if (isFinalStatus(st as PayoutStatus)) final++;
+    if (isFinalStatus(st)) final++;
     else if (!todo.has(id)) todo.set(id, { rowNumber: row.rowNumber, status: st });
   }
   return { todo, final };

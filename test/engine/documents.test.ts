@@ -108,7 +108,7 @@ describe('documents of a row', () => {
     });
   });
 
-  it('mergeToPdf refuses a PDF or image it cannot read, naming it, never with the library\'s own error', async () => {
+  it("mergeToPdf refuses a PDF or image it cannot read, naming it, never with the library's own error", async () => {
     for (const [contentType, filename, bytes] of [
       ['application/pdf', 'broken.pdf', '%PDF-1.7\ngarbage that is no PDF at all\n%%EOF'],
       ['image/png', 'broken.png', '\x89PNG\r\n\x1a\nnot really a png'],
