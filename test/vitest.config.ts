@@ -47,9 +47,10 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Most of the long tests wait on the sandbox's rate limit, not on the CPU: on a 2-core machine
-    // vitest's default of one worker would run them end to end.
-    maxWorkers: 2,
+    // Most of the long tests wait on the sandbox's rate limit or on a signature's expiry, not on the
+    // CPU: on a 2-core machine vitest's default of one worker would run them end to end, and a third
+    // worker fills those waits (quiet: 307 s with two, 242 s with three; beside two CPU loops, 357 s).
+    maxWorkers: 3,
     projects: [
       // the sandboxes answer in the reading PB_SANDBOX_SHAPES names (strict by default; `npm run
       // test:variant`, in CI, runs every end-to-end test against the spec's other reading)
