@@ -95,19 +95,13 @@ export function uniqueColumns(rawHeaders: readonly string[]): string[] {
   });
 }
 
-export interface ColumnMapping {
-  columns: string[];
-  mapping: Record<string, CanonicalField>;
-  fields: Partial<Record<CanonicalField, string>>;
-  /** Notes about the header (a header ignored because another one names the same field). */
-  notes: string[];
-}
+export type ColumnMapping = ReturnType<typeof mapColumns>;
 
 /**
  * Matches a header row, as written (a second "reference" is no unknown "reference (2)"). Two headers
  * of one field are DUPLICATE_COLUMNS unless one is its exact name: the alias is then kept, with a note.
  */
-export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
+export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
   const columns = uniqueColumns(rawHeaders);
   const refuse = (code: InputErrorCode, message: string) => new InputError(code, file, `${file}: ${message}`, headerRow);
 
@@ -138,7 +132,7 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
 
   const mapping: Record<string, CanonicalField> = {};
   const fields: Partial<Record<CanonicalField, string>> = {};
-  const notes: string[] = [];
+  const notes: string[] = []; // about the header: a header ignored because another one names the same field
   const conflicts: string[] = [];
   for (const [field, list] of byField) {
     const exact = list.filter((c) => c.by === 'name');

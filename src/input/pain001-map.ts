@@ -4,7 +4,7 @@ import countries from 'i18n-iso-countries/index.js';
 import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
 import type { CanonicalField } from './batch-columns.ts';
-import type { XmlIssue } from './records.ts';
+import type { RawRow } from './records.ts';
 import { atLeastDecimals, minorUnits, xsDecimal } from '../money.ts';
 
 /** The values of one element block by its path inside the block ("CdtrAcct/Id/IBAN", "Amt/InstdAmt@Ccy"). */
@@ -40,12 +40,10 @@ interface Transaction {
   documents?: Map<string, string[]>;
 }
 
-interface MappedRow {
+/** The row's cells, with the element each field was read from (an absolute XPath) and the issues found. */
+type MappedRow = Omit<NonNullable<RawRow['xml']>, 'path'> & {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
-  /** The element each field was read from (an absolute XPath). */
-  elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>;
-  issues: XmlIssue[];
-}
+};
 
 export const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
 const alpha3 = (a2: string): string => (a2 ? (countries.alpha2ToAlpha3(a2.toUpperCase()) ?? a2) : '');
@@ -123,7 +121,7 @@ function isoAmount(text: string, currency: string): string {
 export function mapTransaction({ tx, block, txPath, blockPath, documents }: Transaction): MappedRow {
   const cells: MappedRow['cells'] = {};
   const elements: MappedRow['elements'] = {};
-  const issues: XmlIssue[] = [];
+  const issues: MappedRow['issues'] = [];
   const set = (field: CanonicalField, value: string, element: string, base = txPath) => {
     if (!value) return void (elements[field] ??= `${base}/${element}`); // (a missing value: the element that would hold it)
     cells[field] = value;

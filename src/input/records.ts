@@ -30,14 +30,12 @@ export interface RawRow {
   /** Excel only: the sheet hides the row, so whoever checked the sheet did not see it. */
   hidden?: boolean;
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
-  xml?: { path: string; elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>; issues: XmlIssue[] };
-}
-
-/** What the pain.001 reader found wrong with a transaction's elements (an ambiguous method): an error on `field`. */
-export interface XmlIssue {
-  field: CanonicalField;
-  message: string;
-  expected: string;
+  xml?: {
+    path: string;
+    elements: Partial<Record<CanonicalField | 'ChrgBr' | 'Unsupported' | 'AmtCcy', string>>;
+    /** What the reader found wrong with its elements (an ambiguous method): an error on `field`. */
+    issues: { field: CanonicalField; message: string; expected: string }[];
+  };
 }
 
 export interface InputWarning {
@@ -61,16 +59,10 @@ const blankRows = (from: number, to: number, where = ''): InputWarning => ({
   message: `${from === to ? `row ${from} is` : `rows ${from}-${to} are`} blank${where} and skipped`,
 });
 
-export interface ShapedRows extends Omit<ColumnMapping, 'notes'> {
-  headerRow: number;
-  /** Appended while rows are read: complete once `rows` is exhausted. */
-  warnings: InputWarning[];
-  /** Single pass, in file order. */
-  rows: AsyncIterable<RawRow>;
-}
+export type ShapedRows = Awaited<ReturnType<typeof shapeRows>>;
 
 /** The header from the first non-blank record, the rest as rows: blank rows and a last totals row skipped with a warning. */
-export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>): Promise<ShapedRows> {
+export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>) {
   const it = records[Symbol.asyncIterator]();
   // up to the header, the first non-blank record (a reader that fails or ends has released its file)
   const leadingBlank: number[] = [];
@@ -89,6 +81,7 @@ export async function shapeRows(file: string, records: AsyncIterable<SourceRecor
     throw e;
   }
   const { columns, mapping, fields, notes } = mapped;
+  // appended while rows are read: complete once `rows` is exhausted
   const warnings: InputWarning[] = notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
   // a column no payout field is named by ("Payment Date") is said, never dropped without a word
   const unknown = header.values.flatMap((h, i) => (h.trim() && !matchHeader(h) ? [`"${columns[i]}"`] : []));

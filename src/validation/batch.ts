@@ -52,24 +52,16 @@ export type Corridor = Pick<PayoutRow, 'sourceCurrency' | 'destinationCurrency' 
   amount: string;
 };
 
-export interface BatchValidation {
-  source: Omit<BatchSource, 'rows' | 'warnings' | 'close'>;
-  /** Single pass, in file order. */
-  rows: AsyncIterable<ValidatedRow>;
-  /** Problems of no payout row (blank or totals rows, columns): grows while rows are read. */
-  fileProblems: Problem[];
-  /** Complete once rows is exhausted. */
-  summary: BatchSummary;
-  close(): Promise<void>;
-}
+export type BatchValidation = Awaited<ReturnType<typeof validateBatch>>;
 
 /** Opens and validates a batch. Throws InputError for a file that cannot be used (also while iterating). */
-export async function validateBatch(path: string, options: ValidateOptions = {}): Promise<BatchValidation> {
+export async function validateBatch(path: string, options: ValidateOptions = {}) {
   const src = await readBatch(path, options);
   const { rows: rawRows, warnings, close, ...info } = src;
   const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
   ctx.encodingGuessed = src.encodingDetectedBy === GUESSED_1252;
   if (ctx.encodingGuessed) ctx.misreadLine = await firstMisreadLine(path);
+  // Problems of no payout row (blank or totals rows, columns), and the summary: both complete once the rows are read.
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);
   let drained = 0;
