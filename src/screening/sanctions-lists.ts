@@ -20,16 +20,7 @@ export interface Payee {
   accountNumber?: string;
 }
 export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
-export interface ListInfo {
-  path: string;
-  format: ListFormat;
-  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv, add.csv and sdn_comments.csv in that order). */
-  digest: string;
-  entries: number;
-  /** ISO date: the list's own publish date where it has one, else the file's modification time (to the second). */
-  date: string;
-  dateFrom: 'file' | 'mtime';
-}
+export type ListInfo = ReadList['info'];
 export interface Hit {
   list: ListFormat;
   listPath: string;
@@ -84,7 +75,7 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
   const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
-  const format = formatOf(await readHead(file));
+  const format = formatOf((await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e))).toString('utf8'));
   if (!format)
     throw new ScreeningError(
       'LIST_FORMAT',
@@ -96,13 +87,15 @@ export async function readList(path: string) {
   // (to the second: a list written yesterday afternoon is not a day old just after midnight)
   const times = await Promise.all([file, ...(read.files ?? [])].map(async (f) => (await stat(f)).mtime.getTime()));
   const mtime = new Date(times.reduce((a, b) => Math.min(a, b))).toISOString().slice(0, 19) + 'Z';
-  const info: ListInfo = {
+  const info = {
     path,
     format,
+    /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv, add.csv and sdn_comments.csv in that order). */
     digest: hash.digest('hex'),
     entries: read.entries.length,
+    /** ISO date: the list's own publish date where it has one, else the file's modification time (to the second). */
     date: read.date ?? mtime,
-    dateFrom: read.date ? 'file' : 'mtime',
+    dateFrom: read.date ? ('file' as const) : ('mtime' as const),
   };
   return { info, entries: read.entries };
 }
@@ -118,11 +111,7 @@ function unreadable(path: string, e: NodeJS.ErrnoException): never {
   throw new ScreeningError('LIST_UNREADABLE', `${path}: cannot read the list (${e.code ?? e.message})`);
 }
 
-async function readHead(file: string): Promise<string> {
-  const head = await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
-  return head.toString('utf8').replace(/^\uFEFF/, '');
-}
-
+/** From the first bytes (trimStart drops a BOM too). */
 function formatOf(head: string): ListFormat | undefined {
   const text = head.trimStart();
   if (text.startsWith('<')) return /<CONSOLIDATED_LIST[\s>]/.test(text) ? 'un-xml' : undefined;
