@@ -28,8 +28,7 @@ export const csvReader: BatchReader = {
   async open({ file, head, encoding }) {
     const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
     const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
-    let input: NodeJS.ReadableStream = fileStream;
-    if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
+    const input = detected.encoding === 'utf-8' ? fileStream : fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 
     const parser = parse({
       delimiter,

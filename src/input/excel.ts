@@ -281,9 +281,9 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: S
 
 /** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
 export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
-  await checkWorkbook(buf, file);
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
   const zip = buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
+  if (zip) await checkWorkbook(buf, file); // (an .xls, OLE2, has nothing compressed: the file size bounds it)
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
   const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : { cellStyles: true }); // (cellStyles: hidden rows)
   const sheets = wb.SheetNames;

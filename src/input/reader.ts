@@ -83,12 +83,10 @@ export function encodingOption(file: string, kind: BatchFormat, o: ReadOptions, 
   const text = kind === 'csv' ? 'CSV' : kind === 'pain.001' ? 'pain.001' : undefined;
   if (o.sheet !== undefined && text)
     throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a ${text} file.`);
-  if (kind !== 'csv') {
-    const own = text ? 'a pain.001 says its own (UTF-8)' : 'this is an Excel workbook';
-    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; ${own}.`);
-    return undefined;
-  }
-  const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
-  if (o.encoding && !encoding) throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use ${TEXT_ENCODINGS.join(', ')}.`);
+  if (!o.encoding) return undefined;
+  const own = text ? 'a pain.001 says its own (UTF-8)' : 'this is an Excel workbook';
+  if (kind !== 'csv') throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; ${own}.`);
+  const encoding = parseEncodingName(o.encoding);
+  if (!encoding) throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use ${TEXT_ENCODINGS.join(', ')}.`);
   return encoding;
 }

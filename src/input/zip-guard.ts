@@ -114,9 +114,8 @@ function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; cons
   });
 }
 
-/** Refuses (TOO_LARGE) a workbook that declares or unpacks to too much, or a part to an extreme ratio. */
+/** Refuses (TOO_LARGE) an .xlsx that declares or unpacks to too much, or a part to an extreme ratio. */
 export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
-  if (buf.length < 4 || buf.readUInt32LE(0) !== 0x04034b50) return; // .xls (OLE2): nothing compressed, the file size bounds it
   const parts = zipParts(buf, file);
   let declared = 0;
   for (const part of parts) {
