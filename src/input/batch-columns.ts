@@ -136,17 +136,14 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
   const conflicts: string[] = [];
   for (const [field, list] of byField) {
     const exact = list.filter((c) => c.by === 'name');
-    let chosen: string | undefined;
-    if (exact.length === 1) chosen = exact[0]!.header;
-    else if (exact.length === 0 && list.length === 1) chosen = list[0]!.header;
-    if (!chosen) {
-      // the exact names when there are several (the aliases beside them are not the problem)
-      const named = exact.length > 1 ? exact : list;
+    const named = exact.length ? exact : list; // the exact names when there are any (the aliases beside them are not the problem)
+    if (named.length > 1) {
       const shown = named.slice(0, 5).map((c) => `"${c.raw}" (column ${c.index + 1})`);
       if (named.length > 5) shown.push(`${named.length - 5} more`);
       conflicts.push(`${shown.join(named.length > 5 ? ', ' : ' and ')} ${named.length === 2 ? 'both' : 'all'} name ${field}`);
       continue;
     }
+    const chosen = named[0]!.header;
     mapping[chosen] = field;
     fields[field] = chosen;
     for (const other of list) {

@@ -114,22 +114,14 @@ export function detectDelimiter(sample: string): Delimiter {
   // blank lines above the header are skipped (records.ts), never read as the header
   const first = lines.findIndex((l) => Object.keys(l).length > 0);
   if (first > 0) lines.splice(0, first);
-  let best: Delimiter = ',';
-  let bestScore = -1;
-  let bestHeader = 0;
+  let best = { d: ',' as Delimiter, score: -1, header: 0 };
   for (const d of DELIMITERS) {
     const header = lines[0]![d] ?? 0;
-    if (header === 0) continue;
     const rest = lines.slice(1).flatMap((l) => l[d] ?? []);
-    const consistent = rest.filter((c) => c === header).length;
-    const score = rest.length === 0 ? 0 : consistent / rest.length;
-    if (score > bestScore || (score === bestScore && header > bestHeader)) {
-      best = d;
-      bestScore = score;
-      bestHeader = header;
-    }
+    const score = rest.length === 0 ? 0 : rest.filter((c) => c === header).length / rest.length;
+    if (header > 0 && (score > best.score || (score === best.score && header > best.header))) best = { d, score, header };
   }
-  return best;
+  return best.d;
 }
 
 /** Excel's "sep=;" first line names the delimiter and is not part of the table. */
