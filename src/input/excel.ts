@@ -83,15 +83,13 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
 
 /** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
 type Row = [row: number, cells: (Cell | undefined)[], hidden?: boolean];
-type Rows = AsyncIterable<Row>;
-type Position = { r: number; c: number };
 /** Where a sheet starts (its <dimension>), and its merged cells (after its rows in the XML). */
-type SheetLayout = { start?: Position; merges?: XLSX.Range[] };
+type SheetLayout = { start?: XLSX.CellAddress; merges?: XLSX.Range[] };
 /** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
 class NoDimension extends Error {}
 
 /** The sheet read whole (an .xls), each row released once handed out. */
-async function* wholeRows(ws: XLSX.WorkSheet): Rows {
+async function* wholeRows(ws: XLSX.WorkSheet): AsyncIterable<Row> {
   const data = (ws['!data'] ?? []) as ((Cell | undefined)[] | undefined)[];
   for (let r = 0; r < data.length; r++) {
     const cells = data[r];
@@ -141,7 +139,7 @@ const unescapeText = (s: string) =>
 const isLocaleDateFormat = (id: number) => (id >= 27 && id <= 36) || (id >= 50 && id <= 58) || (id >= 71 && id <= 81);
 
 /** A `<c>` of the sheet's XML as read: where, its type `t` and style `s`, its `<v>`, its inline text, whether it has an `<f>`. */
-type XmlCell = Position & { t?: string; s?: string; v?: string; inline: string; formula: boolean };
+type XmlCell = XLSX.CellAddress & { t?: string; s?: string; v?: string; inline: string; formula: boolean };
 
 /** A cell of the sheet's XML as SheetJS makes it (its `t`, `v`, the format `z` and the text `w`); undefined when it holds nothing. */
 function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
@@ -179,7 +177,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
 }
 
 /** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
-async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: SheetLayout): Rows {
+async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: SheetLayout): AsyncIterable<Row> {
   const parser = new SaxesParser();
   const ready: Row[] = [];
   let hidden = false;

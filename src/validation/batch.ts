@@ -68,8 +68,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   const drain = () => {
     for (; drained < warnings.length; drained++) {
       const w = warnings[drained]!;
-      if (w.code === 'BLANK_ROWS') summary.skipped += (w.rowEnd ?? w.row ?? 0) - (w.row ?? 0) + 1;
-      if (w.code === 'TOTALS_ROW') summary.skipped++;
+      if (w.code === 'BLANK_ROWS' || w.code === 'TOTALS_ROW') summary.skipped += (w.rowEnd ?? w.row ?? 0) - (w.row ?? 0) + 1;
       const p: Problem = {
         severity: 'warning',
         code: w.code,
