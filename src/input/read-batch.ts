@@ -44,15 +44,10 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
 export async function latestExecutionDate(file: string): Promise<string | undefined> {
   let latest: string | undefined;
   try {
-    const src = await readBatch(file);
-    try {
-      // (a date not written YYYY-MM-DD is the run's to refuse, never a reason to wait)
-      for await (const { cells } of src.rows) {
-        const d = cells.ReqdExctnDt ?? '';
-        if (/^\d{4}-\d\d-\d\d$/.test(d) && !(latest && latest >= d)) latest = d;
-      }
-    } finally {
-      await src.close();
+    // (a date not written YYYY-MM-DD is the run's to refuse, never a reason to wait; `rows` read to its end releases the file)
+    for await (const { cells } of (await readBatch(file)).rows) {
+      const d = cells.ReqdExctnDt ?? '';
+      if (/^\d{4}-\d\d-\d\d$/.test(d) && !(latest && latest >= d)) latest = d;
     }
   } catch {
     return undefined;

@@ -62,7 +62,6 @@ export interface Entry {
   countries: string[];
 }
 
-/** A list read: what it is, and its entries. */
 export type ReadList = Awaited<ReturnType<typeof readList>>;
 
 /** OFAC's files name an absent value "-0-". */
