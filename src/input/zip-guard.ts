@@ -100,9 +100,8 @@ function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; cons
     const finish = (over: boolean) => {
       if (done) return;
       done = true;
-      const consumed = z.bytesWritten;
+      resolve({ out, consumed: z.bytesWritten, over });
       z.destroy();
-      resolve({ out, consumed, over });
     };
     z.on('data', (chunk: Buffer) => {
       out += chunk.length;
