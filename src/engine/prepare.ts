@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { InputError } from '../input/input-errors.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import type { RowState } from '../journal/lines.ts';
-import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
+import { validateBatch, type Problem, type ValidatedRow, type ValidateOptions } from '../validation/validation.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import { SpillList, type RowList } from '../files/spill.ts';
@@ -14,12 +14,7 @@ import { payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
-export interface LoadOptions {
-  encoding?: string;
-  sheet?: string;
-  /** pain.001: the folder of supporting documents. */
-  documents?: string;
-  allowDuplicateRows?: boolean;
+export interface LoadOptions extends Pick<ValidateOptions, 'encoding' | 'sheet' | 'documents' | 'allowDuplicateRows'> {
   batchId?: string;
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
   stop?: AbortSignal;
@@ -54,14 +49,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   // (a reference an earlier run created, or sent with its outcome unknown: it is, or may be, a payout)
   const sentBefore = (reference: string) => ['created', 'initiating', 'unknown'].includes(stateOf?.(reference)?.phase ?? 'none');
   const docs = fingerprintingChecker();
-  const v = await validateBatch(file, {
-    checkDocument: docs.check,
-    encoding: options.encoding,
-    sheet: options.sheet,
-    documents: options.documents,
-    allowDuplicateRows: options.allowDuplicateRows,
-    createdBefore: journal ? sentBefore : undefined,
-  });
+  const v = await validateBatch(file, { ...options, checkDocument: docs.check, createdBefore: journal ? sentBefore : undefined });
   const refHeader = v.source.fields.reference;
   const rows = spillRows([]);
   let identity: BatchIdentity;
