@@ -86,14 +86,11 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   // (as `run --results` refuses: the results written over the file the rows were approved from)
   const out = o.resultsPath && resolve(o.resultsPath);
-  if (out === batchFileNow(header.file, resultsFile))
-    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is the batch file; name another results file`);
-  if (out === resolve(resultsFile))
-    throw new ResultsError(
-      'BAD_RESULTS_PATH',
-      o.resultsPath!,
-      `--out ${o.resultsPath}: that is the results file this retry reads; name another file`,
-    );
+  const bad =
+    out === batchFileNow(header.file, resultsFile)
+      ? 'the batch file; name another results file'
+      : out === resultsFile && 'the results file this retry reads; name another file';
+  if (bad) throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is ${bad}`);
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
   if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
