@@ -146,7 +146,6 @@ export async function preparePipeline<R>(
   complete: (r: PipelineResult) => Promise<R>,
 ): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
-  const scope: Scope = { only: o.only, keep: o.keep };
   const stop = o.settings.stop;
   const close = async () => {
     // (a failed fsync here: the error the run ended with, if any, is the one to report)
@@ -197,7 +196,7 @@ export async function preparePipeline<R>(
     } catch (e) {
       if (!(e instanceof PayoutApiError)) throw e;
       const halted = `preflight: ${snapshotOfError(e).message}`;
-      const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
+      const go = once(() => finish(run, o, { executed: new Map() }, 'halted', { halted }, false));
       return { resume, notes: [], confirm: false, go };
     }
     const { plan } = staged;
@@ -221,7 +220,7 @@ export async function preparePipeline<R>(
           ? (clearanceLapsed(plan) ?? (await o.guards.spend?.(session.ledger, payoutsOf(plan.toSend, batch.rows))))
           : undefined;
       if (refused || spent)
-        return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
+        return finish(run, o, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
       return send(run, plan, fees);
     });
     if (!decision.ok) return { resume, plan, refused: decision.reasons, notes: [], confirm: false, go };
@@ -248,7 +247,7 @@ export async function planStage(
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
   // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
   const fresh = (r: EngineRow) =>
-    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
+    validInScope(r) && (['none', 'rejected'].includes(phase(r.payout!)) || !!o.resend?.has(r.payout!.reference));
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
