@@ -36,8 +36,8 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
-import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
-import { fundBySwaps, unsettled, type SwapFunding } from './swap-send.ts';
+import { refuseRecentDuplicates } from './duplicates.ts';
+import { fundBySwaps, unsettled, type Stopped, type SwapFunding } from './swap-send.ts';
 import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
@@ -47,6 +47,7 @@ import {
   rowByNumber,
   reservedSession,
   validReferences,
+  type DuplicateOptions,
   type EngineRow,
   type LoadedBatch,
   type LoadOptions,
@@ -146,7 +147,6 @@ export async function preparePipeline<R>(
   complete: (r: PipelineResult) => Promise<R>,
 ): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
-  const stop = o.settings.stop;
   const close = async () => {
     // (a failed fsync here: the error the run ended with, if any, is the one to report)
     attempt(() => session.writer.close());
@@ -209,7 +209,7 @@ export async function preparePipeline<R>(
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
-      const stopped = !!stop?.aborted;
+      const stopped = !!o.settings.stop?.aborted;
       const why = stopped
         ? 'stopped on request (Ctrl-C) before the first payout: nothing was sent'
         : (answer.refused ?? (confirm && !answer.confirmed ? 'declined at the confirmation: nothing was sent' : undefined));
@@ -318,7 +318,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const need = needOf(plan, payoutOf, folded, fees);
     // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
     let notAsSent: (f: SwapFunding) => void = () => undefined;
-    const early = new Promise<Extract<SwapFunding, { funded: false }>>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
+    const early = new Promise<Stopped>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
     const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
     const funding = fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps);
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
@@ -332,9 +332,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         return f && !f.funded ? f : undefined;
       },
     };
-    const toSend = plan.toSend;
     const res = await executeRows(
-      listView(toSend.length, (i) => payoutOf(toSend[i]!)),
+      listView(approved.toSend.length, (i) => payoutOf(approved.toSend[i]!)),
       {
         client,
         session,
@@ -347,7 +346,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         ...(waiting.size ? { before, halts: early.then((f) => f.error.message) } : {}),
       },
     );
-    const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
+    const stopped = [...(await funding).values()].filter((f): f is Stopped => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     // (an answer not as sent is said first, a payout's or a swap's: running again would not be safe)
@@ -389,11 +388,7 @@ function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: Fol
 }
 
 /** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
-function withoutStoppedCurrencies(
-  plan: BatchPlan,
-  stopped: readonly Extract<SwapFunding, { funded: false }>[],
-  payoutOf: (n: number) => PayoutRow,
-): BatchPlan {
+function withoutStoppedCurrencies(plan: BatchPlan, stopped: readonly Stopped[], payoutOf: (n: number) => PayoutRow): BatchPlan {
   if (!stopped.length) return plan;
   const why = new Map(stopped.map((f) => [f.currency, f]));
   const notSent = new Map(plan.notSent);
