@@ -20,6 +20,13 @@ export interface LoadOptions extends Pick<ValidateOptions, 'encoding' | 'sheet' 
   stop?: AbortSignal;
 }
 
+/** `--allow-duplicate REF` and `--duplicate-window` (duplicates.ts: plan, run, retry; a watch's `allowDuplicates`, `duplicateWindow`). */
+export interface DuplicateOptions {
+  /** References sent though they repeat a recent payout (or the earlier references). */
+  allowDuplicates?: string[];
+  duplicateWindowMs?: number;
+}
+
 /**
  * A row as validated, and `reference`: its journal name when it has no payout now but an earlier
  * run created it: reported from the journal, never sent again.
@@ -127,10 +134,9 @@ export function validReferences(rows: RowList<EngineRow>): Set<string> {
 
 /** The first error of a row, for the results file's errorCode and errorMessage. */
 export function firstError(problems: Problem[]): { code: string; message: string } | undefined {
-  const errors = problems.filter((p) => p.severity === 'error');
-  if (!errors.length) return undefined;
-  const e = errors[0]!;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
+  const [e, ...rest] = problems.filter((p) => p.severity === 'error');
+  if (!e) return undefined;
+  const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
   return { code: e.code, message: `${e.column ? `${e.column}: ` : ''}${e.message}${more}` };
 }
 
@@ -143,13 +149,11 @@ export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file' | 'sheet'>,
   states: Map<string, RowState> | undefined,
   o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
-    // (duplicates.ts's and screen-batch.ts's options, as far as read here: those files import this one)
-    {
-      allowDuplicates?: string[];
-      duplicateWindowMs?: number;
+    DuplicateOptions & {
       results?: string;
       only?: Set<number>;
       resend?: Set<string>;
+      // (screen-batch.ts's options, as far as read here: that file imports this one)
       screening?: { lists: string[] };
     },
 ): Promise<BatchSession> {
