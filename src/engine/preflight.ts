@@ -218,9 +218,8 @@ export async function listedPairs(client: PayoutClient, all?: boolean): Promise<
   }
 }
 
-/** The pairs a short wallet's swap is priced from, read once. */
+/** The pairs a short wallet's swap is priced from: planStage reads them once, when preflight read none. */
 export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
-  if (pf.pairs) return;
   pf.requests++;
   pf.pairs = (await listedPairs(client)) ?? [];
 }
