@@ -668,17 +668,9 @@ export async function refuseAnotherRunsResults(
 
 /** The plan file's quotes, journalled where the journal has none; returns the quoted fees by row number. */
 function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
-  for (const r of planned.rows) {
-    if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;
-    record(session, {
-      t: 'quote',
-      ref: r.reference,
-      attempt: 1,
-      rate: r.rate,
-      fee: r.fee,
-      totalDeductible: r.totalDeductible,
-      destinationAmount: r.destinationAmount ?? '0',
-    });
+  for (const { reference: ref, rate, fee, totalDeductible, destinationAmount = '0' } of planned.rows) {
+    if (rate === undefined || session.folded.rows.get(ref)?.quote) continue;
+    record(session, { t: 'quote', ref, attempt: 1, rate, fee, totalDeductible, destinationAmount });
   }
   return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
 }
