@@ -2,7 +2,6 @@
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
 import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
-import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
@@ -39,7 +38,7 @@ import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type P
 import { refuseRecentDuplicates } from './duplicates.ts';
 import { fundBySwaps, unsettled, type Stopped, type SwapFunding } from './swap-send.ts';
 import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
+import { preflight, readSwapPairs, type PreflightStep } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -235,13 +234,7 @@ export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
   DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
 
 /** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
-export async function planStage(
-  conn: Connection,
-  batch: LoadedBatch,
-  folded: FoldedJournal,
-  env: string,
-  o: PlanStageOptions,
-): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
+export async function planStage(conn: Connection, batch: LoadedBatch, folded: FoldedJournal, env: string, o: PlanStageOptions) {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const validInScope = (r: EngineRow) => !!r.payout && inScope(r.payout);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
