@@ -104,17 +104,16 @@ function missingRequired(row: PayoutRow, requiredFields: readonly RequiredField[
   });
 }
 
-function minutes(hhmmss: string): number | undefined {
-  const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(hhmmss);
+function minutes(hhmmss: string | undefined): number | undefined {
+  const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(hhmmss ?? '');
   return m ? Number(m[1]) * 60 + Number(m[2]) : undefined;
 }
 
 /** Is `now` outside the country's trading hours (in its own time zone)? undefined: cannot tell. */
 function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undefined {
-  if (country.tradingStartTime === undefined || country.tradingEndTime === undefined || country.timeZone === undefined) return undefined;
   const start = minutes(country.tradingStartTime);
   const end = minutes(country.tradingEndTime);
-  if (start === undefined || end === undefined || start === end) return undefined;
+  if (start === undefined || end === undefined || start === end || country.timeZone === undefined) return undefined;
   const local = (((now.getUTCHours() * 60 + now.getUTCMinutes() + Math.round(country.timeZone * 60)) % 1440) + 1440) % 1440;
   return start < end ? local < start || local >= end : local < start && local >= end;
 }
