@@ -371,8 +371,7 @@ function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
  */
 export function feeMargin(estimated: DecT, rows: number, currency: string): DecT {
   const digits = minorUnits(currency) ?? 2;
-  const perRow = new Dec(rows).times(new Dec(10).pow(-digits));
-  return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
+  return Dec.max(estimated.times('0.02'), new Dec(rows).times(new Dec(10).pow(-digits))).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
 /** The swaps: a plan file's for the currencies short now, else priced from the pairs route (spec §4.9), or why none can fund. */

@@ -78,7 +78,6 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const resultsFile = resolve(o.resultsFile);
   const table = await spillResults(resultsFile);
   const { fields } = mapColumns(table.inputColumns, resultsFile);
-  const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
@@ -96,7 +95,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,
-    env,
+    env: o.conn.environment.name,
     command: 'retry',
     results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
@@ -132,15 +131,12 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
   };
-  const pipeline = {
-    ...o,
-    results: { ...results, path: partial, delimiter: table.delimiter },
-    only,
-    keep,
-    mode: 'retry' as const,
-    resend,
-  };
-  return preparePipeline(batch, session, pipeline, complete);
+  return preparePipeline(
+    batch,
+    session,
+    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend },
+    complete,
+  );
 }
 
 /**
