@@ -112,13 +112,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
  * the next row's amount. A row's destination amount is in the proportion of the quote's own
  * amounts, not from a rate whose direction the spec does not state.
  */
-async function planRows(
-  client: PayoutClient,
-  batch: LoadedBatch,
-  toSend: number[],
-  groups: ReadonlyMap<number, string>,
-  quote: boolean,
-): Promise<{ rows: PlanRow[]; fees: Map<number, DecT>; errors: Map<number, string> }> {
+async function planRows(client: PayoutClient, batch: LoadedBatch, toSend: number[], groups: ReadonlyMap<number, string>, quote: boolean) {
   const rows: PlanRow[] = [];
   const errors = new Map<number, string>();
   const fees = new Map<number, DecT>();
