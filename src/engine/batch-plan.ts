@@ -636,11 +636,7 @@ export const feeForTotals =
   };
 
 /** The rows the batch pays (created, and to send) with their totals by currency, before and after fees: what the control totals compare. */
-export function payableTotals(
-  batch: LoadedBatch,
-  plan: BatchPlan,
-  feeOf: (r: EngineRow) => DecT | ApiAmount | undefined,
-): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
+export function payableTotals(batch: LoadedBatch, plan: BatchPlan, feeOf: (r: EngineRow) => DecT | ApiAmount | undefined) {
   const toSend = new Set(plan.toSend);
   const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
   const amounts = new Map<string, DecT>();
