@@ -22,7 +22,7 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
-import type { DuplicateOptions } from '../engine/duplicates.ts';
+import type { DuplicateOptions } from '../engine/prepare.ts';
 import { durationMs } from '../text.ts';
 import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';

@@ -371,8 +371,7 @@ function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
  */
 export function feeMargin(estimated: DecT, rows: number, currency: string): DecT {
   const digits = minorUnits(currency) ?? 2;
-  const perRow = new Dec(rows).times(new Dec(10).pow(-digits));
-  return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
+  return Dec.max(estimated.times('0.02'), new Dec(rows).times(new Dec(10).pow(-digits))).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
 /** The swaps: a plan file's for the currencies short now, else priced from the pairs route (spec §4.9), or why none can fund. */
@@ -637,11 +636,7 @@ export const feeForTotals =
   };
 
 /** The rows the batch pays (created, and to send) with their totals by currency, before and after fees: what the control totals compare. */
-export function payableTotals(
-  batch: LoadedBatch,
-  plan: BatchPlan,
-  feeOf: (r: EngineRow) => DecT | ApiAmount | undefined,
-): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
+export function payableTotals(batch: LoadedBatch, plan: BatchPlan, feeOf: (r: EngineRow) => DecT | ApiAmount | undefined) {
   const toSend = new Set(plan.toSend);
   const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
   const amounts = new Map<string, DecT>();

@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/account-ledger.ts';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { referenceOf, rowLookup, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { referenceOf, rowLookup, type DuplicateOptions, type EngineRow, type LoadedBatch } from './prepare.ts';
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 24 * 3600_000;
 
@@ -59,13 +59,6 @@ function keyOfBody(text: string): string | undefined {
     const b = JSON.parse(text) as Pick<PayoutRow, 'beneficiary' | 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount };
     return probableDuplicateKey({ ...b, sourceAmount: fromApi(b.sourceAmount) });
   });
-}
-
-/** `--allow-duplicate REF` and `--duplicate-window` (plan, run, retry; a watch's `allowDuplicates`, `duplicateWindow`). */
-export interface DuplicateOptions {
-  /** References sent though they repeat a recent payout (or the earlier references). */
-  allowDuplicates?: string[];
-  duplicateWindowMs?: number;
 }
 
 /**

@@ -2,7 +2,6 @@
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
 import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
-import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
@@ -36,10 +35,10 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
-import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
-import { fundBySwaps, unsettled, type SwapFunding } from './swap-send.ts';
+import { refuseRecentDuplicates } from './duplicates.ts';
+import { fundBySwaps, unsettled, type Stopped, type SwapFunding } from './swap-send.ts';
 import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
+import { preflight, readSwapPairs, type PreflightStep } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -47,6 +46,7 @@ import {
   rowByNumber,
   reservedSession,
   validReferences,
+  type DuplicateOptions,
   type EngineRow,
   type LoadedBatch,
   type LoadOptions,
@@ -146,8 +146,6 @@ export async function preparePipeline<R>(
   complete: (r: PipelineResult) => Promise<R>,
 ): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
-  const scope: Scope = { only: o.only, keep: o.keep };
-  const stop = o.settings.stop;
   const close = async () => {
     // (a failed fsync here: the error the run ended with, if any, is the one to report)
     attempt(() => session.writer.close());
@@ -197,7 +195,7 @@ export async function preparePipeline<R>(
     } catch (e) {
       if (!(e instanceof PayoutApiError)) throw e;
       const halted = `preflight: ${snapshotOfError(e).message}`;
-      const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
+      const go = once(() => finish(run, o, { executed: new Map() }, 'halted', { halted }, false));
       return { resume, notes: [], confirm: false, go };
     }
     const { plan } = staged;
@@ -210,7 +208,7 @@ export async function preparePipeline<R>(
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
-      const stopped = !!stop?.aborted;
+      const stopped = !!o.settings.stop?.aborted;
       const why = stopped
         ? 'stopped on request (Ctrl-C) before the first payout: nothing was sent'
         : (answer.refused ?? (confirm && !answer.confirmed ? 'declined at the confirmation: nothing was sent' : undefined));
@@ -221,7 +219,7 @@ export async function preparePipeline<R>(
           ? (clearanceLapsed(plan) ?? (await o.guards.spend?.(session.ledger, payoutsOf(plan.toSend, batch.rows))))
           : undefined;
       if (refused || spent)
-        return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
+        return finish(run, o, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
       return send(run, plan, fees);
     });
     if (!decision.ok) return { resume, plan, refused: decision.reasons, notes: [], confirm: false, go };
@@ -236,19 +234,13 @@ export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
   DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
 
 /** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
-export async function planStage(
-  conn: Connection,
-  batch: LoadedBatch,
-  folded: FoldedJournal,
-  env: string,
-  o: PlanStageOptions,
-): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
+export async function planStage(conn: Connection, batch: LoadedBatch, folded: FoldedJournal, env: string, o: PlanStageOptions) {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const validInScope = (r: EngineRow) => !!r.payout && inScope(r.payout);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
   // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
   const fresh = (r: EngineRow) =>
-    !!r.payout && inScope(r.payout) && (['none', 'rejected'].includes(phase(r.payout)) || !!o.resend?.has(r.payout.reference));
+    validInScope(r) && (['none', 'rejected'].includes(phase(r.payout!)) || !!o.resend?.has(r.payout!.reference));
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
@@ -319,7 +311,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const need = needOf(plan, payoutOf, folded, fees);
     // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
     let notAsSent: (f: SwapFunding) => void = () => undefined;
-    const early = new Promise<Extract<SwapFunding, { funded: false }>>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
+    const early = new Promise<Stopped>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
     const rateTolerance = settings.swapRateTolerance ?? new Dec('0.01');
     const funding = fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps);
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
@@ -333,9 +325,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         return f && !f.funded ? f : undefined;
       },
     };
-    const toSend = plan.toSend;
     const res = await executeRows(
-      listView(toSend.length, (i) => payoutOf(toSend[i]!)),
+      listView(approved.toSend.length, (i) => payoutOf(approved.toSend[i]!)),
       {
         client,
         session,
@@ -348,7 +339,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         ...(waiting.size ? { before, halts: early.then((f) => f.error.message) } : {}),
       },
     );
-    const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
+    const stopped = [...(await funding).values()].filter((f): f is Stopped => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     // (an answer not as sent is said first, a payout's or a swap's: running again would not be safe)
@@ -390,11 +381,7 @@ function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: Fol
 }
 
 /** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
-function withoutStoppedCurrencies(
-  plan: BatchPlan,
-  stopped: readonly Extract<SwapFunding, { funded: false }>[],
-  payoutOf: (n: number) => PayoutRow,
-): BatchPlan {
+function withoutStoppedCurrencies(plan: BatchPlan, stopped: readonly Stopped[], payoutOf: (n: number) => PayoutRow): BatchPlan {
   if (!stopped.length) return plan;
   const why = new Map(stopped.map((f) => [f.currency, f]));
   const notSent = new Map(plan.notSent);
@@ -674,17 +661,9 @@ export async function refuseAnotherRunsResults(
 
 /** The plan file's quotes, journalled where the journal has none; returns the quoted fees by row number. */
 function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
-  for (const r of planned.rows) {
-    if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;
-    record(session, {
-      t: 'quote',
-      ref: r.reference,
-      attempt: 1,
-      rate: r.rate,
-      fee: r.fee,
-      totalDeductible: r.totalDeductible,
-      destinationAmount: r.destinationAmount ?? '0',
-    });
+  for (const { reference: ref, rate, fee, totalDeductible, destinationAmount = '0' } of planned.rows) {
+    if (rate === undefined || session.folded.rows.get(ref)?.quote) continue;
+    record(session, { t: 'quote', ref, attempt: 1, rate, fee, totalDeductible, destinationAmount });
   }
   return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
 }

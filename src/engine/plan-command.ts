@@ -9,11 +9,10 @@ import { formatAmount, fromApi, roundTo, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './guards.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, rowByNumber, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { loadBatch, rowByNumber, validReferences, type DuplicateOptions, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
-import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -113,13 +112,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
  * the next row's amount. A row's destination amount is in the proportion of the quote's own
  * amounts, not from a rate whose direction the spec does not state.
  */
-async function planRows(
-  client: PayoutClient,
-  batch: LoadedBatch,
-  toSend: number[],
-  groups: ReadonlyMap<number, string>,
-  quote: boolean,
-): Promise<{ rows: PlanRow[]; fees: Map<number, DecT>; errors: Map<number, string> }> {
+async function planRows(client: PayoutClient, batch: LoadedBatch, toSend: number[], groups: ReadonlyMap<number, string>, quote: boolean) {
   const rows: PlanRow[] = [];
   const errors = new Map<number, string>();
   const fees = new Map<number, DecT>();

@@ -67,13 +67,9 @@ function tierOf(fee: Extract<MethodFee, { kind: 'tiered' }>, amount: DecT) {
  */
 function methodFee(m: PaymentMethodAnswer, amount: DecT, sourceCurrency: string, rate: DecT | undefined): DecT | undefined {
   const f = m.fee;
-  let fee: DecT;
-  if (f.kind === 'flat') fee = fromApi(f.amount);
-  else if (f.kind === 'tiered') {
-    const tier = tierOf(f, amount);
-    if (!tier) return undefined;
-    fee = fromApi(tier.amount);
-  } else return undefined;
+  const given = f.kind === 'flat' ? f.amount : f.kind === 'tiered' ? tierOf(f, amount)?.amount : undefined;
+  if (given === undefined || f.kind === 'unknown') return undefined;
+  let fee = fromApi(given);
   if (f.currency !== undefined && f.currency !== sourceCurrency) {
     if (!rate || rate.isZero()) return undefined;
     fee = fee.dividedBy(rate);
@@ -99,29 +95,25 @@ const present = (row: PayoutRow, name: string): boolean => {
 
 /** The required fields the row lacks (a one-of group as "a | b"); required unless marked `required: false`. */
 function missingRequired(row: PayoutRow, requiredFields: readonly RequiredField[]): string[] {
-  const missing: string[] = [];
-  for (const f of requiredFields) {
-    if (f.required === false) continue;
-    if ('oneOf' in f) {
-      if (!f.oneOf.some((g) => g.every((d) => present(row, d.name)))) {
-        missing.push(f.oneOf.map((g) => g.map((d) => d.name).join('+')).join(' | '));
-      }
-    } else if (!present(row, f.name)) missing.push(f.name);
-  }
-  return missing;
+  return requiredFields.flatMap((f) => {
+    if (f.required === false) return [];
+    if (!('oneOf' in f)) return present(row, f.name) ? [] : [f.name];
+    return f.oneOf.some((g) => g.every((d) => present(row, d.name)))
+      ? []
+      : [f.oneOf.map((g) => g.map((d) => d.name).join('+')).join(' | ')];
+  });
 }
 
-function minutes(hhmmss: string): number | undefined {
-  const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(hhmmss);
+function minutes(hhmmss: string | undefined): number | undefined {
+  const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(hhmmss ?? '');
   return m ? Number(m[1]) * 60 + Number(m[2]) : undefined;
 }
 
 /** Is `now` outside the country's trading hours (in its own time zone)? undefined: cannot tell. */
 function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undefined {
-  if (country.tradingStartTime === undefined || country.tradingEndTime === undefined || country.timeZone === undefined) return undefined;
   const start = minutes(country.tradingStartTime);
   const end = minutes(country.tradingEndTime);
-  if (start === undefined || end === undefined || start === end) return undefined;
+  if (start === undefined || end === undefined || start === end || country.timeZone === undefined) return undefined;
   const local = (((now.getUTCHours() * 60 + now.getUTCMinutes() + Math.round(country.timeZone * 60)) % 1440) + 1440) % 1440;
   return start < end ? local < start || local >= end : local < start && local >= end;
 }
@@ -225,9 +217,8 @@ export async function listedPairs(client: PayoutClient, all?: boolean): Promise<
   }
 }
 
-/** The pairs a short wallet's swap is priced from, read once. */
+/** The pairs a short wallet's swap is priced from: planStage reads them once, when preflight read none. */
 export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
-  if (pf.pairs) return;
   pf.requests++;
   pf.pairs = (await listedPairs(client)) ?? [];
 }

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { InputError } from '../input/input-errors.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import type { RowState } from '../journal/lines.ts';
-import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
+import { validateBatch, type Problem, type ValidatedRow, type ValidateOptions } from '../validation/validation.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import { SpillList, type RowList } from '../files/spill.ts';
@@ -14,15 +14,17 @@ import { payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
-export interface LoadOptions {
-  encoding?: string;
-  sheet?: string;
-  /** pain.001: the folder of supporting documents. */
-  documents?: string;
-  allowDuplicateRows?: boolean;
+export interface LoadOptions extends Pick<ValidateOptions, 'encoding' | 'sheet' | 'documents' | 'allowDuplicateRows'> {
   batchId?: string;
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
   stop?: AbortSignal;
+}
+
+/** `--allow-duplicate REF` and `--duplicate-window` (duplicates.ts: plan, run, retry; a watch's `allowDuplicates`, `duplicateWindow`). */
+export interface DuplicateOptions {
+  /** References sent though they repeat a recent payout (or the earlier references). */
+  allowDuplicates?: string[];
+  duplicateWindowMs?: number;
 }
 
 /**
@@ -54,14 +56,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   // (a reference an earlier run created, or sent with its outcome unknown: it is, or may be, a payout)
   const sentBefore = (reference: string) => ['created', 'initiating', 'unknown'].includes(stateOf?.(reference)?.phase ?? 'none');
   const docs = fingerprintingChecker();
-  const v = await validateBatch(file, {
-    checkDocument: docs.check,
-    encoding: options.encoding,
-    sheet: options.sheet,
-    documents: options.documents,
-    allowDuplicateRows: options.allowDuplicateRows,
-    createdBefore: journal ? sentBefore : undefined,
-  });
+  const v = await validateBatch(file, { ...options, checkDocument: docs.check, createdBefore: journal ? sentBefore : undefined });
   const refHeader = v.source.fields.reference;
   const rows = spillRows([]);
   let identity: BatchIdentity;
@@ -139,10 +134,9 @@ export function validReferences(rows: RowList<EngineRow>): Set<string> {
 
 /** The first error of a row, for the results file's errorCode and errorMessage. */
 export function firstError(problems: Problem[]): { code: string; message: string } | undefined {
-  const errors = problems.filter((p) => p.severity === 'error');
-  if (!errors.length) return undefined;
-  const e = errors[0]!;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
+  const [e, ...rest] = problems.filter((p) => p.severity === 'error');
+  if (!e) return undefined;
+  const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
   return { code: e.code, message: `${e.column ? `${e.column}: ` : ''}${e.message}${more}` };
 }
 
@@ -155,13 +149,11 @@ export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file' | 'sheet'>,
   states: Map<string, RowState> | undefined,
   o: Omit<OpenSessionOptions, 'identity' | 'file' | 'resultsPath'> &
-    // (duplicates.ts's and screen-batch.ts's options, as far as read here: those files import this one)
-    {
-      allowDuplicates?: string[];
-      duplicateWindowMs?: number;
+    DuplicateOptions & {
       results?: string;
       only?: Set<number>;
       resend?: Set<string>;
+      // (screen-batch.ts's options, as far as read here: that file imports this one)
       screening?: { lists: string[] };
     },
 ): Promise<BatchSession> {

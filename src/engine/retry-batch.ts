@@ -78,7 +78,6 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const resultsFile = resolve(o.resultsFile);
   const table = await spillResults(resultsFile);
   const { fields } = mapColumns(table.inputColumns, resultsFile);
-  const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
@@ -86,20 +85,17 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   // (as `run --results` refuses: the results written over the file the rows were approved from)
   const out = o.resultsPath && resolve(o.resultsPath);
-  if (out === batchFileNow(header.file, resultsFile))
-    throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is the batch file; name another results file`);
-  if (out === resolve(resultsFile))
-    throw new ResultsError(
-      'BAD_RESULTS_PATH',
-      o.resultsPath!,
-      `--out ${o.resultsPath}: that is the results file this retry reads; name another file`,
-    );
+  const bad =
+    out === batchFileNow(header.file, resultsFile)
+      ? 'the batch file; name another results file'
+      : out === resultsFile && 'the results file this retry reads; name another file';
+  if (bad) throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is ${bad}`);
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
   if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
     ...o,
     ledger,
-    env,
+    env: o.conn.environment.name,
     command: 'retry',
     results: resultsPathFor(resultsFile, o.resultsPath).path,
     only,
@@ -135,15 +131,12 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
     };
   };
-  const pipeline = {
-    ...o,
-    results: { ...results, path: partial, delimiter: table.delimiter },
-    only,
-    keep,
-    mode: 'retry' as const,
-    resend,
-  };
-  return preparePipeline(batch, session, pipeline, complete);
+  return preparePipeline(
+    batch,
+    session,
+    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend },
+    complete,
+  );
 }
 
 /**

@@ -27,7 +27,6 @@ export interface ScreeningOptions {
   maxAgeMs?: number;
   /** Verified clearances. */
   clearances?: readonly Clearance[];
-  now?: Date;
 }
 
 export interface Screened {
@@ -100,7 +99,7 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
   const screener = await loadScreener(o.lists).catch((e: unknown) => {
     throw e instanceof ScreeningError ? new BatchUnusable('SANCTIONS_LIST', e.message) : e;
   });
-  const now = (o.now ?? new Date()).getTime();
+  const now = Date.now();
   out.lists = screener.lists;
   for (const l of screener.lists)
     if (o.maxAgeMs !== undefined && now - Date.parse(l.date) > o.maxAgeMs)

@@ -33,7 +33,7 @@ export type SwapFunding =
   /** `notAsSent`: answered with another amount or currency than sent; not resumed before the service is asked. */
   | { currency: string; funded: false; error: ErrorSnapshot; halt: boolean; notAsSent?: true };
 
-type Stopped = Extract<SwapFunding, { funded: false }>;
+export type Stopped = Extract<SwapFunding, { funded: false }>;
 
 /** Funds each proposal's currency by its swap; unsettled journalled swaps no proposal names are settled by the list only. */
 export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly SwapProposal[]): Promise<Map<string, SwapFunding>> {
