@@ -617,10 +617,6 @@ export async function refuseAnotherRunsResults(
 ): Promise<void> {
   const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
   if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return; // (none; a folder is not written over, the write fails)
-  const table = await streamResults(path).catch(() => {
-    // (another batch's file, or anything else that is not ours: never written over)
-    throw new BatchRefused(`${path} is there and is not a results file, so it is not written over. ${apart}`, 'results-of-another-run');
-  });
   const known = new Map<string, BatchHeader | undefined>(); // the payout ids and references this account's ledger holds → their batch
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {
@@ -630,14 +626,16 @@ export async function refuseAnotherRunsResults(
   };
   learn(folded);
   const seen = new Map<string, string>(); // payout id → reference (read a row at a time: a results file of any size)
-  const column = batchColumns(table).reference ?? 'reference';
   try {
+    const table = await streamResults(path);
+    const column = batchColumns(table).reference ?? 'reference';
     for await (const r of table.rows) {
       const ref = r.cells[column] ?? '';
       if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.set(r.result.payoutId, ref);
     }
   } catch {
-    return;
+    // (another batch's file, one that breaks part way (ours are written whole), anything else not ours: never written over)
+    throw new BatchRefused(`${path} is there and is not a results file, so it is not written over. ${apart}`, 'results-of-another-run');
   }
   if (!seen.size) return;
   for (const b of await foldAll([ledger])) learn(b.folded);

@@ -50,6 +50,22 @@ describe("a results file of another service's run", () => {
     expect(again.code, again.stderr + again.stdout).toBe(0);
     expect(initiates(first)).toBe(before);
   });
+
+  // (a file read part way, then broken: ours are written whole, so it is not ours either)
+  it('broken part way through is refused too, never replaced', async () => {
+    const [first, other] = [await started(), await started()];
+    const { dir, file, results } = await paidBatch(first, { rows: 2, name: 'payroll.csv' });
+    const [header, ...rows] = readFileSync(results, 'utf8').trim().split('\n');
+    // (past the reader's first chunk, where the break is met only while the rows are read)
+    writeFileSync(results, [header, ...Array<string[]>(2000).fill(rows).flat(), '"an unclosed quote'].join('\n'));
+    const record = readFileSync(results);
+
+    const refused = await runMain(['run', file, '--base-url', other.url, '--yes'], { cwd: dir, env: cleanEnv() });
+    expect(refused.code, refused.stderr + refused.stdout).toBe(3);
+    expect(refused.stderr).toContain(`${results} is there and is not a results file`);
+    expect(initiates(other)).toBe(0);
+    expect(readFileSync(results)).toEqual(record);
+  });
 });
 
 // A results file holding another batch's payouts (of this account's ledger) on rows this batch has
