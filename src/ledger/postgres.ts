@@ -161,10 +161,10 @@ export class PgLedger implements Ledger, PolicyKeeper {
         const run = await runOf(q, account, o.batchId);
         if (run && run.holder !== db.holder) throw batchInProgress(run);
         const held = await heldElsewhere(q, account, o.batchId, [...fresh]);
-        if (held.length)
+        if (held[0])
           throw referencesBeingSent(
             held.map((h) => h.reference),
-            held[0]!.run,
+            await runOf(q, account, held[0].batch_id),
           );
         await refuseReferencesSentBefore(this, o, fresh);
         try {
@@ -242,9 +242,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
     );
   }
 
-  claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {
-    return claimContent(this.db, ask, o);
-  }
+  claim: Ledger['claim'] = (ask, o) => claimContent(this.db, ask, o);
 
   async claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined> {
     try {
@@ -298,8 +296,8 @@ export async function appendLines(q: Queryable, account: string, origin: string,
 
 /** Removes the run and reservation rows of processes that are gone (their session lock went with them). */
 export async function clearDeadHolders(q: Queryable, account: string): Promise<void> {
-  await q.query(`DELETE FROM payout_batch.reservations r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
-  await q.query(`DELETE FROM payout_batch.batch_runs r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+  for (const table of ['reservations', 'batch_runs'])
+    await q.query(`DELETE FROM payout_batch.${table} r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
 }
 
 type BatchRun = BatchRunner & { holder: string; results: string | null };
@@ -314,16 +312,14 @@ export async function runOf(q: Queryable, account: string, batchId: string): Pro
   return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
 }
 
-/** The live reservations of other batches among `refs`, with their batch's run. */
+/** The live reservations of other batches among `refs`. */
 export async function heldElsewhere(q: Queryable, account: string, batchId: string, refs: string[]) {
   if (!refs.length) return [];
   const r = await q.query<{ reference: string; batch_id: string }>(
     'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
     [account, batchId, refs],
   );
-  const out = [];
-  for (const x of r.rows) out.push({ reference: x.reference, run: await runOf(q, account, x.batch_id) });
-  return out;
+  return r.rows;
 }
 
 /** A reference held by another live batch violates the primary key: the whole transaction fails. */
@@ -375,11 +371,7 @@ export async function claimOf(db: Db, account: string, sha256: string): Promise<
 }
 
 /** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
-export async function claimContent(
-  db: Db,
-  c: ClaimRequest,
-  o: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> } = {},
-): Promise<ClaimAnswer> {
+export async function claimContent(db: Db, c: ClaimRequest, o: Parameters<Ledger['claim']>[1] = {}): Promise<ClaimAnswer> {
   // (a few rounds at most: each lost round means another process changed the row in between)
   for (let round = 0; ; round++) {
     const inserted = await db.query(
