@@ -50,7 +50,7 @@ function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
 
 export class PayoutClient extends Transport {
   async quotaUsage(): Promise<UsageReport | undefined> {
-    return this.usage?.usage(this.apiKey.fingerprint);
+    return this.o.usage?.usage(this.apiKey.fingerprint);
   }
 
   private async get<T>(route: string, path: string, schema: z.ZodType<T>, opts?: RequestOptions): Promise<T> {

@@ -100,27 +100,23 @@ function tryLink(path: string, owner: LockOwner): boolean {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;
   } finally {
-    removeIfThere(tmp);
+    attempt(() => unlinkSync(tmp));
   }
-}
-
-function removeIfThere(path: string): void {
-  attempt(() => unlinkSync(path)); // (gone already)
 }
 
 /** True when the stale lock was removed (or already gone). */
 function breakStale(path: string, staleMs: number): boolean {
   const guard = `${path}.break`;
   if (!tryLink(guard, ownerRecord('breaking a stale lock'))) {
-    if (isStale(guard, 10_000)) removeIfThere(guard);
+    if (isStale(guard, 10_000)) attempt(() => unlinkSync(guard));
     return false;
   }
   try {
     if (!isStale(path, staleMs)) return false;
-    removeIfThere(path);
+    attempt(() => unlinkSync(path));
     return true;
   } finally {
-    removeIfThere(guard);
+    attempt(() => unlinkSync(guard));
   }
 }
 
@@ -153,7 +149,7 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
       released = true;
       // a stale-broken and retaken lock belongs to another
       const now = readOwner(path);
-      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) removeIfThere(path);
+      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) attempt(() => unlinkSync(path));
     },
   };
 }
