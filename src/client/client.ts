@@ -67,8 +67,7 @@ export class PayoutClient extends Transport {
     opts?: RequestOptions,
   ): Promise<T> {
     checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
-    const bytes = enc.encode(JSON.stringify(body));
-    return (await this.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
+    return (await this.call({ route, method, path, body: enc.encode(JSON.stringify(body)), schema, ...effect }, opts)).data;
   }
 
   /** initiate and swap: the same bytes on every attempt under one key. */

@@ -26,8 +26,7 @@ export function paceName(baseUrl: string, fingerprint: string): string {
 /** Undefined when fewer than `limit` of the sorted `times` lie in the window; else how long until one leaves it. */
 export function waitBeforeStart(times: readonly number[], limit: number, spanMs: number, now: number): number | undefined {
   if (times.length < limit) return undefined;
-  const blocking = times[times.length - limit]!;
-  return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
+  return Math.max(1, Math.ceil(times[times.length - limit]! + spanMs - now) + 1);
 }
 
 /** A take when the file cannot be used: this process paces alone. */
@@ -181,8 +180,7 @@ export const DEFAULT_SAFETY_MARGIN_MS = 50;
 export const LOOPBACK_SAFETY_MARGIN_MS = 25;
 
 export function defaultSafetyMarginMs(baseUrl: string): number {
-  const loopback = URL.canParse(baseUrl) && isLoopbackHost(new URL(baseUrl).hostname);
-  return loopback ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
+  return URL.canParse(baseUrl) && isLoopbackHost(new URL(baseUrl).hostname) ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
 }
 
 export interface Clock {
@@ -235,8 +233,7 @@ export class SlidingWindowLimiter {
   }
 
   effectiveLimit(now = this.clock.now()): number {
-    const recovered = Math.floor((now - this.lastPenaltyAt) / (this.o.cooldownMs ?? 2000));
-    const penalty = Math.max(0, this.penalty - recovered);
+    const penalty = Math.max(0, this.penalty - Math.floor((now - this.lastPenaltyAt) / (this.o.cooldownMs ?? 2000)));
     return Math.max(1, this.o.perWindow - penalty);
   }
 
@@ -244,8 +241,7 @@ export class SlidingWindowLimiter {
   penalize(): void {
     const now = this.clock.now();
     if (now - this.lastPenaltyAt < this.span) return;
-    const current = this.o.perWindow - this.effectiveLimit(now);
-    this.penalty = Math.min(this.o.perWindow - 1, current + 1);
+    this.penalty = Math.min(this.o.perWindow - 1, this.o.perWindow - this.effectiveLimit(now) + 1);
     this.lastPenaltyAt = now;
   }
 

@@ -141,8 +141,7 @@ export class FileLedger implements Ledger {
       if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
       const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
       if (mtime === undefined) continue;
-      const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
-      if (!alive) {
+      if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
         unlinkSync(p); // left by a process that is gone: what it sent is in its journal
         continue;
       }

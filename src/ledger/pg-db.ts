@@ -217,8 +217,7 @@ export class TeamDb {
 
   async holderAlive(holder: string): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
-    const r = await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
-    return r.rows[0]?.alive === true;
+    return (await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder])).rows[0]?.alive === true;
   }
 
   async close(): Promise<void> {

@@ -517,13 +517,11 @@ export class TeamUsage implements UsageStore {
 
   async requests(fingerprint: string, month: string): Promise<number> {
     const sql = 'SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2';
-    const r = await this.db.query<{ requests: string }>(sql, [fingerprint, month]);
-    return Number(r.rows[0]?.requests ?? 0);
+    return Number((await this.db.query<{ requests: string }>(sql, [fingerprint, month])).rows[0]?.requests ?? 0);
   }
 
   async environmentOf(fingerprint: string): Promise<string | undefined> {
     const sql = 'SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1';
-    const r = await this.db.query<{ environment: string }>(sql, [fingerprint]);
-    return r.rows[0]?.environment;
+    return (await this.db.query<{ environment: string }>(sql, [fingerprint])).rows[0]?.environment;
   }
 }
