@@ -156,15 +156,19 @@ export class SharedPace implements PaceShare {
       held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
       return held ? body() : busy();
     } catch (e) {
-      if (!this.failed) {
-        this.failed = e instanceof Error ? e : new Error(String(e));
-        this.onError?.(this.failed);
-      }
+      failOnce(this, e, this.onError);
       return alone;
     } finally {
       held?.release();
     }
   }
+}
+
+/** A share's first failure, told once: from then on it grants every start, and this process paces alone. */
+export function failOnce(share: { failed: Error | undefined }, e: unknown, onError?: (e: Error) => void): void {
+  if (share.failed) return;
+  share.failed = e instanceof Error ? e : new Error(String(e));
+  onError?.(share.failed);
 }
 
 const isStart = (s: unknown): s is Start =>

@@ -103,8 +103,7 @@ export class UsageCounter {
 
   private async write(): Promise<void> {
     if (this.pending.size === 0 && this.labels.size === 0) return;
-    const pending = this.pending;
-    const labels = this.labels;
+    const { pending, labels } = this;
     this.pending = new Map();
     this.labels = new Map();
     try {

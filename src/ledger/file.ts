@@ -110,19 +110,17 @@ export class FileLedger implements Ledger {
   async flush(): Promise<void> {}
 
   /** Waits up to a minute for another process; a dead holder on this host is known from the process table, never by age. */
-  private locked<T>(job: () => T | Promise<T>, name = 'ledger'): Promise<T> {
+  lock<T>(name: string, job: () => T | Promise<T>): Promise<T> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     return withLock(join(this.dir, `${name}.lock`), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: name });
   }
-
-  lock = <T>(name: string, job: () => Promise<T>): Promise<T> => this.locked(job, name);
 
   async reserve(o: ReserveOptions): Promise<Reservation> {
     const path = join(this.dir, `${batchKey(o.batchId)}.reserve.json`);
     const fresh = new Set(o.fresh);
     const refs = new Set([...fresh, ...(o.settling ?? [])]);
     const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
-    const ino = await this.locked(async () => {
+    const ino = await this.lock('ledger', async () => {
       this.refuseBatchesBeingSent(o, fresh, owner);
       await refuseReferencesSentBefore(this, o, fresh);
       const body: ReserveFile = { batchId: o.batchId, file: o.file, results: o.results, command: o.command, owner, refs: [...refs] };
@@ -160,7 +158,7 @@ export class FileLedger implements Ledger {
     let released = false;
     return {
       guard: async (ref, write) => {
-        await this.locked(() => {
+        await this.lock('ledger', () => {
           if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
           if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
@@ -192,7 +190,7 @@ export class FileLedger implements Ledger {
       }
       return r;
     };
-    return take ? this.locked(count) : count();
+    return take ? this.lock('ledger', count) : count();
   }
 
   /** The watch's rename into processing/ is a file ledger's only claim. */

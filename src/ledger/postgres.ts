@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';
-import { PENDING_MS, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
+import { PENDING_MS, failOnce, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
 import type { UsageStore } from '../client/quota.ts';
 import { parseLine, type JournalEvent } from '../journal/journal.ts';
 import {
@@ -447,7 +447,7 @@ export class TeamPace implements PaceShare {
     return this.db
       .tx((q) => this.takeIn(q, limit, spanMs), { lock: this.pace })
       .catch((e: unknown) => {
-        this.fail(e);
+        failOnce(this, e, this.onError);
         return { ok: true, id: '' } as const;
       });
   }
@@ -474,13 +474,7 @@ export class TeamPace implements PaceShare {
     if (!id || this.failed) return;
     void this.db
       .query(`UPDATE payout_batch.pace_starts SET ${set} WHERE pace = $1 AND id = $2`, [this.pace, id])
-      .catch((e: unknown) => this.fail(e));
-  }
-
-  private fail(e: unknown): void {
-    if (this.failed) return;
-    this.failed = e instanceof Error ? e : new Error(String(e));
-    this.onError?.(this.failed);
+      .catch((e: unknown) => failOnce(this, e, this.onError));
   }
 }
 
