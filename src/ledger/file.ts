@@ -38,12 +38,8 @@ export function ledgerDirFor(root: string, account: string): string {
 /** Why a state folder is refused: another user could change it, as ssh judges, remove a journal and make a payout go out twice. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
-    let st;
-    try {
-      st = lstatSync(path);
-    } catch {
-      continue; // created 0700 when first needed
-    }
+    const st = attempt(() => lstatSync(path));
+    if (!st) continue; // created 0700 when first needed
     const why = whyUntrusted(st);
     if (why)
       return (
