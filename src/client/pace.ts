@@ -212,9 +212,6 @@ export interface Slot {
   done?(): void;
 }
 
-/** Resolves a waiting acquire (and stops listening for its abort). */
-type Waiter = (slot: Slot) => void;
-
 export class SlidingWindowLimiter {
   /** The window and the margin. */
   private readonly span: number;
@@ -223,7 +220,8 @@ export class SlidingWindowLimiter {
   private taking = false;
   /** Not necessarily in time order. */
   private starts: Slot[] = [];
-  private queue: Waiter[] = [];
+  /** Each resolves a waiting acquire (and stops listening for its abort). */
+  private queue: ((slot: Slot) => void)[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
@@ -257,7 +255,7 @@ export class SlidingWindowLimiter {
         if (i >= 0) this.queue.splice(i, 1);
         reject(signal!.reason as Error);
       };
-      const w: Waiter = (slot) => {
+      const w = (slot: Slot) => {
         signal?.removeEventListener('abort', onAbort);
         resolve(slot);
       };

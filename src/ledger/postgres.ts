@@ -74,7 +74,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */
-  private chain: Promise<void> = Promise.resolve();
+  private chain: Promise<unknown> = Promise.resolve();
   /** A write failed: guard throws, and release says so. */
   private failed: Error | undefined;
 
@@ -142,10 +142,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
 
   private inOrder<T>(job: () => Promise<T>): Promise<T> {
     const run = this.chain.then(job);
-    this.chain = run.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.chain = run.catch(() => undefined);
     return run;
   }
 
