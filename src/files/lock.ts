@@ -125,7 +125,7 @@ export function myStart(): { pidStart?: string; pidSpace?: string } {
   return { ...(s === undefined ? {} : { pidStart: s }), ...(PID_SPACE === undefined ? {} : { pidSpace: PID_SPACE }) };
 }
 
-function ownerRecord(purpose: string | undefined): LockOwner {
+export function ownerRecord(purpose?: string): LockOwner {
   return {
     pid: process.pid,
     host: hostname(),

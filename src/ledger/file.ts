@@ -3,11 +3,10 @@
 // only while the reservation is still this process's own: two processes never both send a reference.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
-import { holderAlive, myStart, withLock } from '../files/lock.ts';
+import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
@@ -56,8 +55,7 @@ export const batchOfJournalName = (name: string): string | undefined => /^([0-9a
 /** None when it cannot be read. */
 export const names = (dir: string): string[] => attempt(() => readdirSync(dir)) ?? [];
 
-type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
-type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
+type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: LockOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
@@ -115,7 +113,7 @@ export class FileLedger implements Ledger {
     const path = join(this.dir, `${batchKey(o.batchId)}.reserve.json`);
     const fresh = new Set(o.fresh);
     const refs = new Set([...fresh, ...(o.settling ?? [])]);
-    const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
+    const owner = ownerRecord();
     const ino = await this.lock('ledger', async () => {
       this.refuseBatchesBeingSent(o, fresh, owner);
       await refuseReferencesSentBefore(this, o, fresh);
@@ -126,7 +124,7 @@ export class FileLedger implements Ledger {
     return this.held(path, ino, refs);
   }
 
-  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: ReserveOwner): void {
+  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
     const now = Date.now();
     for (const n of names(this.dir)) {
       if (!n.endsWith('.reserve.json')) continue;
