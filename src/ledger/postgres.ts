@@ -2,6 +2,7 @@
 // that checks, under the account's advisory lock, that this process still holds the batch and the reference.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import pLimit from 'p-limit';
 import type { SharedStore } from '../client/connect.ts';
 import { PENDING_MS, failOnce, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
 import type { UsageStore } from '../client/quota.ts';
@@ -74,7 +75,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly inOrder = pLimit(1);
   /** A write failed: guard throws, and release says so. */
   private failed: Error | undefined;
 
@@ -138,12 +139,6 @@ export class PgLedger implements Ledger, PolicyKeeper {
       this.failed ??= e as Error;
       throw e;
     }
-  }
-
-  private inOrder<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(job);
-    this.chain = run.catch(() => undefined);
-    return run;
   }
 
   /** In one transaction under the account's advisory lock; the primary key refuses a reference's second holder whatever was read. */
