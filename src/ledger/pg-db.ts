@@ -159,10 +159,7 @@ export class TeamDb {
     return this.lost;
   }
 
-  async query<R extends QueryResultRow = QueryResultRow>(
-    sql: string,
-    params: unknown[] = [],
-  ): Promise<{ rows: R[]; rowCount: number | null }> {
+  async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = []) {
     if (this.lost) throw this.lost;
     return this.pool.query<R>(sql, params).catch((e: unknown) => Promise.reject(this.translate(e)));
   }
