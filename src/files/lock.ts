@@ -85,9 +85,7 @@ export function isStale(path: string, staleMs: number, now = Date.now()): boolea
   const owner = readOwner(path);
   // an unreadable young record may be a lock being written
   if (!owner) return now - mtime > Math.min(2000, staleMs);
-  const alive = holderAlive(owner);
-  if (alive !== undefined) return !alive;
-  return now - mtime > staleMs;
+  return !(holderAlive(owner) ?? now - mtime <= staleMs);
 }
 
 function tryLink(path: string, owner: LockOwner): boolean {
