@@ -37,8 +37,7 @@ export function isServiceRefusal(status: number, text: string): boolean {
   if (status === 401 || status === 403) return shaped && (code === undefined || typeof code === 'string');
   if (typeof code === 'string' && SPEC_CODE.test(code))
     return tableStatus(code) === status && (body.statusCode === undefined || sameStatus(body.statusCode, status));
-  if (!shaped) return false;
-  return status === 400 && body.message === INVALID_PAYOUT_AMOUNT_MESSAGE;
+  return shaped && status === 400 && body.message === INVALID_PAYOUT_AMOUNT_MESSAGE;
 }
 
 /**

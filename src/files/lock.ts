@@ -69,9 +69,7 @@ const PID_SPACE = attempt(() => `${readFileSync('/proc/sys/kernel/random/boot_id
 export function holderAlive(o: { pid: number; host: string; pidStart?: string; pidSpace?: string }): boolean | undefined {
   if (o.host !== hostname() || (o.pidSpace ?? PID_SPACE) !== PID_SPACE) return undefined;
   if (!pidAlive(o.pid)) return false;
-  if (o.pidStart === undefined) return true;
-  const now = pidStartOf(o.pid);
-  return now === undefined || now === o.pidStart;
+  return o.pidStart === undefined || (pidStartOf(o.pid) ?? o.pidStart) === o.pidStart;
 }
 
 export function readOwner(path: string): LockOwner | undefined {
