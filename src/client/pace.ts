@@ -315,19 +315,17 @@ export class SlidingWindowLimiter {
   /** `id` names the start in the shared pace ('' when none). */
   private grant(id: string, now: number): void {
     const w = this.queue.shift()!;
-    const shared = this.o.shared;
     let sent = false;
     const slot: Slot = {
       t: now,
       markSent: () => {
-        const at = this.clock.now();
-        if (at > slot.t) slot.t = at;
+        slot.t = Math.max(slot.t, this.clock.now());
         slot.sentAt = wallNow();
         sent = true;
-        shared?.markSent(id, slot.sentAt);
+        this.o.shared?.markSent(id, slot.sentAt);
       },
       done: () => {
-        if (!sent) shared?.unsent(id);
+        if (!sent) this.o.shared?.unsent(id);
       },
     };
     this.starts.push(slot);
