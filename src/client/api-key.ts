@@ -167,8 +167,7 @@ export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey |
     const path = resolve(cwd, file);
     let text: string;
     try {
-      const st = await fs.stat(path);
-      if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+      if (process.platform !== 'win32' && ((await fs.stat(path)).mode & 0o077) !== 0) {
         options.warn?.(`key file ${path} can be read by other users of this machine: chmod 600 it`);
       }
       text = await fs.readFile(path, 'utf8');

@@ -50,7 +50,7 @@ function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
 
 export class PayoutClient extends Transport {
   async quotaUsage(): Promise<UsageReport | undefined> {
-    return this.usage?.usage(this.apiKey.fingerprint);
+    return this.o.usage?.usage(this.apiKey.fingerprint);
   }
 
   private async get<T>(route: string, path: string, schema: z.ZodType<T>, opts?: RequestOptions): Promise<T> {
@@ -67,8 +67,7 @@ export class PayoutClient extends Transport {
     opts?: RequestOptions,
   ): Promise<T> {
     checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
-    const bytes = enc.encode(JSON.stringify(body));
-    return (await this.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
+    return (await this.call({ route, method, path, body: enc.encode(JSON.stringify(body)), schema, ...effect }, opts)).data;
   }
 
   /** initiate and swap: the same bytes on every attempt under one key. */

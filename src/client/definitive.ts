@@ -37,24 +37,15 @@ export function isServiceRefusal(status: number, text: string): boolean {
   if (status === 401 || status === 403) return shaped && (code === undefined || typeof code === 'string');
   if (typeof code === 'string' && SPEC_CODE.test(code))
     return tableStatus(code) === status && (body.statusCode === undefined || sameStatus(body.statusCode, status));
-  if (!shaped) return false;
-  return status === 400 && body.message === INVALID_PAYOUT_AMOUNT_MESSAGE;
-}
-
-export interface ErrorAnswer {
-  status: number;
-  text: string;
-  mutating: boolean;
-  /** Not the document storage. */
-  fromService: boolean;
+  return shaped && status === 400 && body.message === INVALID_PAYOUT_AMOUNT_MESSAGE;
 }
 
 /**
- * Definitive: a read-only route; a 4xx of the document storage; a 429 (refused before processing, RFC
+ * Definitive: a read-only route; a 4xx of the document storage (not `fromService`); a 429 (refused before processing, RFC
  * 6585 §4); a 4xx whose `error` is a code of the table with its status, 401/403 with {statusCode,
  * message} (§5.4), the swap's 400 'Invalid payout amount'. Unknown: everything else (408, 425, 499, 5xx).
  */
-export function errorOutcome(a: ErrorAnswer): Outcome {
+export function errorOutcome(a: { status: number; text: string; mutating: boolean; fromService: boolean }): Outcome {
   if (!a.mutating) return 'definitive';
   if (!a.fromService) return a.status >= 500 ? 'unknown' : 'definitive';
   if (a.status === 429) return 'definitive';

@@ -186,7 +186,6 @@ const USER_AGENT = 'payout-batch/0.1 (+node)';
 export class Transport {
   readonly baseUrl: string;
   readonly apiKey: ApiKey;
-  readonly usage: UsageCounter | undefined;
   private readonly limiter: SlidingWindowLimiter;
   private readonly concurrency: LimitFunction;
   private readonly retry: RetryPolicy;
@@ -196,10 +195,9 @@ export class Transport {
   private openConnections = 0;
   private lastAnswerAt = -Infinity;
 
-  constructor(private readonly o: PayoutClientOptions) {
+  constructor(protected readonly o: PayoutClientOptions) {
     this.baseUrl = o.baseUrl.replace(/\/+$/, '');
     this.apiKey = typeof o.apiKey === 'string' ? new ApiKey(o.apiKey) : o.apiKey;
-    this.usage = o.usage;
     const alone = (e: Error) => o.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`);
     this.limiter =
       o.limiter ??
@@ -285,9 +283,9 @@ export class Transport {
 
       const okStatus = spec.storage ? status === 200 : status >= 200 && status < 300;
       if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers));
-      if (!spec.storage && !this.labelled && this.usage && this.o.keyEnvironment) {
+      if (!spec.storage && !this.labelled && this.o.usage && this.o.keyEnvironment) {
         this.labelled = true;
-        this.usage.label(this.apiKey.fingerprint, this.o.keyEnvironment);
+        this.o.usage.label(this.apiKey.fingerprint, this.o.keyEnvironment);
       }
       if (spec.schema === null) return { ok: true, result: { data: undefined as T, status, requestId, attempts: attempt } };
       const invalid = (message: string, fieldErrors?: FieldError[]) =>

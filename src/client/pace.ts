@@ -26,8 +26,7 @@ export function paceName(baseUrl: string, fingerprint: string): string {
 /** Undefined when fewer than `limit` of the sorted `times` lie in the window; else how long until one leaves it. */
 export function waitBeforeStart(times: readonly number[], limit: number, spanMs: number, now: number): number | undefined {
   if (times.length < limit) return undefined;
-  const blocking = times[times.length - limit]!;
-  return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
+  return Math.max(1, Math.ceil(times[times.length - limit]! + spanMs - now) + 1);
 }
 
 /** A take when the file cannot be used: this process paces alone. */
@@ -157,15 +156,19 @@ export class SharedPace implements PaceShare {
       held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
       return held ? body() : busy();
     } catch (e) {
-      if (!this.failed) {
-        this.failed = e instanceof Error ? e : new Error(String(e));
-        this.onError?.(this.failed);
-      }
+      failOnce(this, e, this.onError);
       return alone;
     } finally {
       held?.release();
     }
   }
+}
+
+/** A share's first failure, told once: from then on it grants every start, and this process paces alone. */
+export function failOnce(share: { failed: Error | undefined }, e: unknown, onError?: (e: Error) => void): void {
+  if (share.failed) return;
+  share.failed = e instanceof Error ? e : new Error(String(e));
+  onError?.(share.failed);
 }
 
 const isStart = (s: unknown): s is Start =>
@@ -181,8 +184,7 @@ export const DEFAULT_SAFETY_MARGIN_MS = 50;
 export const LOOPBACK_SAFETY_MARGIN_MS = 25;
 
 export function defaultSafetyMarginMs(baseUrl: string): number {
-  const loopback = URL.canParse(baseUrl) && isLoopbackHost(new URL(baseUrl).hostname);
-  return loopback ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
+  return URL.canParse(baseUrl) && isLoopbackHost(new URL(baseUrl).hostname) ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
 }
 
 export interface Clock {
@@ -210,9 +212,6 @@ export interface Slot {
   done?(): void;
 }
 
-/** Resolves a waiting acquire (and stops listening for its abort). */
-type Waiter = (slot: Slot) => void;
-
 export class SlidingWindowLimiter {
   /** The window and the margin. */
   private readonly span: number;
@@ -221,7 +220,8 @@ export class SlidingWindowLimiter {
   private taking = false;
   /** Not necessarily in time order. */
   private starts: Slot[] = [];
-  private queue: Waiter[] = [];
+  /** Each resolves a waiting acquire (and stops listening for its abort). */
+  private queue: ((slot: Slot) => void)[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
@@ -235,8 +235,7 @@ export class SlidingWindowLimiter {
   }
 
   effectiveLimit(now = this.clock.now()): number {
-    const recovered = Math.floor((now - this.lastPenaltyAt) / (this.o.cooldownMs ?? 2000));
-    const penalty = Math.max(0, this.penalty - recovered);
+    const penalty = Math.max(0, this.penalty - Math.floor((now - this.lastPenaltyAt) / (this.o.cooldownMs ?? 2000)));
     return Math.max(1, this.o.perWindow - penalty);
   }
 
@@ -244,8 +243,7 @@ export class SlidingWindowLimiter {
   penalize(): void {
     const now = this.clock.now();
     if (now - this.lastPenaltyAt < this.span) return;
-    const current = this.o.perWindow - this.effectiveLimit(now);
-    this.penalty = Math.min(this.o.perWindow - 1, current + 1);
+    this.penalty = Math.min(this.o.perWindow - 1, this.o.perWindow - this.effectiveLimit(now) + 1);
     this.lastPenaltyAt = now;
   }
 
@@ -257,7 +255,7 @@ export class SlidingWindowLimiter {
         if (i >= 0) this.queue.splice(i, 1);
         reject(signal!.reason as Error);
       };
-      const w: Waiter = (slot) => {
+      const w = (slot: Slot) => {
         signal?.removeEventListener('abort', onAbort);
         resolve(slot);
       };
@@ -317,19 +315,17 @@ export class SlidingWindowLimiter {
   /** `id` names the start in the shared pace ('' when none). */
   private grant(id: string, now: number): void {
     const w = this.queue.shift()!;
-    const shared = this.o.shared;
     let sent = false;
     const slot: Slot = {
       t: now,
       markSent: () => {
-        const at = this.clock.now();
-        if (at > slot.t) slot.t = at;
+        slot.t = Math.max(slot.t, this.clock.now());
         slot.sentAt = wallNow();
         sent = true;
-        shared?.markSent(id, slot.sentAt);
+        this.o.shared?.markSent(id, slot.sentAt);
       },
       done: () => {
-        if (!sent) shared?.unsent(id);
+        if (!sent) this.o.shared?.unsent(id);
       },
     };
     this.starts.push(slot);

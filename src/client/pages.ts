@@ -24,12 +24,6 @@ export interface PagesOptions<T> {
   stop?: AbortSignal;
 }
 
-export interface Pages<T> {
-  items: T[];
-  pages: number;
-  ended: ListingEnd;
-}
-
 const PERIOD_MARGIN_MS = 5 * 60_000;
 
 /**
@@ -37,7 +31,9 @@ const PERIOD_MARGIN_MS = 5 * 60_000;
  * first and below `stopBelow`, less a margin for clocks); repeated page (a service ignoring `page`); budget (pages
  * read reach the items still missing: asking for each costs no more); stopped. `wanted` keeps the ids not shown.
  */
-export async function readPages<T extends { id?: string; createdAt?: string }>(o: PagesOptions<T>): Promise<Pages<T>> {
+export async function readPages<T extends { id?: string; createdAt?: string }>(
+  o: PagesOptions<T>,
+): Promise<{ items: T[]; pages: number; ended: ListingEnd }> {
   const items: T[] = [];
   const seen = new Set<string>();
   const settles = o.settles ?? ((item: T) => item.id);

@@ -4,6 +4,7 @@
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import pLimit from 'p-limit';
 import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
@@ -56,8 +57,8 @@ export class UsageCounter {
   private pending = new Map<string, Map<string, number>>();
   private labels = new Map<string, KeyEnvironment>();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The next flush or read waits for it. */
-  private flushing: Promise<unknown> = Promise.resolve();
+  /** Flushes and reads, one at a time: a read waits for the flush before it. */
+  private readonly inTurn = pLimit(1);
 
   constructor(options: { stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
     const file = options.store ? undefined : new UsageFileStore(join(options.stateDir ?? defaultStateDir(), 'usage.json'));
@@ -90,9 +91,7 @@ export class UsageCounter {
   }
 
   flush(): Promise<void> {
-    const run = this.flushing.then(() => this.write());
-    this.flushing = run.catch(() => undefined);
-    return run;
+    return this.inTurn(() => this.write());
   }
 
   async close(): Promise<void> {
@@ -103,8 +102,7 @@ export class UsageCounter {
 
   private async write(): Promise<void> {
     if (this.pending.size === 0 && this.labels.size === 0) return;
-    const pending = this.pending;
-    const labels = this.labels;
+    const { pending, labels } = this;
     this.pending = new Map();
     this.labels = new Map();
     try {
@@ -127,11 +125,9 @@ export class UsageCounter {
   async usage(fingerprint: string, quota: number = MONTHLY_QUOTA) {
     const month = monthOf(this.now());
     // read in turn with the flushes: a request being written is neither missed nor counted twice
-    const read = this.flushing.then(
+    const used = await this.inTurn(
       async () => (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0),
     );
-    this.flushing = read.catch(() => undefined);
-    const used = await read;
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
 

@@ -4,6 +4,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
+import { attempt } from './attempt.ts';
 
 function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -52,9 +53,5 @@ export function readJsonFile(path: string): unknown {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  return attempt(() => JSON.parse(text) as unknown);
 }

@@ -69,9 +69,7 @@ const PID_SPACE = attempt(() => `${readFileSync('/proc/sys/kernel/random/boot_id
 export function holderAlive(o: { pid: number; host: string; pidStart?: string; pidSpace?: string }): boolean | undefined {
   if (o.host !== hostname() || (o.pidSpace ?? PID_SPACE) !== PID_SPACE) return undefined;
   if (!pidAlive(o.pid)) return false;
-  if (o.pidStart === undefined) return true;
-  const now = pidStartOf(o.pid);
-  return now === undefined || now === o.pidStart;
+  return o.pidStart === undefined || (pidStartOf(o.pid) ?? o.pidStart) === o.pidStart;
 }
 
 export function readOwner(path: string): LockOwner | undefined {
@@ -85,9 +83,7 @@ export function isStale(path: string, staleMs: number, now = Date.now()): boolea
   const owner = readOwner(path);
   // an unreadable young record may be a lock being written
   if (!owner) return now - mtime > Math.min(2000, staleMs);
-  const alive = holderAlive(owner);
-  if (alive !== undefined) return !alive;
-  return now - mtime > staleMs;
+  return !(holderAlive(owner) ?? now - mtime <= staleMs);
 }
 
 function tryLink(path: string, owner: LockOwner): boolean {
@@ -100,27 +96,23 @@ function tryLink(path: string, owner: LockOwner): boolean {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;
   } finally {
-    removeIfThere(tmp);
+    attempt(() => unlinkSync(tmp));
   }
-}
-
-function removeIfThere(path: string): void {
-  attempt(() => unlinkSync(path)); // (gone already)
 }
 
 /** True when the stale lock was removed (or already gone). */
 function breakStale(path: string, staleMs: number): boolean {
   const guard = `${path}.break`;
   if (!tryLink(guard, ownerRecord('breaking a stale lock'))) {
-    if (isStale(guard, 10_000)) removeIfThere(guard);
+    if (isStale(guard, 10_000)) attempt(() => unlinkSync(guard));
     return false;
   }
   try {
     if (!isStale(path, staleMs)) return false;
-    removeIfThere(path);
+    attempt(() => unlinkSync(path));
     return true;
   } finally {
-    removeIfThere(guard);
+    attempt(() => unlinkSync(guard));
   }
 }
 
@@ -129,7 +121,7 @@ export function myStart(): { pidStart?: string; pidSpace?: string } {
   return { ...(s === undefined ? {} : { pidStart: s }), ...(PID_SPACE === undefined ? {} : { pidSpace: PID_SPACE }) };
 }
 
-function ownerRecord(purpose: string | undefined): LockOwner {
+export function ownerRecord(purpose?: string): LockOwner {
   return {
     pid: process.pid,
     host: hostname(),
@@ -153,7 +145,7 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
       released = true;
       // a stale-broken and retaken lock belongs to another
       const now = readOwner(path);
-      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) removeIfThere(path);
+      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) attempt(() => unlinkSync(path));
     },
   };
 }

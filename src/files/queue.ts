@@ -7,8 +7,7 @@ const queues = new Map<string, Promise<unknown>>();
 /** After every job queued on the path before it, whether those succeeded or not. */
 export function serialised<T>(path: string, job: () => Promise<T>): Promise<T> {
   const key = resolve(path);
-  const before = queues.get(key) ?? Promise.resolve();
-  const run = before.then(job, job);
+  const run = (queues.get(key) ?? Promise.resolve()).then(job, job);
   const settled = run.catch(() => undefined);
   queues.set(key, settled);
   void settled.then(() => {

@@ -5,6 +5,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { attempt } from './attempt.ts';
 
 /** What the engine reads of a batch's rows: an array, a SpillList, or a view of either. */
 export interface RowList<T> extends Iterable<T> {
@@ -73,13 +74,8 @@ export const listView = <T>(length: number, item: (i: number) => T): RowList<T> 
   })();
 
 /** Closes a list's file once the list is collected (a long `watch` or `listen` runs many batches). */
-const closeFile = new FinalizationRegistry<number>((fd) => {
-  try {
-    closeSync(fd);
-  } catch {
-    // (a callback that throws would end the process; the file goes with it anyway)
-  }
-});
+// (a callback that throws would end the process; the file goes with it anyway)
+const closeFile = new FinalizationRegistry<number>((fd) => attempt(() => closeSync(fd)));
 const FLUSH_AT = 1 << 16;
 
 export class SpillList<T> extends ReadList<T> {

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
+import type { LockOwner } from '../files/lock.ts';
 import { plural } from '../text.ts';
 import type { JournalEvent, JournalScan } from '../journal/journal.ts';
 import { applyEvent, emptyFold, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../journal/lines.ts';
@@ -255,13 +256,10 @@ export function sentElsewhereText(x: SentElsewhere): string {
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
 
-export interface BatchRunner {
+export interface BatchRunner extends Pick<LockOwner, 'pid' | 'host' | 'startedAt'> {
   batchId: string;
   file: string;
   command: string;
-  pid: number;
-  host: string;
-  startedAt: string;
 }
 const who = (r: BatchRunner) =>
   `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.pid} on ${r.host} since ${r.startedAt})`;

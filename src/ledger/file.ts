@@ -3,11 +3,10 @@
 // only while the reservation is still this process's own: two processes never both send a reference.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
-import { holderAlive, myStart, withLock } from '../files/lock.ts';
+import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
@@ -38,12 +37,8 @@ export function ledgerDirFor(root: string, account: string): string {
 /** Why a state folder is refused: another user could change it, as ssh judges, remove a journal and make a payout go out twice. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
-    let st;
-    try {
-      st = lstatSync(path);
-    } catch {
-      continue; // created 0700 when first needed
-    }
+    const st = attempt(() => lstatSync(path));
+    if (!st) continue; // created 0700 when first needed
     const why = whyUntrusted(st);
     if (why)
       return (
@@ -60,8 +55,7 @@ export const batchOfJournalName = (name: string): string | undefined => /^([0-9a
 /** None when it cannot be read. */
 export const names = (dir: string): string[] => attempt(() => readdirSync(dir)) ?? [];
 
-type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string; pidSpace?: string };
-type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
+type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: LockOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
@@ -110,19 +104,17 @@ export class FileLedger implements Ledger {
   async flush(): Promise<void> {}
 
   /** Waits up to a minute for another process; a dead holder on this host is known from the process table, never by age. */
-  private locked<T>(job: () => T | Promise<T>, name = 'ledger'): Promise<T> {
+  lock<T>(name: string, job: () => T | Promise<T>): Promise<T> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     return withLock(join(this.dir, `${name}.lock`), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: name });
   }
-
-  lock = <T>(name: string, job: () => Promise<T>): Promise<T> => this.locked(job, name);
 
   async reserve(o: ReserveOptions): Promise<Reservation> {
     const path = join(this.dir, `${batchKey(o.batchId)}.reserve.json`);
     const fresh = new Set(o.fresh);
     const refs = new Set([...fresh, ...(o.settling ?? [])]);
-    const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
-    const ino = await this.locked(async () => {
+    const owner = ownerRecord();
+    const ino = await this.lock('ledger', async () => {
       this.refuseBatchesBeingSent(o, fresh, owner);
       await refuseReferencesSentBefore(this, o, fresh);
       const body: ReserveFile = { batchId: o.batchId, file: o.file, results: o.results, command: o.command, owner, refs: [...refs] };
@@ -132,7 +124,7 @@ export class FileLedger implements Ledger {
     return this.held(path, ino, refs);
   }
 
-  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: ReserveOwner): void {
+  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
     const now = Date.now();
     for (const n of names(this.dir)) {
       if (!n.endsWith('.reserve.json')) continue;
@@ -141,8 +133,7 @@ export class FileLedger implements Ledger {
       if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
       const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
       if (mtime === undefined) continue;
-      const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
-      if (!alive) {
+      if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
         unlinkSync(p); // left by a process that is gone: what it sent is in its journal
         continue;
       }
@@ -161,7 +152,7 @@ export class FileLedger implements Ledger {
     let released = false;
     return {
       guard: async (ref, write) => {
-        await this.locked(() => {
+        await this.lock('ledger', () => {
           if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
           if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
@@ -193,7 +184,7 @@ export class FileLedger implements Ledger {
       }
       return r;
     };
-    return take ? this.locked(count) : count();
+    return take ? this.lock('ledger', count) : count();
   }
 
   /** The watch's rename into processing/ is a file ledger's only claim. */

@@ -2,7 +2,7 @@
 // the session, so what it reserved may be another's already. The URL's password never leaves this module.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
+import type { Pool, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
 import { attempt } from '../files/attempt.ts';
 
@@ -159,27 +159,15 @@ export class TeamDb {
     return this.lost;
   }
 
-  async query<R extends QueryResultRow = QueryResultRow>(
-    sql: string,
-    params: unknown[] = [],
-  ): Promise<{ rows: R[]; rowCount: number | null }> {
+  async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = []) {
     if (this.lost) throw this.lost;
-    try {
-      return await this.pool.query<R>(sql, params);
-    } catch (e) {
-      throw this.translate(e);
-    }
+    return this.pool.query<R>(sql, params).catch((e: unknown) => Promise.reject(this.translate(e)));
   }
 
   /** With `lock`, the bodies of one name run one at a time, every process and host together. */
   async tx<T>(body: (q: Queryable) => Promise<T>, o: { lock?: string } = {}): Promise<T> {
     if (this.lost) throw this.lost;
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw this.translate(e);
-    }
+    const client = await this.pool.connect().catch((e: unknown) => Promise.reject(this.translate(e)));
     let broken = false;
     // a checked-out client reports a lost server on itself, not on the pool: unheard, it would end the process
     const onError = (e: Error) => {
@@ -217,8 +205,7 @@ export class TeamDb {
 
   async holderAlive(holder: string): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
-    const r = await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
-    return r.rows[0]?.alive === true;
+    return (await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder])).rows[0]?.alive === true;
   }
 
   async close(): Promise<void> {

@@ -2,8 +2,9 @@
 // that checks, under the account's advisory lock, that this process still holds the batch and the reference.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import pLimit from 'p-limit';
 import type { SharedStore } from '../client/connect.ts';
-import { PENDING_MS, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
+import { PENDING_MS, failOnce, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
 import type { UsageStore } from '../client/quota.ts';
 import { parseLine, type JournalEvent } from '../journal/journal.ts';
 import {
@@ -74,7 +75,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */
-  private chain: Promise<void> = Promise.resolve();
+  private readonly inOrder = pLimit(1);
   /** A write failed: guard throws, and release says so. */
   private failed: Error | undefined;
 
@@ -140,15 +141,6 @@ export class PgLedger implements Ledger, PolicyKeeper {
     }
   }
 
-  private inOrder<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(job);
-    this.chain = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
-  }
-
   /** In one transaction under the account's advisory lock; the primary key refuses a reference's second holder whatever was read. */
   async reserve(o: ReserveOptions): Promise<Reservation> {
     const { db, account } = this;
@@ -161,10 +153,10 @@ export class PgLedger implements Ledger, PolicyKeeper {
         const run = await runOf(q, account, o.batchId);
         if (run && run.holder !== db.holder) throw batchInProgress(run);
         const held = await heldElsewhere(q, account, o.batchId, [...fresh]);
-        if (held.length)
+        if (held[0])
           throw referencesBeingSent(
             held.map((h) => h.reference),
-            held[0]!.run,
+            await runOf(q, account, held[0].batch_id),
           );
         await refuseReferencesSentBefore(this, o, fresh);
         try {
@@ -242,9 +234,7 @@ export class PgLedger implements Ledger, PolicyKeeper {
     );
   }
 
-  claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {
-    return claimContent(this.db, ask, o);
-  }
+  claim: Ledger['claim'] = (ask, o) => claimContent(this.db, ask, o);
 
   async claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined> {
     try {
@@ -298,8 +288,8 @@ export async function appendLines(q: Queryable, account: string, origin: string,
 
 /** Removes the run and reservation rows of processes that are gone (their session lock went with them). */
 export async function clearDeadHolders(q: Queryable, account: string): Promise<void> {
-  await q.query(`DELETE FROM payout_batch.reservations r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
-  await q.query(`DELETE FROM payout_batch.batch_runs r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+  for (const table of ['reservations', 'batch_runs'])
+    await q.query(`DELETE FROM payout_batch.${table} r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
 }
 
 type BatchRun = BatchRunner & { holder: string; results: string | null };
@@ -314,16 +304,14 @@ export async function runOf(q: Queryable, account: string, batchId: string): Pro
   return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
 }
 
-/** The live reservations of other batches among `refs`, with their batch's run. */
+/** The live reservations of other batches among `refs`. */
 export async function heldElsewhere(q: Queryable, account: string, batchId: string, refs: string[]) {
   if (!refs.length) return [];
   const r = await q.query<{ reference: string; batch_id: string }>(
     'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
     [account, batchId, refs],
   );
-  const out = [];
-  for (const x of r.rows) out.push({ reference: x.reference, run: await runOf(q, account, x.batch_id) });
-  return out;
+  return r.rows;
 }
 
 /** A reference held by another live batch violates the primary key: the whole transaction fails. */
@@ -375,11 +363,7 @@ export async function claimOf(db: Db, account: string, sha256: string): Promise<
 }
 
 /** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
-export async function claimContent(
-  db: Db,
-  c: ClaimRequest,
-  o: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> } = {},
-): Promise<ClaimAnswer> {
+export async function claimContent(db: Db, c: ClaimRequest, o: Parameters<Ledger['claim']>[1] = {}): Promise<ClaimAnswer> {
   // (a few rounds at most: each lost round means another process changed the row in between)
   for (let round = 0; ; round++) {
     const inserted = await db.query(
@@ -455,7 +439,7 @@ export class TeamPace implements PaceShare {
     return this.db
       .tx((q) => this.takeIn(q, limit, spanMs), { lock: this.pace })
       .catch((e: unknown) => {
-        this.fail(e);
+        failOnce(this, e, this.onError);
         return { ok: true, id: '' } as const;
       });
   }
@@ -482,13 +466,7 @@ export class TeamPace implements PaceShare {
     if (!id || this.failed) return;
     void this.db
       .query(`UPDATE payout_batch.pace_starts SET ${set} WHERE pace = $1 AND id = $2`, [this.pace, id])
-      .catch((e: unknown) => this.fail(e));
-  }
-
-  private fail(e: unknown): void {
-    if (this.failed) return;
-    this.failed = e instanceof Error ? e : new Error(String(e));
-    this.onError?.(this.failed);
+      .catch((e: unknown) => failOnce(this, e, this.onError));
   }
 }
 
@@ -525,13 +503,11 @@ export class TeamUsage implements UsageStore {
 
   async requests(fingerprint: string, month: string): Promise<number> {
     const sql = 'SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2';
-    const r = await this.db.query<{ requests: string }>(sql, [fingerprint, month]);
-    return Number(r.rows[0]?.requests ?? 0);
+    return Number((await this.db.query<{ requests: string }>(sql, [fingerprint, month])).rows[0]?.requests ?? 0);
   }
 
   async environmentOf(fingerprint: string): Promise<string | undefined> {
     const sql = 'SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1';
-    const r = await this.db.query<{ environment: string }>(sql, [fingerprint]);
-    return r.rows[0]?.environment;
+    return (await this.db.query<{ environment: string }>(sql, [fingerprint])).rows[0]?.environment;
   }
 }

@@ -157,6 +157,5 @@ export async function migrate(
 export async function schemaVersionOf(q: Queryable): Promise<number | null> {
   const t = await q.query<{ t: string | null }>(`SELECT to_regclass('payout_batch.schema_version')::text AS t`);
   if (!t.rows[0]?.t) return null;
-  const r = await q.query<{ v: number | null }>('SELECT max(version) AS v FROM payout_batch.schema_version');
-  return Number(r.rows[0]?.v ?? 0);
+  return Number((await q.query<{ v: number | null }>('SELECT max(version) AS v FROM payout_batch.schema_version')).rows[0]?.v ?? 0);
 }
