@@ -188,7 +188,7 @@ export class TeamDb {
       await client.query('COMMIT');
       return out;
     } catch (e) {
-      broken = connectionLost(e);
+      broken ||= connectionLost(e);
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw this.translate(e);
     } finally {
