@@ -25,35 +25,23 @@ export class Limits {
 
   constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
 
-  check(key: string, at: number): ApiError | null {
+  /** A request under `key` at `at`: its 429, or null when admitted, which counts it. */
+  admit(key: string, at: number): ApiError | null {
     const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
-    if (quota !== null && this.usedThisMonth(key, at) >= quota) {
+    const month = this.months.get(key);
+    const used = month?.month === monthOf(at) ? month.count : 0;
+    if (quota !== null && used >= quota) {
       return tooManyRequests('quota', Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)));
     }
-    if (perSecond !== null) {
-      const w = this.prune(key, at);
-      if (w.length >= perSecond) {
-        const oldest = w[w.length - perSecond] ?? at;
-        return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
-      }
-    }
-    return null;
-  }
-
-  record(key: string, at: number): void {
-    this.prune(key, at).push(at);
-    this.months.set(key, { month: monthOf(at), count: this.usedThisMonth(key, at) + 1 });
-  }
-
-  private usedThisMonth(key: string, at: number): number {
-    const m = this.months.get(key);
-    return m && m.month === monthOf(at) ? m.count : 0;
-  }
-
-  private prune(key: string, at: number): number[] {
     let w = this.windows.get(key);
     if (!w) this.windows.set(key, (w = []));
     while (w.length && (w[0] ?? 0) <= at - 1000) w.shift();
-    return w;
+    if (perSecond !== null && w.length >= perSecond) {
+      const oldest = w[w.length - perSecond] ?? at;
+      return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
+    }
+    w.push(at);
+    this.months.set(key, { month: monthOf(at), count: used + 1 });
+    return null;
   }
 }
