@@ -21,7 +21,6 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
   const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
-  const faults = new Faults(options.faults, randomSeed);
   const clock = new Clock(options.now);
   const store = new Store(seed, clock);
   /** Every request, from its arrival (status -1 until answered). */
@@ -41,7 +40,7 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
       retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
       timeoutMs: options.webhookTimeoutMs || 5000,
     }),
-    faults,
+    faults: new Faults(options.faults, randomSeed),
     randomSeed,
     shapes,
     baseUrl,

@@ -53,9 +53,8 @@ export class Storage {
     const [uploadToken, documentToken] = [newToken(), newToken()];
     const f: StoredFile = { uploadToken, documentToken, businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
     this.add(f);
-    const expires = new Date(f.expiresAt).toISOString();
     return {
-      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
+      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(new Date(f.expiresAt).toISOString())}`,
       documentUrl: `${this.baseUrl()}${DOCUMENT_PATH}${documentToken}/${encodeURIComponent(filename)}`,
       headers: { 'Content-Type': contentType },
     };
