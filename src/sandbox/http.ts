@@ -73,13 +73,11 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix
   );
 }
 
-export const notFound = (code: string, what: string): ApiError => apiError(404, code, `${what} not found`);
-
 /** The record under `id` (of `businessId`, when given), else 404 `code`. */
 export function found<T extends { businessId: string }>(map: Map<string, T>, id = '', code: string, what: string, businessId?: string): T {
   const r = map.get(id);
   if (r && (businessId === undefined || r.businessId === businessId)) return r;
-  throw notFound(code, what);
+  throw apiError(404, code, `${what} not found`);
 }
 
 export const ok = (body: unknown, status = 200): Reply => ({ status, body });

@@ -31,8 +31,7 @@ export function statusRank(p: StatusPoint): number {
 }
 
 export const isoTime = (iso: string | undefined): number | undefined => {
-  if (!iso) return undefined;
-  const t = Date.parse(iso);
+  const t = Date.parse(iso ?? '');
   return Number.isNaN(t) ? undefined : t;
 };
 
