@@ -50,8 +50,7 @@ export function apiError(status: number, error: string, message: string, errors?
 export const unauthorized = (): ApiError => new ApiError(401, { statusCode: 401, message: 'Unauthorized' });
 
 /** Spec §5.3: 403 during key propagation; body "not shown": NestJS's ForbiddenException. */
-export const forbidden = (): ApiError =>
-  new ApiError(403, { statusCode: 403, message: 'Forbidden: the API key is still propagating', error: 'Forbidden' });
+export const forbidden = (): ApiError => apiError(403, 'Forbidden', 'Forbidden: the API key is still propagating');
 
 export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
