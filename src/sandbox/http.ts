@@ -18,9 +18,8 @@ export interface Request {
 }
 
 export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name.toLowerCase()];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s.trim() === '' ? undefined : s.trim();
+  const s = [headers[name.toLowerCase()]].flat()[0]?.trim();
+  return s || undefined;
 }
 
 export interface Reply {

@@ -6,6 +6,7 @@
 //   (413 EntityTooLarge), not empty (400 EmptyBody); 200;
 // - /_storage/documents/{token}/{filename} serves initiate and PATCH once uploaded, for the asking business;
 // - a filename's extension fits the content type (.pdf; .jpg/.jpeg; .png).
+import { extname } from 'node:path';
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
 import type { SandboxState } from './contract.ts';
@@ -25,9 +26,8 @@ const EXTENSIONS: Record<DocumentContentType, string[]> = {
 };
 
 export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
-  const dot = filename.lastIndexOf('.');
-  if (dot <= 0 || dot === filename.length - 1) return undefined;
-  const ext = filename.slice(dot + 1).toLowerCase();
+  const ext = extname(filename).slice(1).toLowerCase();
+  if (!ext) return undefined;
   return EXTENSIONS[contentType].includes(ext)
     ? undefined
     : `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
