@@ -1,7 +1,6 @@
 // What a route handler receives (the parts, built here), and the one way to define a route.
 import { randomInt } from 'node:crypto';
 import type { z } from 'zod';
-import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
 import { Clock } from './clock.ts';
 import type { RequestLogEntry, RouteName, SandboxOptions } from './contract.ts';
@@ -28,10 +27,7 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
   return {
     clock,
     store,
-    limits: new Limits({
-      rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
-      monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
-    }),
+    limits: new Limits(options),
     idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant', shapes === 'variant'),
     storage: new Storage(baseUrl, clock),
     lifecycle: new Lifecycle(store, options.autoAdvance ?? false),

@@ -2,6 +2,8 @@
 // rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
 // answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
 // whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
+import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
+import type { SandboxOptions } from './contract.ts';
 import { ApiError, apiError } from './http.ts';
 
 /** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
@@ -23,11 +25,11 @@ export class Limits {
   private readonly windows = new Map<string, number[]>();
   private readonly months = new Map<string, { month: string; count: number }>();
 
-  constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
+  constructor(private readonly settings: Pick<SandboxOptions, 'rateLimitPerSecond' | 'monthlyQuota'>) {}
 
   /** A request under `key` at `at`: its 429, or null when admitted, which counts it. */
   admit(key: string, at: number): ApiError | null {
-    const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
+    const { rateLimitPerSecond: perSecond = RATE_LIMIT_PER_SECOND, monthlyQuota: quota = MONTHLY_QUOTA } = this.settings;
     const month = this.months.get(key);
     const used = month?.month === monthOf(at) ? month.count : 0;
     if (quota !== null && used >= quota) {
