@@ -90,9 +90,8 @@ export class Storage {
   resolve(documentUrl: string, businessId: string): StoredFile | string {
     if (!URL.canParse(documentUrl)) return 'is not a URL';
     const u = new URL(documentUrl);
-    const base = new URL(this.baseUrl());
     const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
-    const f = (u.host === base.host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
+    const f = (u.host === new URL(this.baseUrl()).host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
     if (!f || f.businessId !== businessId) return 'is not a documentUrl issued by the upload-url route to this business';
     if (!f.uploaded) return 'has no uploaded file yet: PUT the file to its uploadUrl first';
     return f;

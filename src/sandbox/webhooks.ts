@@ -103,9 +103,8 @@ export class Webhooks {
       this.inFlight.delete(abort);
     }
     this.attempts.push(record);
-    const delivered = record.status >= 200 && record.status < 300;
     const delay = retryDelaysMs[n - 1];
-    if (!delivered && delay !== undefined && !this.closed)
+    if ((record.status < 200 || record.status >= 300) && delay !== undefined && !this.closed)
       later(this.timers, delay, () => void this.attempt(subId, e, deliveryId, raw, n + 1));
   }
 

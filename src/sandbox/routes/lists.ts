@@ -30,7 +30,6 @@ export const LIST_ROUTES = [
   route('transactions', 'GET', TRANSACTIONS_PATH, null, (sb, req) => {
     const ref = req.query.get('filter[payoutRef]');
     const kept = sb.store.transactions.filter((t) => ref === null || t.reference === ref);
-    const page = pageOf(kept, req, transactionView);
-    return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...page });
+    return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...pageOf(kept, req, transactionView) });
   }),
 ];
