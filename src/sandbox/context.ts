@@ -18,10 +18,9 @@ import { Webhooks } from './webhooks.ts';
 export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
   const shapes = options.shapes ?? 'strict';
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
-  const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
   const clock = new Clock(options.now);
-  const store = new Store(seed, clock);
+  const store = new Store(options.seed === undefined ? defaultSeed() : parseSeed(options.seed), clock);
   /** Every request, from its arrival (status -1 until answered). */
   const log: RequestLogEntry[] = [];
   return {

@@ -55,8 +55,7 @@ function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceC
   const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
   const fee = new Dec(band?.amount ?? 0);
   const priced = row.fee.kind === 'flat' ? row.fee.currency : undefined;
-  const inSource = priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee;
-  return roundTo(inSource, sourceCurrency);
+  return roundTo(priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee, sourceCurrency);
 }
 
 /** Rounded half-up to the destination's minor units; in reverse divided by the exact rate, so a client recomputing from GET pairs agrees. */
