@@ -99,8 +99,7 @@ function variantFee(m: PaymentMethod): unknown {
   if (!m.fee.bands) return { amount: amountOf(m.fee.amount, currency), currency, type: 'FLAT' };
   // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
   const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
-  const { bands } = m.fee;
-  const tiers = bands.map((b, i) => ({
+  const tiers = m.fee.bands.map((b, i, bands) => ({
     min: amountOf(bands[i - 1]?.below ?? 0, currency),
     max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
     amount: amountOf(b.amount, currency),
