@@ -1,7 +1,6 @@
 // What a route handler receives (the parts, built here), and the one way to define a route.
 import { randomInt } from 'node:crypto';
 import type { z } from 'zod';
-import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
 import { Clock } from './clock.ts';
 import type { RequestLogEntry, RouteName, SandboxOptions } from './contract.ts';
@@ -19,20 +18,15 @@ import { Webhooks } from './webhooks.ts';
 export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
   const shapes = options.shapes ?? 'strict';
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
-  const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
-  const faults = new Faults(options.faults, randomSeed);
   const clock = new Clock(options.now);
-  const store = new Store(seed, clock);
+  const store = new Store(options.seed === undefined ? defaultSeed() : parseSeed(options.seed), clock);
   /** Every request, from its arrival (status -1 until answered). */
   const log: RequestLogEntry[] = [];
   return {
     clock,
     store,
-    limits: new Limits({
-      rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
-      monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
-    }),
+    limits: new Limits(options),
     idempotency: new IdempotencyStore(options.storeRefusals ?? shapes === 'variant', shapes === 'variant'),
     storage: new Storage(baseUrl, clock),
     lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
@@ -41,7 +35,7 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
       retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
       timeoutMs: options.webhookTimeoutMs || 5000,
     }),
-    faults,
+    faults: new Faults(options.faults, randomSeed),
     randomSeed,
     shapes,
     baseUrl,

@@ -14,7 +14,7 @@ import {
   publishedRow,
   type PublishedRow,
 } from './rules.ts';
-import type { PairRec, Store } from './store.ts';
+import { ownedBy, type PairRec, type Store } from './store.ts';
 
 export type Corridor =
   | { kind: 'same' }
@@ -26,7 +26,7 @@ export type Corridor =
 /** Spec §1.7: same currency converts at 1; A/B serves A→B at rate and B→A at 1/rate; the enabled pair in the direction of travel wins. */
 export function corridorOf(store: Store, businessId: string, source: string, destination: string): Corridor {
   if (source === destination) return { kind: 'same' };
-  const pairs = store.pairsOf(businessId);
+  const pairs = ownedBy(store.pairs.values(), businessId);
   const direct = pairs.find((p) => p.baseCurrency === source && p.quoteCurrency === destination);
   const reverse = pairs.find((p) => p.baseCurrency === destination && p.quoteCurrency === source);
   if (direct?.enabled) return { kind: 'direct', pair: direct };
@@ -55,8 +55,7 @@ function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceC
   const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
   const fee = new Dec(band?.amount ?? 0);
   const priced = row.fee.kind === 'flat' ? row.fee.currency : undefined;
-  const inSource = priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee;
-  return roundTo(inSource, sourceCurrency);
+  return roundTo(priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee, sourceCurrency);
 }
 
 /** Rounded half-up to the destination's minor units; in reverse divided by the exact rate, so a client recomputing from GET pairs agrees. */
@@ -114,7 +113,7 @@ export function price(store: Store, businessId: string, r: QuoteRequest) {
 
 /** Spec §2 Country isProhibited; the refusal's code is "not shown": 400 PROHIBITED_DESTINATION. A country not listed is not refused. */
 export function refuseProhibited(store: Store, countryCode: string): void {
-  const c = store.country(countryCode);
+  const c = store.countries.find((x) => x.code === countryCode);
   if (c?.isProhibited) throw apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`);
 }
 

@@ -18,9 +18,8 @@ export interface Request {
 }
 
 export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name.toLowerCase()];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s.trim() === '' ? undefined : s.trim();
+  const s = [headers[name.toLowerCase()]].flat()[0]?.trim();
+  return s || undefined;
 }
 
 export interface Reply {
@@ -50,8 +49,7 @@ export function apiError(status: number, error: string, message: string, errors?
 export const unauthorized = (): ApiError => new ApiError(401, { statusCode: 401, message: 'Unauthorized' });
 
 /** Spec §5.3: 403 during key propagation; body "not shown": NestJS's ForbiddenException. */
-export const forbidden = (): ApiError =>
-  new ApiError(403, { statusCode: 403, message: 'Forbidden: the API key is still propagating', error: 'Forbidden' });
+export const forbidden = (): ApiError => apiError(403, 'Forbidden', 'Forbidden: the API key is still propagating');
 
 export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
@@ -73,13 +71,11 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix
   );
 }
 
-export const notFound = (code: string, what: string): ApiError => apiError(404, code, `${what} not found`);
-
 /** The record under `id` (of `businessId`, when given), else 404 `code`. */
 export function found<T extends { businessId: string }>(map: Map<string, T>, id = '', code: string, what: string, businessId?: string): T {
   const r = map.get(id);
   if (r && (businessId === undefined || r.businessId === businessId)) return r;
-  throw notFound(code, what);
+  throw apiError(404, code, `${what} not found`);
 }
 
 export const ok = (body: unknown, status = 200): Reply => ({ status, body });

@@ -2,6 +2,8 @@
 // rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
 // answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
 // whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
+import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
+import type { SandboxOptions } from './contract.ts';
 import { ApiError, apiError } from './http.ts';
 
 /** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
@@ -23,37 +25,25 @@ export class Limits {
   private readonly windows = new Map<string, number[]>();
   private readonly months = new Map<string, { month: string; count: number }>();
 
-  constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
+  constructor(private readonly settings: Pick<SandboxOptions, 'rateLimitPerSecond' | 'monthlyQuota'>) {}
 
-  check(key: string, at: number): ApiError | null {
-    const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
-    if (quota !== null && this.usedThisMonth(key, at) >= quota) {
+  /** A request under `key` at `at`: its 429, or null when admitted, which counts it. */
+  admit(key: string, at: number): ApiError | null {
+    const { rateLimitPerSecond: perSecond = RATE_LIMIT_PER_SECOND, monthlyQuota: quota = MONTHLY_QUOTA } = this.settings;
+    const month = this.months.get(key);
+    const used = month?.month === monthOf(at) ? month.count : 0;
+    if (quota !== null && used >= quota) {
       return tooManyRequests('quota', Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)));
     }
-    if (perSecond !== null) {
-      const w = this.prune(key, at);
-      if (w.length >= perSecond) {
-        const oldest = w[w.length - perSecond] ?? at;
-        return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
-      }
-    }
-    return null;
-  }
-
-  record(key: string, at: number): void {
-    this.prune(key, at).push(at);
-    this.months.set(key, { month: monthOf(at), count: this.usedThisMonth(key, at) + 1 });
-  }
-
-  private usedThisMonth(key: string, at: number): number {
-    const m = this.months.get(key);
-    return m && m.month === monthOf(at) ? m.count : 0;
-  }
-
-  private prune(key: string, at: number): number[] {
     let w = this.windows.get(key);
     if (!w) this.windows.set(key, (w = []));
     while (w.length && (w[0] ?? 0) <= at - 1000) w.shift();
-    return w;
+    if (perSecond !== null && w.length >= perSecond) {
+      const oldest = w[w.length - perSecond] ?? at;
+      return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
+    }
+    w.push(at);
+    this.months.set(key, { month: monthOf(at), count: used + 1 });
+    return null;
   }
 }

@@ -14,10 +14,7 @@ export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode', 'remitterAddress'] as c
 
 /** Spec §1.9 settlement as written, with the hours it spans. */
 const settlement = (text: string, minHours: number, maxHours: number) => ({ text, minHours, maxHours });
-const ONE_DAY = settlement('1 day', 24, 24);
-const ONE_TO_THREE_DAYS = settlement('1 to 3 days', 24, 72);
 const DAY_TO_THREE = settlement('24 to 72 hours', 24, 72);
-const UNDER_48_HOURS = settlement('under 48 hours', 0, 48);
 const UNDER_24_HOURS = settlement('under 24 hours', 0, 24);
 
 /** A published fee, in `currency` where the table writes one, else the source's; SWIFT's by band (`below` exclusive, null last). */
@@ -52,16 +49,16 @@ const EU_COUNTRIES = 'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL IT
 /** Spec §1.9 table, then readings for methods it does not price; the first row naming a (method, currency, country) serves it. */
 const PUBLISHED: PublishedRow[] = [
   // "USD to United States | WIRE | 20 USD | 1 day"
-  { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: ONE_DAY },
+  { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: settlement('1 day', 24, 24) },
   // "USD to United States | ACH | 5.00 USD | 1 to 3 days"
-  { methods: ['ACH'], currencies: ['USD'], countries: ['USA'], fee: flat('5.00', 'USD'), settlement: ONE_TO_THREE_DAYS },
+  { methods: ['ACH'], currencies: ['USD'], countries: ['USA'], fee: flat('5.00', 'USD'), settlement: settlement('1 to 3 days', 24, 72) },
   // "USD to China, Hong Kong | CHINA_WIRE / HK FPS | 20 USD | 24 to 72 hours": the lists pair up in order
   { methods: ['CHINA_WIRE'], currencies: ['USD'], countries: ['CHN'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
   { methods: ['HK_FPS'], currencies: ['USD'], countries: ['HKG'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
   // "... other currencies, other countries | SWIFT | 50/40/0 | 24 to 72 hours": any currency and country
   { methods: ['SWIFT'], fee: SWIFT_BANDS, settlement: DAY_TO_THREE },
   // "EUR to EU countries | SEPA | 5.00 | under 48 hours"
-  { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: flat('5.00'), settlement: UNDER_48_HOURS },
+  { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: flat('5.00'), settlement: settlement('under 48 hours', 0, 48) },
   // "GBP to United Kingdom | FASTER_PAYMENTS / BACS | 2.00 | under 24 hours"
   { methods: ['FASTER_PAYMENTS', 'BACS'], currencies: ['GBP'], countries: ['GBR'], fee: flat('2.00'), settlement: UNDER_24_HOURS },
   // "NGN to Nigeria | NIP | 100 NGN | under 24 hours"

@@ -41,10 +41,7 @@ function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business 
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
   if (!business) return unauthorized();
   if (sb.propagatingKeys.has(apiKey)) return forbidden();
-  const refusal = sb.limits.check(apiKey, at);
-  if (refusal) return refusal;
-  sb.limits.record(apiKey, at);
-  return business;
+  return sb.limits.admit(apiKey, at) ?? business;
 }
 
 export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerResponse) => void {

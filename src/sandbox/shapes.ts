@@ -14,7 +14,6 @@ import type { methodView, quoteView } from './corridors.ts';
 import type * as views from './views.ts';
 import type { subscriptionView } from './webhooks.ts';
 
-type Quote = ReturnType<typeof quoteView>;
 type PaymentMethod = ReturnType<typeof methodView>;
 type Subscription = ReturnType<typeof subscriptionView>;
 type Pair = ReturnType<typeof views.pairView>;
@@ -100,8 +99,7 @@ function variantFee(m: PaymentMethod): unknown {
   if (!m.fee.bands) return { amount: amountOf(m.fee.amount, currency), currency, type: 'FLAT' };
   // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
   const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
-  const { bands } = m.fee;
-  const tiers = bands.map((b, i) => ({
+  const tiers = m.fee.bands.map((b, i, bands) => ({
     min: amountOf(bands[i - 1]?.below ?? 0, currency),
     max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
     amount: amountOf(b.amount, currency),
@@ -138,7 +136,7 @@ function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | nu
 
 const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => unknown>> = {
   /** Spec §4.1: amounts as strings. */
-  quote: one('Quote retrieved successfully', (q: Quote) => ({ ...asText(q), fee: asText(q.fee) })),
+  quote: one('Quote retrieved successfully', (q: ReturnType<typeof quoteView>) => ({ ...asText(q), fee: asText(q.fee) })),
 
   /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too), sourceAmount the debit. */
   initiate: one('Payout initiated successfully', (p: views.Payout) => {

@@ -6,6 +6,7 @@
 //   (413 EntityTooLarge), not empty (400 EmptyBody); 200;
 // - /_storage/documents/{token}/{filename} serves initiate and PATCH once uploaded, for the asking business;
 // - a filename's extension fits the content type (.pdf; .jpg/.jpeg; .png).
+import { extname } from 'node:path';
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
 import type { SandboxState } from './contract.ts';
@@ -25,9 +26,8 @@ const EXTENSIONS: Record<DocumentContentType, string[]> = {
 };
 
 export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
-  const dot = filename.lastIndexOf('.');
-  if (dot <= 0 || dot === filename.length - 1) return undefined;
-  const ext = filename.slice(dot + 1).toLowerCase();
+  const ext = extname(filename).slice(1).toLowerCase();
+  if (!ext) return undefined;
   return EXTENSIONS[contentType].includes(ext)
     ? undefined
     : `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
@@ -53,9 +53,8 @@ export class Storage {
     const [uploadToken, documentToken] = [newToken(), newToken()];
     const f: StoredFile = { uploadToken, documentToken, businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
     this.add(f);
-    const expires = new Date(f.expiresAt).toISOString();
     return {
-      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
+      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(new Date(f.expiresAt).toISOString())}`,
       documentUrl: `${this.baseUrl()}${DOCUMENT_PATH}${documentToken}/${encodeURIComponent(filename)}`,
       headers: { 'Content-Type': contentType },
     };
@@ -91,9 +90,8 @@ export class Storage {
   resolve(documentUrl: string, businessId: string): StoredFile | string {
     if (!URL.canParse(documentUrl)) return 'is not a URL';
     const u = new URL(documentUrl);
-    const base = new URL(this.baseUrl());
     const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
-    const f = (u.host === base.host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
+    const f = (u.host === new URL(this.baseUrl()).host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
     if (!f || f.businessId !== businessId) return 'is not a documentUrl issued by the upload-url route to this business';
     if (!f.uploaded) return 'has no uploaded file yet: PUT the file to its uploadUrl first';
     return f;

@@ -14,6 +14,10 @@ export type Business = Pick<SeedBusiness, 'name'> & { id: string };
 export type WalletRec = Omit<SeedBusiness['wallets'][number], 'balance'> & { walletId: string; businessId: string; balance: Dec };
 export type PairRec = Omit<SeedBusiness['pairs'][number], 'rate'> & { currencyPairId: string; businessId: string; rate: Dec };
 
+/** The records of one business, in creation order. */
+export const ownedBy = <T extends { businessId: string }>(records: Iterable<T>, businessId: string): T[] =>
+  [...records].filter((r) => r.businessId === businessId);
+
 /** What a payout and a swap both record (spec §2: the same item fields). */
 interface MovementRec {
   id: string;
@@ -101,20 +105,8 @@ export class Store {
     }));
   }
 
-  walletsOf(businessId: string): WalletRec[] {
-    return [...this.wallets.values()].filter((w) => w.businessId === businessId);
-  }
-
   walletIn(businessId: string, currency: string): WalletRec | undefined {
-    return this.walletsOf(businessId).find((w) => w.currency === currency);
-  }
-
-  pairsOf(businessId: string): PairRec[] {
-    return [...this.pairs.values()].filter((p) => p.businessId === businessId);
-  }
-
-  country(code: string): Country | undefined {
-    return this.countries.find((c) => c.code === code);
+    return ownedBy(this.wallets.values(), businessId).find((w) => w.currency === currency);
   }
 
   /** Why `wallet` cannot be credited `amount`, checked before anything changes: no answer could carry its balance. */

@@ -3,7 +3,7 @@
 import { toApi } from '../money.ts';
 import { z } from 'zod';
 import { parseWith, type Request } from './http.ts';
-import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
+import { ownedBy, type PairRec, type PayoutRec, type SwapRec, type TransactionRec, type WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */
 export function payoutView(p: PayoutRec) {
@@ -113,5 +113,5 @@ export function paginate<T, V>(
 
 /** The business's records, newest first (they are kept in creation order), paged. */
 export function pageOf<T extends { businessId: string }, V>(records: Iterable<T>, req: Request, view: (t: T) => V) {
-  return paginate([...records].filter((r) => r.businessId === req.business.id).reverse(), req.query, view);
+  return paginate(ownedBy(records, req.business.id).reverse(), req.query, view);
 }

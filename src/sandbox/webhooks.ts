@@ -13,7 +13,7 @@ import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookUpdateRequest } from '../spec/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound } from './http.ts';
+import { apiError } from './http.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
@@ -50,7 +50,7 @@ export class Webhooks {
   find(businessId: string, id: string | undefined): SubscriptionRec {
     const s = this.subs.get(businessId);
     if (s && s.id === id) return s;
-    throw notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
+    throw apiError(404, 'WEBHOOK_NOT_FOUND', 'Webhook subscription not found');
   }
 
   deliveries(): WebhookDeliveryAttempt[] {
@@ -103,9 +103,8 @@ export class Webhooks {
       this.inFlight.delete(abort);
     }
     this.attempts.push(record);
-    const delivered = record.status >= 200 && record.status < 300;
     const delay = retryDelaysMs[n - 1];
-    if (!delivered && delay !== undefined && !this.closed)
+    if ((record.status < 200 || record.status >= 300) && delay !== undefined && !this.closed)
       later(this.timers, delay, () => void this.attempt(subId, e, deliveryId, raw, n + 1));
   }
 

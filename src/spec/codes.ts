@@ -44,15 +44,13 @@ export const PAYOUT_METHODS = [
 export const PayoutMethod = z.enum(PAYOUT_METHODS);
 export type PayoutMethod = z.infer<typeof PayoutMethod>;
 
-const METHOD_ALIASES: Record<string, PayoutMethod> = { HONG_KONG_FPS: 'HK_FPS' };
-
 /** Spec §4.1 writes methods in lower case, its examples in upper: any case and HONG_KONG_FPS are accepted, the canonical name answered. */
 export function canonicalMethod(raw: string): PayoutMethod | undefined {
   const up = raw
     .trim()
     .toUpperCase()
     .replace(/[\s-]+/g, '_');
-  return PayoutMethod.safeParse(METHOD_ALIASES[up] ?? up).data;
+  return PayoutMethod.safeParse(up === 'HONG_KONG_FPS' ? 'HK_FPS' : up).data;
 }
 
 /**

@@ -1,7 +1,7 @@
 // One zod schema per request body of the spec (§4) and the error body (§7), checked by the client
 // before sending and by the sandbox on receipt. Answers are read elsewhere (client/answers.ts).
 import { z } from 'zod';
-import { DocumentContentType } from './codes.ts';
+import { DocumentContentType, PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from './codes.ts';
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');
 
@@ -120,7 +120,6 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.changed.v1']);
 /** Spec §4.13: HTTPS; a listener on this machine has no TLS, so plain http only on a loopback host. */
 export const WebhookRegisterRequest = z.object({
   // (zod runs the refinement even when z.url() failed: a text that is no URL is no HTTPS URL either)
@@ -129,7 +128,7 @@ export const WebhookRegisterRequest = z.object({
     return url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopbackHost(url.hostname));
   }, 'an HTTPS URL (plain http only on this machine: localhost, 127.0.0.0/8, ::1)'),
   secret: z.string().min(1).optional(),
-  eventTypes: z.array(WebhookEventType).optional(),
+  eventTypes: z.array(z.enum([PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY])).optional(),
 });
 export type WebhookRegisterRequest = z.infer<typeof WebhookRegisterRequest>;
 /** "The PATCH body: not shown": url and/or secret (and eventTypes), each optional. */

@@ -1,7 +1,7 @@
 // Statuses only move forward (spec §3): a late GET or a replayed webhook never moves a row back.
 // Order: PENDING < ADDITIONAL_INFO_REQUIRED < PENDING (under review) < PROCESSING < final. The one move
 // down, under review -> ADDITIONAL_INFO_REQUIRED (asked again), is taken only when provably newer.
-import { PAYOUT_STATUSES, isFinalStatus, type PayoutStatus } from './codes.ts';
+import { isFinalStatus } from './codes.ts';
 
 export interface StatusPoint {
   status: string;
@@ -17,8 +17,6 @@ export interface StatusDecision {
 
 export const UNDER_REVIEW = 'ADDITIONAL_INFO_UNDER_REVIEW';
 
-const isPayoutStatus = (s: string): s is PayoutStatus => (PAYOUT_STATUSES as readonly string[]).includes(s);
-
 const RANKS = new Map<string, number>([
   ['PENDING', 0],
   ['ADDITIONAL_INFO_REQUIRED', 1],
@@ -33,14 +31,13 @@ export function statusRank(p: StatusPoint): number {
 }
 
 export const isoTime = (iso: string | undefined): number | undefined => {
-  if (!iso) return undefined;
-  const t = Date.parse(iso);
+  const t = Date.parse(iso ?? '');
   return Number.isNaN(t) ? undefined : t;
 };
 
 /** May `incoming` replace `current`? A `current.status` of the engine's own words (no payout) is never touched. */
 export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusDecision {
-  if (!isPayoutStatus(current.status) || !isPayoutStatus(incoming.status)) return { apply: false, why: 'not-a-payout-status' };
+  if (!RANKS.has(current.status) || !RANKS.has(incoming.status)) return { apply: false, why: 'not-a-payout-status' };
   const a = statusRank(current);
   const b = statusRank(incoming);
   const tc = isoTime(current.at);

@@ -4,6 +4,7 @@ import { COUNTRIES_DEFAULT_LIMIT } from '../../spec/codes.ts';
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH } from '../../spec/endpoints.ts';
 import { route } from '../context.ts';
 import { ok, parseWith } from '../http.ts';
+import { ownedBy } from '../store.ts';
 import { pageOf, paginate, transactionView, walletView } from '../views.ts';
 
 const CurrencyFilter = z
@@ -13,7 +14,9 @@ const CurrencyFilter = z
 
 export const LIST_ROUTES = [
   /** Spec §4.12; reading: each wallet carries its balance. */
-  route('wallets', 'GET', `${P}/wallets`, null, (sb, req) => ok({ data: sb.store.walletsOf(req.business.id).map(walletView) })),
+  route('wallets', 'GET', `${P}/wallets`, null, (sb, req) =>
+    ok({ data: ownedBy(sb.store.wallets.values(), req.business.id).map(walletView) }),
+  ),
 
   /** Spec §4.14. Readings: x-api-key required (spec §4); limit 50, max 250; filter[currencyCode] also matches payoutCurrencies. */
   route('countries', 'GET', COUNTRIES_PATH, null, (sb, req) => {
@@ -27,7 +30,6 @@ export const LIST_ROUTES = [
   route('transactions', 'GET', TRANSACTIONS_PATH, null, (sb, req) => {
     const ref = req.query.get('filter[payoutRef]');
     const kept = sb.store.transactions.filter((t) => ref === null || t.reference === ref);
-    const page = pageOf(kept, req, transactionView);
-    return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...page });
+    return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...pageOf(kept, req, transactionView) });
   }),
 ];

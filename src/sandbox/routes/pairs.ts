@@ -6,6 +6,7 @@ import { route } from '../context.ts';
 import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
 import { apiError, fieldError, found, ok, parseWith } from '../http.ts';
 import { corridorMethods } from '../rules.ts';
+import { ownedBy } from '../store.ts';
 import { pairView } from '../views.ts';
 
 export const PAIR_ROUTES = [
@@ -13,7 +14,7 @@ export const PAIR_ROUTES = [
   route('pairs', 'GET', `${P}/pairs`, null, (sb, req) => {
     const status = sb.shapes === 'variant' ? null : req.query.get('status');
     if (status !== null && status !== 'all' && status !== 'enabled') return fieldError('status', 'enabled (the default) or all');
-    const all = sb.store.pairsOf(req.business.id);
+    const all = ownedBy(sb.store.pairs.values(), req.business.id);
     const listed = status === 'all' ? all : all.filter((p) => p.enabled);
     if (!listed.length && status !== 'all') return apiError(400, 'NO_ENABLED_PAIRS', 'No currency pair is enabled for this business');
     return ok({ data: listed.map(pairView) });

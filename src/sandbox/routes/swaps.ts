@@ -48,8 +48,7 @@ function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
   const move = sb.faults.takeRateMove();
   if (move !== undefined && corridor.kind !== 'same')
     corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);
-  const expected = convert(corridor, swapAmount, body.currencyToBeSent);
-  if (!expected.equals(amountToBeSent)) {
+  if (!convert(corridor, swapAmount, body.currencyToBeSent).equals(amountToBeSent)) {
     return new ApiError(400, { statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE, error: 'Bad Request' });
   }
   if (source.balance.lessThan(swapAmount)) {
