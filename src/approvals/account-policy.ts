@@ -120,8 +120,7 @@ function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | 
   const setAt = new Date().toISOString();
   const version = current.version + 1;
   const base = { v: 1 as const, account, setAt, setBy, version };
-  const described = next && describePolicy({ ...next, account } as AccountPolicy);
-  const history = [...current.history, { version, setAt, setBy, signedBy, policy: described }];
+  const history = [...current.history, { version, setAt, setBy, signedBy, policy: next && describePolicy(next) }];
   return next ? { ...base, ...next, history } : { ...base, removed: true as const, history };
 }
 
@@ -218,7 +217,7 @@ const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
     .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
     .join(join);
 
-export function describePolicy(p: AccountPolicy): string {
+export function describePolicy(p: PolicyRules): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   const lists = p.screeningMaxAgeMs ? `; payees screened against sanctions lists at most ${durationText(p.screeningMaxAgeMs)} old` : '';
