@@ -149,8 +149,7 @@ export function hostStore(baseUrl: string): PolicyStore {
       : { version: 0, history: [] };
   return storeOf(path, accountOf(baseUrl), read, async (text) => {
     try {
-      mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-      await writeFileAtomic(path, text, { mode: 0o644 });
+      await writeInHost(path, text);
     } catch (e) {
       throw new PolicyError(
         `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
@@ -174,16 +173,16 @@ export function teamStore(ledger: PolicyKeeper): PolicyStore {
   });
 }
 
-/** Where the host folder lets this user (else its owner records it when they use it). */
-async function recordTeam(ledger: PolicyKeeper): Promise<void> {
-  const path = hostPath(ledger.account, 'ledger.json');
-  try {
-    mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-    await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
-  } catch {
-    // (not this user's to write)
-  }
+async function writeInHost(path: string, text: string): Promise<void> {
+  mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+  await writeFileAtomic(path, text, { mode: 0o644 });
 }
+
+/** Where the host folder lets this user (else its owner records it when they use it). */
+const recordTeam = (ledger: PolicyKeeper): Promise<void> =>
+  writeInHost(hostPath(ledger.account, 'ledger.json'), JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n').catch(
+    () => undefined, // (not this user's to write)
+  );
 
 function teamOnRecord(account: string): string | undefined {
   const path = hostPath(account, 'ledger.json');
