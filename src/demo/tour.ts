@@ -65,8 +65,7 @@ export async function runDemo(options: DemoOptions = {}) {
     const guards = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [] };
     const common = { conn, file: batchFile, guards };
     const prepared = await prepareRun({ ...common, settings: { mergeDocuments: false, events } });
-    const planShown = prepared.plan;
-    if (planShown) onPlan?.(planShown, environment);
+    if (prepared.plan) onPlan?.(prepared.plan, environment);
     const first = await execute(prepared);
 
     const initiates = () => sandbox.requestLog().filter((r) => r.route === 'initiate').length;
@@ -84,7 +83,7 @@ export async function runDemo(options: DemoOptions = {}) {
 
     const reconciliation = await reconcileResults(conn.client, first.resultsPath, say);
     const reports = {
-      plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
+      plan: prepared.plan && (await writePlanReport(prepared.plan, { environment, baseUrl })),
       results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
     };
     return {
