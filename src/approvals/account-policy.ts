@@ -202,7 +202,8 @@ function hostFolderRefusal(e: unknown, baseUrl: string): string {
   return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
 }
 
-const utcDay = (): string => new Date().toISOString().slice(0, 10);
+/** UTC, as the day's allowance and a ReqdExctnDt are counted. */
+export const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
 /** "7d", "12h", "90m", never 0 */
 export function parseDuration(text: string): number {

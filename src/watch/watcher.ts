@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
-import { PolicyError, policyGate, policyGuard, policyInForce, policyRefusal, policySetSince } from '../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, policyRefusal, policySetSince, utcDay } from '../approvals/account-policy.ts';
 import type { AccountPolicy } from '../approvals/account-policy.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
@@ -81,6 +81,8 @@ export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ..
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
 
+const nothingSentText = (resumed: boolean) => (resumed ? 'Nothing more was sent.' : 'Nothing was sent.');
+
 const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
 
 /** One this watch's user cannot read: refused, not a crash of this run and of every later one on its claim. */
@@ -97,8 +99,7 @@ export function judgeRun(
 ): RunJudgement {
   const { name, resumed } = o;
   const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement => ({ resumed, outcome, kind, reason });
-  const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSentText(resumed)));
   if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
   if (r.stopped) return judged('processing', r.kind === 'halted' ? 'halted' : 'ok', 'stopped on request: resumed on the next start');
   if (r.kind === 'halted' && r.answerNotAsSent)
@@ -293,7 +294,7 @@ export class FolderWatch {
     if (refusedEntry(path, st)) return 0;
     if (st.isDirectory()) return null; // (left alone, not "not complete": a writer may stage files in one)
     const held = this.notDue.get(name);
-    if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
+    if (held?.mtimeMs === st.mtimeMs && held.date > utcDay()) return null;
     return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });
   }
 
@@ -304,7 +305,7 @@ export class FolderWatch {
     // (a link or a hard-linked file is refused unread: no date of it holds it, or every scan would take it again)
     const st = attempt(() => lstatSync(path));
     const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
-    if (date && date > today()) {
+    if (date && date > utcDay()) {
       this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
       // (--once, under cron: nothing to mail every run while it waits, no one need act)
       this.o.logger?.[this.o.once ? 'debug' : 'info'](
@@ -399,7 +400,7 @@ export class FolderWatch {
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
-      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, 'Nothing was sent.') };
+      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, nothingSentText(false)) };
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
@@ -477,14 +478,14 @@ export class FolderWatch {
     // (a link or special file left by a watch stopped before it was settled: still never read)
     const st = lstatSync(file, { throwIfNoEntry: false });
     const notFile = st && (refusedEntry(file, st) ?? (st.isFile() ? undefined : 'not a regular file'));
-    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. Nothing ${resumed ? 'more ' : ''}was sent.`);
+    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. ${nothingSentText(resumed)}`);
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;
     // (should the link fail, documents/… paths are not found: the rows say so)
     if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents')))
       attempt(() => symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir'));
-    const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+    const nothingSent = nothingSentText(resumed);
     try {
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
@@ -571,8 +572,7 @@ export class FolderWatch {
   private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
     // (no hash recorded: its claimer stopped before it)
     const sha256 = claim.sha256 ?? (await fileSha256(join(claimDir, claim.name)).catch((e: NodeJS.ErrnoException) => e));
-    if (sha256 instanceof Error)
-      return failed(resumed, cannotRead(claim.name, sha256, resumed ? 'Nothing more was sent.' : 'Nothing was sent.'));
+    if (sha256 instanceof Error) return failed(resumed, cannotRead(claim.name, sha256, nothingSentText(resumed)));
     claim.sha256 = sha256;
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
@@ -748,7 +748,4 @@ export class FolderWatch {
 }
 
 export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
-
-/** UTC, as a ReqdExctnDt is compared. */
-const today = (): string => new Date().toISOString().slice(0, 10);
-const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > today();
+const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > utcDay();
