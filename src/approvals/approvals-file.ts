@@ -113,18 +113,18 @@ export function readApprovals(path: string): Approval[] {
   return r.data;
 }
 
-/** An earlier approval under the same name is replaced; under a lock, so two approvers signing at once are both kept. */
+/** Under `<path>.lock`, so that two writers at once (approvers signing, lists added) both keep what they add. */
+const lockedFor = <T>(path: string, purpose: string, job: () => Promise<T>): Promise<T> =>
+  withLock(`${path}.lock`, job, { waitMs: 10_000, purpose });
+
+/** An earlier approval under the same name is replaced. */
 export async function addApproval(approvalsPath: string, a: Approval): Promise<{ replaced: boolean }> {
-  return withLock(
-    `${approvalsPath}.lock`,
-    async () => {
-      const before = readApprovals(approvalsPath);
-      const kept = before.filter((x) => !sameName(x.name, a.name));
-      await writeFileAtomic(approvalsPath, JSON.stringify([...kept, a], null, 2) + '\n');
-      return { replaced: kept.length !== before.length };
-    },
-    { waitMs: 10_000, purpose: 'approve' },
-  );
+  return lockedFor(approvalsPath, 'approve', async () => {
+    const before = readApprovals(approvalsPath);
+    const kept = before.filter((x) => !sameName(x.name, a.name));
+    await writeFileAtomic(approvalsPath, JSON.stringify([...kept, a], null, 2) + '\n');
+    return { replaced: kept.length !== before.length };
+  });
 }
 
 /** An approvers list's entry, its key read: `publicKey` the raw bytes in base64. */
@@ -169,25 +169,21 @@ function withoutTwins(path: string, entries: { name: string; publicKey: string }
 
 /** `approvers add FILE... --out LIST`: a name or key listed for someone else refuses it all, nothing written. */
 export async function addApprovers(listPath: string, files: string[]): Promise<{ added: string[]; kept: string[]; all: Approver[] }> {
-  return withLock(
-    `${listPath}.lock`,
-    async () => {
-      const all = existsSync(listPath) ? readApprovers(listPath) : [];
-      const added: string[] = [];
-      const kept: string[] = [];
-      for (const f of files)
-        for (const a of readApprovers(f)) {
-          if (all.some((o) => o.publicKey === a.publicKey && o.name === a.name)) kept.push(a.name);
-          else {
-            withoutTwins(`${listPath} with ${f}`, [...all, a]);
-            all.push(a);
-            added.push(a.name);
-          }
+  return lockedFor(listPath, 'approvers add', async () => {
+    const all = existsSync(listPath) ? readApprovers(listPath) : [];
+    const added: string[] = [];
+    const kept: string[] = [];
+    for (const f of files)
+      for (const a of readApprovers(f)) {
+        if (all.some((o) => o.publicKey === a.publicKey && o.name === a.name)) kept.push(a.name);
+        else {
+          withoutTwins(`${listPath} with ${f}`, [...all, a]);
+          all.push(a);
+          added.push(a.name);
         }
-      const list = all.map(({ name, publicKey }) => ({ name, publicKey }));
-      await writeFileAtomic(listPath, JSON.stringify(list, null, 2) + '\n');
-      return { added, kept, all };
-    },
-    { waitMs: 10_000, purpose: 'approvers add' },
-  );
+      }
+    const list = all.map(({ name, publicKey }) => ({ name, publicKey }));
+    await writeFileAtomic(listPath, JSON.stringify(list, null, 2) + '\n');
+    return { added, kept, all };
+  });
 }
