@@ -317,7 +317,7 @@ export class FolderWatch {
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
-    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', kind: 'refused', reason: c.refused, resumed: false });
+    if (c.refused) return this.settle(c.claimDir, claim, failed(false, c.refused));
     await this.o.onClaim?.(join(c.claimDir, claim.name));
     await this.process(c.claimDir, false);
   }
@@ -466,8 +466,7 @@ export class FolderWatch {
   /** Runs one claimed file and settles it. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
-    const { out, summary } = await this.judge(claimDir, claim, resumed);
-    await this.settle(claimDir, claim, out, summary);
+    await this.settle(claimDir, claim, await this.judge(claimDir, claim, resumed));
   }
 
   /** Refused before sending, or its run through the engine judged. */
@@ -505,25 +504,18 @@ export class FolderWatch {
         : conn.sandbox
           ? undefined
           : { spend: policySetSince(conn.environment.baseUrl) };
-      const screening = screeningFor(
-        this.L.root,
-        { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers },
-        policy,
-      );
       const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, {
         planFile: approved?.planFile,
         policy: guard,
         whole,
-        screening,
+        screening: screeningFor(this.L.root, { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers }, policy),
       });
-      const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
       // a pain.001's status report, for the ERP that dropped it
       const statusReport = r.resultsWritten
         ? await writeStatusReportBeside(r.resultsPath).catch(
             (e: Error) => void this.o.logger?.warn({ file: claim.name, err: e.message }, 'no status report'),
           )
         : undefined;
-      const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
       // (claimed once due, then replaced, or on a host whose clock is behind: its rows dated later wait in processing/)
       const notBefore = r.kind === 'not-finished' ? await latestExecutionDate(file) : undefined;
       if (notBefore) writeClaim(claimDir, { ...claim, notBefore });
@@ -531,9 +523,9 @@ export class FolderWatch {
         name: claim.name,
         resumed,
         changedAtPlan,
-        refusedWhole,
+        refusedWhole: refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent),
         changedInRun: await changedOrEdited(file, claim),
-        retry,
+        retry: this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath))),
         due: notBefore,
       });
       if (out.outcome === 'processing') this.halted.add(claimDir);
@@ -708,7 +700,7 @@ export class FolderWatch {
   }
 
   /** To done/ or failed/, its summary written first; one still processing stays. */
-  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
+  private async settle(claimDir: string, claim: ClaimRecord, { out, summary = {} }: Judged): Promise<void> {
     const id = basename(claimDir);
     const f: FileOutcome = { ...out, name: claim.name, claim: id, folder: claimDir, summary: summary.summary as RunSummary | undefined };
     if (out.outcome !== 'processing') {
