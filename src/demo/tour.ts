@@ -81,11 +81,6 @@ export async function runDemo(options: DemoOptions = {}) {
     const listed = await conn.client.listPayouts({ limit: 100 });
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
 
-    const reconciliation = await reconcileResults(conn.client, first.resultsPath, say);
-    const reports = {
-      plan: prepared.plan && (await writePlanReport(prepared.plan, { environment, baseUrl })),
-      results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
-    };
     return {
       dir,
       batchFile,
@@ -96,8 +91,11 @@ export async function runDemo(options: DemoOptions = {}) {
       payoutsAtSandbox: listed.meta?.total ?? listed.data.length, // after both runs
       balancesMatch,
       balances,
-      reconciliation,
-      reports,
+      reconciliation: await reconcileResults(conn.client, first.resultsPath, say),
+      reports: {
+        plan: prepared.plan && (await writePlanReport(prepared.plan, { environment, baseUrl })),
+        results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
+      },
       kept: options.keep ? made : [],
     };
   } finally {
@@ -123,8 +121,7 @@ function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, m
 }
 
 async function reconcileResults(client: PayoutClient, resultsFile: string, say: (line: string) => void) {
-  const rec = await reconcile({ client, resultsFile });
-  const report = rec.report;
+  const { report, ...rec } = await reconcile({ client, resultsFile });
   const reconciliation = {
     tiesOut: report?.ok ?? false,
     file: rec.reconciliationPath,
