@@ -287,15 +287,14 @@ export function policyGuard(
   approved?: Pick<GateResult, 'ok' | 'message' | 'plan'>,
 ): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
-  const { above } = p;
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
     const changed = await policyChanged(p.account, p, ledger);
     // (approvals counted again: one that expired while the run waited at its confirmation no longer counts)
     const still = approved?.ok && approved.plan ? policyGate(p, approved.plan) : approved;
     if (changed || still?.ok) return changed;
-    if (!above) return still && policyRefusal(p, still);
+    if (!p.above) return still && policyRefusal(p, still);
     const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
-      .unapproved(utcDay(), { payouts, above })
+      .unapproved(utcDay(), { payouts, above: p.above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;
     return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, still);
