@@ -74,11 +74,10 @@ export function signalsFor(targets: SignalTargets, command: string, logger: Logg
       const user = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
       const auth: Record<string, string> = user !== ':' ? { authorization: `Basic ${Buffer.from(user).toString('base64')}` } : {};
       u.username = u.password = '';
-      const json = body.startsWith('{');
       const res = await fetch(u, {
         method: 'POST',
         body,
-        headers: { 'content-type': json ? 'application/json' : 'text/plain; charset=utf-8', ...auth },
+        headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain; charset=utf-8', ...auth },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
       await res.body?.cancel();
