@@ -147,16 +147,13 @@ export function hostStore(baseUrl: string): PolicyStore {
     trustedInHost(path, 'the approval policy')
       ? parseRecord(readInHost(path, 'the approval policy').toString('utf8'), path)
       : { version: 0, history: [] };
-  return storeOf(path, accountOf(baseUrl), read, async (text) => {
-    try {
-      await writeInHost(path, text);
-    } catch (e) {
-      throw new PolicyError(
-        `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
-          `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
-      );
-    }
-  });
+  const cannotWrite = (e: NodeJS.ErrnoException) => {
+    throw new PolicyError(
+      `cannot write ${path} (${e.code ?? e.message}): the host's policies are kept in ${hostFolder()}; ` +
+        `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
+    );
+  };
+  return storeOf(path, accountOf(baseUrl), read, (text) => writeInHost(path, text).catch(cannotWrite));
 }
 
 /** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
