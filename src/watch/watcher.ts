@@ -153,12 +153,11 @@ const elsewhere = ({ account: _a, sha256: _s, holder: _h, ...where }: WatchClaim
 function claimedElsewhereText(c: WatchClaim): string {
   const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
   const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
-  const next =
-    c.state === 'running'
-      ? ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.'
-      : c.state === 'failed'
-        ? ' Its rows are followed up there (its failed/ folder names the retry).'
-        : '';
+  const next = {
+    running: ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.',
+    failed: ' Its rows are followed up there (its failed/ folder names the retry).',
+    done: '',
+  }[c.state];
   return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
 }
 
