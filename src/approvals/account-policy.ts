@@ -96,7 +96,6 @@ function trusted(path: string, what: string): boolean {
   return true;
 }
 
-/** The same of the host folder first, then of its file `path`. */
 const trustedInHost = (path: string, what: string) => trusted(hostFolder(), 'the host folder of approval policies') && trusted(path, what);
 
 const readInHost = (path: string, what: string): Buffer =>

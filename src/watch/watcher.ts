@@ -462,7 +462,6 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** Runs one claimed file and settles it. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
     await this.settle(claimDir, claim, await this.judge(claimDir, claim, resumed));
