@@ -14,7 +14,6 @@ import { durationMs, durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
-import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type Expiry, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
@@ -220,7 +219,7 @@ export function describePolicy(p: PolicyRules): string {
   return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
-type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[]; payouts?: readonly UnapprovedPayout[] };
+type Sends = Parameters<NonNullable<GuardOptions['policy']>>[0];
 
 /**
  * With `above`, only when what it sends and what went without approval today pass it, or in a currency it does not name.
