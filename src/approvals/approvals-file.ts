@@ -5,6 +5,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { readBytes } from './payload.ts';
@@ -94,11 +95,8 @@ function readJson(path: string, what: string, lines = false): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    try {
-      if (lines) return text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : []));
-    } catch {
-      // not JSON lines either: said below
-    }
+    const each = lines && attempt(() => text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : [])));
+    if (each) return each;
     throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
   }
 }
