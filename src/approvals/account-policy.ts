@@ -154,7 +154,7 @@ export function hostStore(baseUrl: string): PolicyStore {
   return storeOf(path, accountOf(baseUrl), read, (text) => writeInHost(path, text).catch(cannotWrite));
 }
 
-/** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
+/** This host records that the account has one (teamOnRecordIs), so that a run here without the ledger is refused. */
 export function teamStore(ledger: PolicyKeeper): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
@@ -178,13 +178,6 @@ const recordTeam = (ledger: PolicyKeeper): Promise<void> =>
   writeInHost(hostPath(ledger.account, 'ledger.json'), JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n').catch(
     () => undefined, // (not this user's to write)
   );
-
-function teamOnRecord(account: string): string | undefined {
-  const path = hostPath(account, 'ledger.json');
-  if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
-  const ledger = parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger;
-  return ledger === undefined ? '(unreadable)' : redactUrl(ledger); // (an earlier version's: its password as ***)
-}
 
 /** Where payouts sent without approval are counted: the team ledger `held`, for a policy kept there, else the host's folder beside the policy. */
 const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl), held);
@@ -244,8 +237,11 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
 
 /** The team ledger this host has on record for the account; PolicyError when there is one and `team` is not it. */
 export function teamOnRecordIs(account: string, team?: PolicyKeeper): string | undefined {
-  const onRecord = teamOnRecord(account);
-  if (onRecord && team?.where !== onRecord)
+  const path = hostPath(account, 'ledger.json');
+  if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
+  const ledger = parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger;
+  const onRecord = ledger === undefined ? '(unreadable)' : redactUrl(ledger); // (an earlier version's: its password as ***)
+  if (team?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL)`,
     );
