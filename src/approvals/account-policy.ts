@@ -114,14 +114,6 @@ function parseRecord(text: string, where: string): PolicyRecord {
   return r.data.removed ? { version, history } : { policy: { ...r.data, ...rules!.data }, version, history };
 }
 
-function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | null, signedBy: string[], setBy: string) {
-  const setAt = new Date().toISOString();
-  const version = current.version + 1;
-  const base = { v: 1 as const, account, setAt, setBy, version };
-  const history = [...current.history, { version, setAt, setBy, signedBy, policy: next && describePolicy(next) }];
-  return next ? { ...base, ...next, history } : { ...base, removed: true as const, history };
-}
-
 export const who = () => `${userInfo().username}@${hostname()}`;
 
 export type PolicyStore = ReturnType<typeof storeOf>;
@@ -132,7 +124,12 @@ function storeOf(where: string, account: string, read: () => Promise<PolicyRecor
     where,
     read,
     async write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy = who()): Promise<PolicyRecord> {
-      const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
+      const current = await read();
+      const setAt = new Date().toISOString();
+      const version = current.version + 1;
+      const base = { v: 1 as const, account, setAt, setBy, version };
+      const history = [...current.history, { version, setAt, setBy, signedBy, policy: next && describePolicy(next) }];
+      const text = JSON.stringify(next ? { ...base, ...next, history } : { ...base, removed: true as const, history }, null, 2) + '\n';
       await save(text);
       return parseRecord(text, where);
     },
