@@ -161,7 +161,6 @@ function claimedElsewhereText(c: WatchClaim): string {
   return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
 }
 
-type Claimed = { claimDir: string; refused?: string };
 type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
 
 const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
@@ -366,8 +365,8 @@ export class FolderWatch {
   }
 
   /** A link or special file is claimed too (rename never follows it) but never read: `refused` says why. */
-  private claim(name: string): Promise<Claimed | undefined> {
-    return this.locked(async (): Promise<Claimed | undefined> => {
+  private claim(name: string): Promise<{ claimDir: string; refused?: string } | undefined> {
+    return this.locked(async () => {
       const src = join(this.L.inbox, name);
       const before = lstatSync(src, { throwIfNoEntry: false });
       if (!before) return undefined; // gone (another process took it)
