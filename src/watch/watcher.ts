@@ -574,12 +574,11 @@ export class FolderWatch {
       if (!this.ledger.lost) throw e;
       return leftToResume(resumed, this.ledger.lost);
     }
-    const log = this.o.logger;
     if (!a.held) {
-      log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
+      this.o.logger?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
       return failed(resumed, claimedElsewhereText(a.by), 'refused', { claimedElsewhere: elsewhere(a.by) });
     }
-    if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
+    if (a.replaced) this.o.logger?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
     if (sent) return failed(resumed, sent);
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
