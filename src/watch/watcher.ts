@@ -416,16 +416,15 @@ export class FolderWatch {
 
   /** Why the same content, sent before to this account from anywhere, is not paid again. */
   private async sentBefore(sha: string): Promise<string | undefined> {
-    const { folded } = await foldBatch(this.ledger, sha);
-    const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
+    const { rows, header: h, interrupted } = (await foldBatch(this.ledger, sha)).folded;
+    const sent = [...rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
-    const h = folded.header;
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
     // (a run killed part way wrote no results: running the file again resumes it from its journal)
     const next =
-      folded.interrupted && first
+      interrupted && first
         ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', first)}\` again`
         : `To re-send failed rows of that batch (once fixed in its results file): ${retry}`;
     return (
