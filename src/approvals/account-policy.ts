@@ -14,7 +14,6 @@ import { durationMs, durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
-import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type Expiry, type GateResult } from './sign.ts';
 import { ApproverSchema } from './approvals-file.ts';
@@ -96,7 +95,6 @@ function trusted(path: string, what: string): boolean {
   return true;
 }
 
-/** The same of the host folder first, then of its file `path`. */
 const trustedInHost = (path: string, what: string) => trusted(hostFolder(), 'the host folder of approval policies') && trusted(path, what);
 
 const readInHost = (path: string, what: string): Buffer =>
@@ -116,15 +114,6 @@ function parseRecord(text: string, where: string): PolicyRecord {
   return r.data.removed ? { version, history } : { policy: { ...r.data, ...rules!.data }, version, history };
 }
 
-function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | null, signedBy: string[], setBy: string) {
-  const setAt = new Date().toISOString();
-  const version = current.version + 1;
-  const base = { v: 1 as const, account, setAt, setBy, version };
-  const described = next && describePolicy({ ...next, account } as AccountPolicy);
-  const history = [...current.history, { version, setAt, setBy, signedBy, policy: described }];
-  return next ? { ...base, ...next, history } : { ...base, removed: true as const, history };
-}
-
 export const who = () => `${userInfo().username}@${hostname()}`;
 
 export type PolicyStore = ReturnType<typeof storeOf>;
@@ -135,7 +124,12 @@ function storeOf(where: string, account: string, read: () => Promise<PolicyRecor
     where,
     read,
     async write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy = who()): Promise<PolicyRecord> {
-      const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
+      const current = await read();
+      const setAt = new Date().toISOString();
+      const version = current.version + 1;
+      const base = { v: 1 as const, account, setAt, setBy, version };
+      const history = [...current.history, { version, setAt, setBy, signedBy, policy: next && describePolicy(next) }];
+      const text = JSON.stringify(next ? { ...base, ...next, history } : { ...base, removed: true as const, history }, null, 2) + '\n';
       await save(text);
       return parseRecord(text, where);
     },
@@ -148,20 +142,16 @@ export function hostStore(baseUrl: string): PolicyStore {
     trustedInHost(path, 'the approval policy')
       ? parseRecord(readInHost(path, 'the approval policy').toString('utf8'), path)
       : { version: 0, history: [] };
-  return storeOf(path, accountOf(baseUrl), read, async (text) => {
-    try {
-      mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-      await writeFileAtomic(path, text, { mode: 0o644 });
-    } catch (e) {
-      throw new PolicyError(
-        `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
-          `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
-      );
-    }
-  });
+  const cannotWrite = (e: NodeJS.ErrnoException) => {
+    throw new PolicyError(
+      `cannot write ${path} (${e.code ?? e.message}): the host's policies are kept in ${hostFolder()}; ` +
+        `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
+    );
+  };
+  return storeOf(path, accountOf(baseUrl), read, (text) => writeInHost(path, text).catch(cannotWrite));
 }
 
-/** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
+/** This host records that the account has one (teamOnRecordIs), so that a run here without the ledger is refused. */
 export function teamStore(ledger: PolicyKeeper): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
@@ -175,23 +165,16 @@ export function teamStore(ledger: PolicyKeeper): PolicyStore {
   });
 }
 
-/** Where the host folder lets this user (else its owner records it when they use it). */
-async function recordTeam(ledger: PolicyKeeper): Promise<void> {
-  const path = hostPath(ledger.account, 'ledger.json');
-  try {
-    mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-    await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
-  } catch {
-    // (not this user's to write)
-  }
+async function writeInHost(path: string, text: string): Promise<void> {
+  mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+  await writeFileAtomic(path, text, { mode: 0o644 });
 }
 
-function teamOnRecord(account: string): string | undefined {
-  const path = hostPath(account, 'ledger.json');
-  if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
-  const ledger = parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger;
-  return ledger === undefined ? '(unreadable)' : redactUrl(ledger); // (an earlier version's: its password as ***)
-}
+/** Where the host folder lets this user (else its owner records it when they use it). */
+const recordTeam = (ledger: PolicyKeeper): Promise<void> =>
+  writeInHost(hostPath(ledger.account, 'ledger.json'), JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n').catch(
+    () => undefined, // (not this user's to write)
+  );
 
 /** Where payouts sent without approval are counted: the team ledger `held`, for a policy kept there, else the host's folder beside the policy. */
 const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLedgerOf(accountOf(baseUrl), unapprovedFolder(baseUrl), held);
@@ -204,7 +187,8 @@ function hostFolderRefusal(e: unknown, baseUrl: string): string {
   return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
 }
 
-const utcDay = (): string => new Date().toISOString().slice(0, 10);
+/** UTC, as the day's allowance and a ReqdExctnDt are counted. */
+export const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
 /** "7d", "12h", "90m", never 0 */
 export function parseDuration(text: string): number {
@@ -218,14 +202,14 @@ const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
     .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
     .join(join);
 
-export function describePolicy(p: AccountPolicy): string {
+export function describePolicy(p: PolicyRules): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   const lists = p.screeningMaxAgeMs ? `; payees screened against sanctions lists at most ${durationText(p.screeningMaxAgeMs)} old` : '';
   return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
-type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[]; payouts?: readonly UnapprovedPayout[] };
+type Sends = Parameters<NonNullable<GuardOptions['policy']>>[0];
 
 /**
  * With `above`, only when what it sends and what went without approval today pass it, or in a currency it does not name.
@@ -250,8 +234,11 @@ export function allowanceLeft(p: AccountPolicy): string | undefined {
 
 /** The team ledger this host has on record for the account; PolicyError when there is one and `team` is not it. */
 export function teamOnRecordIs(account: string, team?: PolicyKeeper): string | undefined {
-  const onRecord = teamOnRecord(account);
-  if (onRecord && team?.where !== onRecord)
+  const path = hostPath(account, 'ledger.json');
+  if (!trustedInHost(path, 'the record of the team ledger')) return undefined;
+  const ledger = parseJson(readInHost(path, 'the record of the team ledger'), z.object({ ledger: z.string() }))?.ledger;
+  const onRecord = ledger === undefined ? '(unreadable)' : redactUrl(ledger); // (an earlier version's: its password as ***)
+  if (team?.where !== onRecord)
     throw new PolicyError(
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL)`,
     );
@@ -288,15 +275,14 @@ export function policyGuard(
   approved?: Pick<GateResult, 'ok' | 'message' | 'plan'>,
 ): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
-  const { above } = p;
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
     const changed = await policyChanged(p.account, p, ledger);
     // (approvals counted again: one that expired while the run waited at its confirmation no longer counts)
     const still = approved?.ok && approved.plan ? policyGate(p, approved.plan) : approved;
     if (changed || still?.ok) return changed;
-    if (!above) return still && policyRefusal(p, still);
+    if (!p.above) return still && policyRefusal(p, still);
     const r = await allowanceLedger(p.account, p.inTeam ? ledger : undefined)
-      .unapproved(utcDay(), { payouts, above })
+      .unapproved(utcDay(), { payouts, above: p.above })
       .catch((e: unknown) => hostFolderRefusal(e, p.account));
     if (typeof r === 'string') return r;
     return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, still);

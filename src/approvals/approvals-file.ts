@@ -5,6 +5,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { readBytes } from './payload.ts';
@@ -94,11 +95,8 @@ function readJson(path: string, what: string, lines = false): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    try {
-      if (lines) return text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : []));
-    } catch {
-      // not JSON lines either: said below
-    }
+    const each = lines && attempt(() => text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : [])));
+    if (each) return each;
     throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
   }
 }
@@ -113,18 +111,18 @@ export function readApprovals(path: string): Approval[] {
   return r.data;
 }
 
-/** An earlier approval under the same name is replaced; under a lock, so two approvers signing at once are both kept. */
+/** Under `<path>.lock`, so that two writers at once (approvers signing, lists added) both keep what they add. */
+const lockedFor = <T>(path: string, purpose: string, job: () => Promise<T>): Promise<T> =>
+  withLock(`${path}.lock`, job, { waitMs: 10_000, purpose });
+
+/** An earlier approval under the same name is replaced. */
 export async function addApproval(approvalsPath: string, a: Approval): Promise<{ replaced: boolean }> {
-  return withLock(
-    `${approvalsPath}.lock`,
-    async () => {
-      const before = readApprovals(approvalsPath);
-      const kept = before.filter((x) => !sameName(x.name, a.name));
-      await writeFileAtomic(approvalsPath, JSON.stringify([...kept, a], null, 2) + '\n');
-      return { replaced: kept.length !== before.length };
-    },
-    { waitMs: 10_000, purpose: 'approve' },
-  );
+  return lockedFor(approvalsPath, 'approve', async () => {
+    const before = readApprovals(approvalsPath);
+    const kept = before.filter((x) => !sameName(x.name, a.name));
+    await writeFileAtomic(approvalsPath, JSON.stringify([...kept, a], null, 2) + '\n');
+    return { replaced: kept.length !== before.length };
+  });
 }
 
 /** An approvers list's entry, its key read: `publicKey` the raw bytes in base64. */
@@ -169,25 +167,21 @@ function withoutTwins(path: string, entries: { name: string; publicKey: string }
 
 /** `approvers add FILE... --out LIST`: a name or key listed for someone else refuses it all, nothing written. */
 export async function addApprovers(listPath: string, files: string[]): Promise<{ added: string[]; kept: string[]; all: Approver[] }> {
-  return withLock(
-    `${listPath}.lock`,
-    async () => {
-      const all = existsSync(listPath) ? readApprovers(listPath) : [];
-      const added: string[] = [];
-      const kept: string[] = [];
-      for (const f of files)
-        for (const a of readApprovers(f)) {
-          if (all.some((o) => o.publicKey === a.publicKey && o.name === a.name)) kept.push(a.name);
-          else {
-            withoutTwins(`${listPath} with ${f}`, [...all, a]);
-            all.push(a);
-            added.push(a.name);
-          }
+  return lockedFor(listPath, 'approvers add', async () => {
+    const all = existsSync(listPath) ? readApprovers(listPath) : [];
+    const added: string[] = [];
+    const kept: string[] = [];
+    for (const f of files)
+      for (const a of readApprovers(f)) {
+        if (all.some((o) => o.publicKey === a.publicKey && o.name === a.name)) kept.push(a.name);
+        else {
+          withoutTwins(`${listPath} with ${f}`, [...all, a]);
+          all.push(a);
+          added.push(a.name);
         }
-      const list = all.map(({ name, publicKey }) => ({ name, publicKey }));
-      await writeFileAtomic(listPath, JSON.stringify(list, null, 2) + '\n');
-      return { added, kept, all };
-    },
-    { waitMs: 10_000, purpose: 'approvers add' },
-  );
+      }
+    const list = all.map(({ name, publicKey }) => ({ name, publicKey }));
+    await writeFileAtomic(listPath, JSON.stringify(list, null, 2) + '\n');
+    return { added, kept, all };
+  });
 }

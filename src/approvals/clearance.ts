@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
+import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
 import { countSigners } from './sign.ts';
 import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
@@ -96,14 +96,6 @@ export function clearancesIn(
     });
 }
 
-const clearancesInForce = (statuses: ReturnType<typeof clearancesIn>): Clearance[] =>
-  statuses
-    .filter((s) => !s.problem)
-    .map(({ loaded: { path, clearance }, signedBy }) => {
-      const { kind: _k, v: _v, payeeText: _p, madeAt: _a, madeBy: _b, ...bound } = clearance;
-      return { id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length), ...bound, signedBy };
-    });
-
 /**
  * The clearances of the folder `o.clearances` as the account's policy counts them (its approvers,
  * its number, its maker's signature), else by the list `o.approvers` (none: none count), one signature.
@@ -128,6 +120,11 @@ export function screeningFor(
   return {
     lists: o.lists.map((l) => resolve(base, String(l))),
     maxAgeMs,
-    clearances: clearancesInForce(clearancesCounted(base, o, policy)),
+    clearances: clearancesCounted(base, o, policy)
+      .filter((s) => !s.problem)
+      .map(({ loaded: { path, clearance }, signedBy }) => {
+        const { kind: _k, v: _v, payeeText: _p, madeAt: _a, madeBy: _b, ...bound } = clearance;
+        return { id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length), ...bound, signedBy };
+      }),
   };
 }

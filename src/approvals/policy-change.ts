@@ -62,9 +62,7 @@ export function proposalText(p: PolicyProposal, inForce?: readonly Approver[]): 
     const was = inForce?.find((x) => sameName(x.name, a.name));
     return `${a.name} key ${keyOf(a)}${was && keyOf(was) !== keyOf(a) ? `, not ${keyOf(was)} as in force` : ''}`;
   });
-  const to = p.policy
-    ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)} (${keys.join('; ')})`
-    : 'to none (remove it)';
+  const to = p.policy ? `to ${describePolicy(p.policy)} (${keys.join('; ')})` : 'to none (remove it)';
   return (
     `change the approval policy of ${p.account}${p.store === 'team' ? ' (in the team ledger)' : ''}, ` +
     `version ${p.baseVersion}: ${p.from},\n  ${to}\n  proposed by ${p.proposedBy} at ${p.proposedAt}`

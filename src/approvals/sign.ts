@@ -192,8 +192,7 @@ export function approvalGate(g: GateInput): GateResult {
   try {
     const plan = typeof g.plan === 'string' ? loadPlan(g.plan) : g.plan;
     const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
-    const approvals = readApprovals(approvalsPathFor(plan.path));
-    const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry, g.makerSigned);
+    const check = checkApprovals(plan, readApprovals(approvalsPathFor(plan.path)), approvers, g.required, g.expiry, g.makerSigned);
     return { ok: check.ok, check, plan, message: check.message };
   } catch (e) {
     if (e instanceof PlanFileError || e instanceof ApprovalsFileError) return { ok: false, message: e.message };

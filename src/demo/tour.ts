@@ -65,8 +65,7 @@ export async function runDemo(options: DemoOptions = {}) {
     const guards = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [] };
     const common = { conn, file: batchFile, guards };
     const prepared = await prepareRun({ ...common, settings: { mergeDocuments: false, events } });
-    const planShown = prepared.plan;
-    if (planShown) onPlan?.(planShown, environment);
+    if (prepared.plan) onPlan?.(prepared.plan, environment);
     const first = await execute(prepared);
 
     const initiates = () => sandbox.requestLog().filter((r) => r.route === 'initiate').length;
@@ -82,11 +81,6 @@ export async function runDemo(options: DemoOptions = {}) {
     const listed = await conn.client.listPayouts({ limit: 100 });
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
 
-    const reconciliation = await reconcileResults(conn.client, first.resultsPath, say);
-    const reports = {
-      plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
-      results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
-    };
     return {
       dir,
       batchFile,
@@ -97,8 +91,11 @@ export async function runDemo(options: DemoOptions = {}) {
       payoutsAtSandbox: listed.meta?.total ?? listed.data.length, // after both runs
       balancesMatch,
       balances,
-      reconciliation,
-      reports,
+      reconciliation: await reconcileResults(conn.client, first.resultsPath, say),
+      reports: {
+        plan: prepared.plan && (await writePlanReport(prepared.plan, { environment, baseUrl })),
+        results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
+      },
       kept: options.keep ? made : [],
     };
   } finally {
@@ -124,8 +121,7 @@ function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, m
 }
 
 async function reconcileResults(client: PayoutClient, resultsFile: string, say: (line: string) => void) {
-  const rec = await reconcile({ client, resultsFile });
-  const report = rec.report;
+  const { report, ...rec } = await reconcile({ client, resultsFile });
   const reconciliation = {
     tiesOut: report?.ok ?? false,
     file: rec.reconciliationPath,

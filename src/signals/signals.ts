@@ -15,7 +15,8 @@ export interface SignalTargets {
   notifyUrl?: string;
 }
 
-type Amounts = Pick<MoneyTotals, 'debited' | 'refunded' | 'net'>;
+const AMOUNTS = ['debited', 'refunded', 'net'] as const;
+type Amounts = Pick<MoneyTotals, (typeof AMOUNTS)[number]>;
 
 /** Each part optional: a command refused early has none. */
 export interface Outcome {
@@ -41,11 +42,8 @@ export function addUp(runs: { byStatus: Record<string, number>; money: Record<st
   const money: Record<string, Amounts> = {};
   for (const r of runs) {
     for (const [s, n] of Object.entries(r.byStatus)) byStatus[s] = (byStatus[s] ?? 0) + n;
-    for (const [c, m] of Object.entries(r.money)) {
-      const t = money[c] ?? { debited: '0', refunded: '0', net: '0' };
-      const add = (a: string, b: string) => new Dec(a).plus(b).toFixed();
-      money[c] = { debited: add(t.debited, m.debited), refunded: add(t.refunded, m.refunded), net: add(t.net, m.net) };
-    }
+    for (const [c, m] of Object.entries(r.money))
+      money[c] = Object.fromEntries(AMOUNTS.map((k) => [k, new Dec(money[c]?.[k] ?? 0).plus(m[k]).toFixed()])) as Amounts;
   }
   return { byStatus, money };
 }
@@ -76,11 +74,10 @@ export function signalsFor(targets: SignalTargets, command: string, logger: Logg
       const user = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
       const auth: Record<string, string> = user !== ':' ? { authorization: `Basic ${Buffer.from(user).toString('base64')}` } : {};
       u.username = u.password = '';
-      const json = body.startsWith('{');
       const res = await fetch(u, {
         method: 'POST',
         body,
-        headers: { 'content-type': json ? 'application/json' : 'text/plain; charset=utf-8', ...auth },
+        headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain; charset=utf-8', ...auth },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
       await res.body?.cancel();
@@ -110,7 +107,7 @@ export function signalsFor(targets: SignalTargets, command: string, logger: Logg
         'amount',
         'Amounts of the last run by source currency: debited (amounts and fees), refunded, net.',
         Object.entries(o.money ?? {}).flatMap(([c, m]) =>
-          (['debited', 'refunded', 'net'] as const).map((k): [string, string] => [`currency=${label(c)},total="${k}"`, m[k]]),
+          AMOUNTS.map((k): [string, string] => [`currency=${label(c)},total="${k}"`, m[k]]),
         ),
       );
       if (usage) {

@@ -17,9 +17,7 @@ type VetOptions = { claimDir: string; documents: string } & Pick<WatchConfig, 'a
 function documentRefusal(abs: string, o: VetOptions): string | undefined {
   const viaClaim = join(o.claimDir, 'documents');
   const inside = (p: string, root: string) => p.startsWith(root + sep);
-  let real: string | undefined;
-  if (inside(abs, viaClaim)) real = join(o.documents, abs.slice(viaClaim.length));
-  else if (inside(abs, o.documents)) real = abs;
+  const real = inside(abs, viaClaim) ? join(o.documents, abs.slice(viaClaim.length)) : inside(abs, o.documents) ? abs : undefined;
   if (real === undefined) {
     if (!o.allowDocumentsOutside) return `outside ${o.documents}`;
     // (missing: the validation says so)

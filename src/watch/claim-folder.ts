@@ -5,25 +5,21 @@ import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
+import type { LockOwner } from '../files/lock.ts';
 import { fileSha256 } from '../engine/identity.ts';
 
-export interface ClaimRecord {
+/** Its owner as a lock's (isStale judges it: another pid namespace, a container bearing the host's name, by age), then what it held. */
+export type ClaimRecord = Pick<LockOwner, 'pid' | 'host' | 'pidStart' | 'pidSpace'> & {
   name: string;
-  pid: number;
-  host: string;
   claimedAt: string;
   takenOverAt?: string;
   sha256?: string;
-  /** A pid reused by another process is not the owner. */
-  pidStart?: string;
-  /** Another pid namespace (a container bearing the host's name): judged by age, not this process table. */
-  pidSpace?: string;
   /** A change afterwards means a writer was still at work. */
   size?: number;
   mtimeMs?: number;
   /** Run with rows dated later (ReqdExctnDt): not run again before this day. */
   notBefore?: string;
-}
+};
 
 /** <time>-<random>-<name>: sorts by claim time; a second file of a name gets a folder of its own. */
 export const newClaimId = (name: string): string =>

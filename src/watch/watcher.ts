@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/sign.ts';
-import { PolicyError, policyGate, policyGuard, policyInForce, policyRefusal, policySetSince } from '../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, policyRefusal, policySetSince, utcDay } from '../approvals/account-policy.ts';
 import type { AccountPolicy } from '../approvals/account-policy.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
@@ -81,6 +81,8 @@ export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ..
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
 
+const nothingSentText = (resumed: boolean) => (resumed ? 'Nothing more was sent.' : 'Nothing was sent.');
+
 const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
 
 /** One this watch's user cannot read: refused, not a crash of this run and of every later one on its claim. */
@@ -97,8 +99,7 @@ export function judgeRun(
 ): RunJudgement {
   const { name, resumed } = o;
   const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement => ({ resumed, outcome, kind, reason });
-  const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSentText(resumed)));
   if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
   if (r.stopped) return judged('processing', r.kind === 'halted' ? 'halted' : 'ok', 'stopped on request: resumed on the next start');
   if (r.kind === 'halted' && r.answerNotAsSent)
@@ -152,16 +153,14 @@ const elsewhere = ({ account: _a, sha256: _s, holder: _h, ...where }: WatchClaim
 function claimedElsewhereText(c: WatchClaim): string {
   const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
   const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
-  const next =
-    c.state === 'running'
-      ? ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.'
-      : c.state === 'failed'
-        ? ' Its rows are followed up there (its failed/ folder names the retry).'
-        : '';
+  const next = {
+    running: ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.',
+    failed: ' Its rows are followed up there (its failed/ folder names the retry).',
+    done: '',
+  }[c.state];
   return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
 }
 
-type Claimed = { claimDir: string; refused?: string };
 type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
 
 const failed = (resumed: boolean, reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
@@ -293,7 +292,7 @@ export class FolderWatch {
     if (refusedEntry(path, st)) return 0;
     if (st.isDirectory()) return null; // (left alone, not "not complete": a writer may stage files in one)
     const held = this.notDue.get(name);
-    if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
+    if (held?.mtimeMs === st.mtimeMs && held.date > utcDay()) return null;
     return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });
   }
 
@@ -304,7 +303,7 @@ export class FolderWatch {
     // (a link or a hard-linked file is refused unread: no date of it holds it, or every scan would take it again)
     const st = attempt(() => lstatSync(path));
     const date = st && !refusedEntry(path, st) ? await latestExecutionDate(path) : undefined;
-    if (date && date > today()) {
+    if (date && date > utcDay()) {
       this.notDue.set(name, { mtimeMs: st!.mtimeMs, date });
       // (--once, under cron: nothing to mail every run while it waits, no one need act)
       this.o.logger?.[this.o.once ? 'debug' : 'info'](
@@ -316,7 +315,7 @@ export class FolderWatch {
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
-    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', kind: 'refused', reason: c.refused, resumed: false });
+    if (c.refused) return this.settle(c.claimDir, claim, failed(false, c.refused));
     await this.o.onClaim?.(join(c.claimDir, claim.name));
     await this.process(c.claimDir, false);
   }
@@ -366,8 +365,8 @@ export class FolderWatch {
   }
 
   /** A link or special file is claimed too (rename never follows it) but never read: `refused` says why. */
-  private claim(name: string): Promise<Claimed | undefined> {
-    return this.locked(async (): Promise<Claimed | undefined> => {
+  private claim(name: string): Promise<{ claimDir: string; refused?: string } | undefined> {
+    return this.locked(async () => {
       const src = join(this.L.inbox, name);
       const before = lstatSync(src, { throwIfNoEntry: false });
       if (!before) return undefined; // gone (another process took it)
@@ -399,7 +398,7 @@ export class FolderWatch {
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
-      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, 'Nothing was sent.') };
+      if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, nothingSentText(false)) };
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
@@ -417,16 +416,15 @@ export class FolderWatch {
 
   /** Why the same content, sent before to this account from anywhere, is not paid again. */
   private async sentBefore(sha: string): Promise<string | undefined> {
-    const { folded } = await foldBatch(this.ledger, sha);
-    const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
+    const { rows, header: h, interrupted } = (await foldBatch(this.ledger, sha)).folded;
+    const sent = [...rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
-    const h = folded.header;
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
     // (a run killed part way wrote no results: running the file again resumes it from its journal)
     const next =
-      folded.interrupted && first
+      interrupted && first
         ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', first)}\` again`
         : `To re-send failed rows of that batch (once fixed in its results file): ${retry}`;
     return (
@@ -462,11 +460,9 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** Runs one claimed file and settles it. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
-    const { out, summary } = await this.judge(claimDir, claim, resumed);
-    await this.settle(claimDir, claim, out, summary);
+    await this.settle(claimDir, claim, await this.judge(claimDir, claim, resumed));
   }
 
   /** Refused before sending, or its run through the engine judged. */
@@ -477,14 +473,14 @@ export class FolderWatch {
     // (a link or special file left by a watch stopped before it was settled: still never read)
     const st = lstatSync(file, { throwIfNoEntry: false });
     const notFile = st && (refusedEntry(file, st) ?? (st.isFile() ? undefined : 'not a regular file'));
-    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. Nothing ${resumed ? 'more ' : ''}was sent.`);
+    if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. ${nothingSentText(resumed)}`);
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;
     // (should the link fail, documents/… paths are not found: the rows say so)
     if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents')))
       attempt(() => symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir'));
-    const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+    const nothingSent = nothingSentText(resumed);
     try {
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
@@ -504,25 +500,18 @@ export class FolderWatch {
         : conn.sandbox
           ? undefined
           : { spend: policySetSince(conn.environment.baseUrl) };
-      const screening = screeningFor(
-        this.L.root,
-        { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers },
-        policy,
-      );
       const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, {
         planFile: approved?.planFile,
         policy: guard,
         whole,
-        screening,
+        screening: screeningFor(this.L.root, { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers }, policy),
       });
-      const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
       // a pain.001's status report, for the ERP that dropped it
       const statusReport = r.resultsWritten
         ? await writeStatusReportBeside(r.resultsPath).catch(
             (e: Error) => void this.o.logger?.warn({ file: claim.name, err: e.message }, 'no status report'),
           )
         : undefined;
-      const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
       // (claimed once due, then replaced, or on a host whose clock is behind: its rows dated later wait in processing/)
       const notBefore = r.kind === 'not-finished' ? await latestExecutionDate(file) : undefined;
       if (notBefore) writeClaim(claimDir, { ...claim, notBefore });
@@ -530,9 +519,9 @@ export class FolderWatch {
         name: claim.name,
         resumed,
         changedAtPlan,
-        refusedWhole,
+        refusedWhole: refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent),
         changedInRun: await changedOrEdited(file, claim),
-        retry,
+        retry: this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath))),
         due: notBefore,
       });
       if (out.outcome === 'processing') this.halted.add(claimDir);
@@ -571,8 +560,7 @@ export class FolderWatch {
   private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
     // (no hash recorded: its claimer stopped before it)
     const sha256 = claim.sha256 ?? (await fileSha256(join(claimDir, claim.name)).catch((e: NodeJS.ErrnoException) => e));
-    if (sha256 instanceof Error)
-      return failed(resumed, cannotRead(claim.name, sha256, resumed ? 'Nothing more was sent.' : 'Nothing was sent.'));
+    if (sha256 instanceof Error) return failed(resumed, cannotRead(claim.name, sha256, nothingSentText(resumed)));
     claim.sha256 = sha256;
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
@@ -585,12 +573,11 @@ export class FolderWatch {
       if (!this.ledger.lost) throw e;
       return leftToResume(resumed, this.ledger.lost);
     }
-    const log = this.o.logger;
     if (!a.held) {
-      log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
+      this.o.logger?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
       return failed(resumed, claimedElsewhereText(a.by), 'refused', { claimedElsewhere: elsewhere(a.by) });
     }
-    if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
+    if (a.replaced) this.o.logger?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
     if (sent) return failed(resumed, sent);
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
@@ -708,7 +695,7 @@ export class FolderWatch {
   }
 
   /** To done/ or failed/, its summary written first; one still processing stays. */
-  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
+  private async settle(claimDir: string, claim: ClaimRecord, { out, summary = {} }: Judged): Promise<void> {
     const id = basename(claimDir);
     const f: FileOutcome = { ...out, name: claim.name, claim: id, folder: claimDir, summary: summary.summary as RunSummary | undefined };
     if (out.outcome !== 'processing') {
@@ -748,7 +735,4 @@ export class FolderWatch {
 }
 
 export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
-
-/** UTC, as a ReqdExctnDt is compared. */
-const today = (): string => new Date().toISOString().slice(0, 10);
-const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > today();
+const notDueYet = (c?: ClaimRecord) => (c?.notBefore ?? '') > utcDay();
