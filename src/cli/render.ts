@@ -343,16 +343,15 @@ export function barLine(v: BarValues, width: number): string {
  */
 export function requestMeter(now: () => number = Date.now) {
   const WINDOW_MS = 5000;
-  const starts: number[] = [];
+  let starts: number[] = [];
   return {
     add(e: ClientEvent): void {
       if (e.type === 'response' && !e.storage) starts.push(now() - e.ms);
     },
     perSecond(): string {
       const from = now() - WINDOW_MS;
-      const inWindow = starts.filter((t) => t > from);
-      starts.splice(0, starts.length, ...inWindow);
-      return (inWindow.length / (WINDOW_MS / 1000)).toFixed(1);
+      starts = starts.filter((t) => t > from);
+      return (starts.length / (WINDOW_MS / 1000)).toFixed(1);
     },
   };
 }

@@ -126,8 +126,7 @@ async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
 }
 
 export default defineCommand(builder, async (args, io) => {
-  const logger = makeLogger(args, io, `ledger ${args.action}`);
-  const team = await openTeamLedger(args, io, logger, { init: args.action === 'init' });
+  const team = await openTeamLedger(args, io, makeLogger(args, io, `ledger ${args.action}`), { init: args.action === 'init' });
   if (!team) throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
   try {
     return await { init, import: importLedger, status }[args.action](team.db, args, io);
