@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
-import { plural, type CliIO } from './command.ts';
+import { plural, said, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -443,22 +443,19 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 /** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
-  const said = (message: string, code: ExitCode) => {
-    io.stderr.write(`payout-batch: ${message}\n`);
-    return code;
-  };
   if (e instanceof FailedAfterSending)
     return said(
+      io,
       `the run failed after sending began: ${e.message}\n` +
         `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
         'Resume is safe: fix the cause and run the same command again (nothing is paid twice).',
       ExitCode.SERVICE_UNAVAILABLE,
     );
-  if (e instanceof BatchRefused) return said(`refused: ${e.message}`, ExitCode.REFUSED);
+  if (e instanceof BatchRefused) return said(io, `refused: ${e.message}`, ExitCode.REFUSED);
   // (the team ledger lost before sending began: nothing was sent, run it again)
-  if (e instanceof TeamLedgerError) return said(e.message, ExitCode.SERVICE_UNAVAILABLE);
+  if (e instanceof TeamLedgerError) return said(io, e.message, ExitCode.SERVICE_UNAVAILABLE);
   if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable)
-    return said(`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
+    return said(io, `${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
   throw e;
 }
 
