@@ -220,8 +220,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
         signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
       await signals.start();
       try {
-        const tick = { start: () => signals.start(), end };
-        const code = await c.run(parsed, { ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
+        const code = await c.run(parsed, { ...io, tick: { start: () => signals.start(), end }, note: (o) => (noted = { ...noted, ...o }) });
         await end(code);
         return code;
       } catch (e) {

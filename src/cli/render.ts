@@ -426,8 +426,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     },
     // Ctrl-C: the bar ends where it is and the answer is shown at once, quiet or not
     stopping() {
-      clearStep();
-      bar?.stop();
+      this.stop();
       bar = undefined;
       pending = 0;
       io.stderr.write(stoppingText(underWay?.size));
