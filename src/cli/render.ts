@@ -1,7 +1,7 @@
 // What run, retry, plan, demo, status and reconcile print (README.md), and the engine's errors as an exit code.
 import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
-import cliProgress from 'cli-progress';
+import cliProgress, { type Params } from 'cli-progress';
 import type { Logger } from 'pino';
 import { plural, said, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
@@ -304,14 +304,8 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
   return `All ${plural(s.created, 'payout')} created.\n`;
 }
 
-/** `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
-export interface BarValues {
-  value: number;
-  total: number;
-  failed: number;
-  rps: string;
-  eta: number | string;
-}
+/** The bar's count and total, and ours; `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
+type BarValues = Pick<Params, 'value' | 'total'> & { failed: number; rps: string; eta: number | string };
 
 /** Seconds as the bar shows them, at most 6 characters: 42s, 12m05s, 3h07m, 99h+; -- while unknown. */
 export function etaText(eta: number | string): string {
