@@ -185,18 +185,16 @@ export const fitText = (text: string, columns: number): string =>
     .map((line) => wrapLine(line, columns).join('\n'))
     .join('\n');
 
+/** A stream, and its size when it is a terminal (tty.WriteStream). */
+type Terminal = { isTTY?: boolean; columns?: number; rows?: number };
+
 /** The terminal's width (else $COLUMNS, else 80); none off a terminal. */
-export function widthFor(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): Width | undefined {
+export function widthFor(stream: Terminal, env: NodeJS.ProcessEnv): Width | undefined {
   return stream.isTTY ? { columns: stream.columns || Number(env.COLUMNS) || 80 } : undefined;
 }
 
 /** The terminal's size (else $COLUMNS and $LINES, else 80×24) less the question's lines; none off a terminal. */
-export function screenFor(
-  stream: { isTTY?: boolean; columns?: number; rows?: number },
-  env: NodeJS.ProcessEnv,
-  question: string,
-  whole: string,
-): Screen | undefined {
+export function screenFor(stream: Terminal, env: NodeJS.ProcessEnv, question: string, whole: string): Screen | undefined {
   const width = widthFor(stream, env);
   if (!width) return undefined;
   const rows = stream.rows || Number(env.LINES) || 24;
