@@ -74,10 +74,7 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
 });
 
 /** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
-export async function accountPolicyOf(
-  args: ConnectionArgs & Parameters<typeof makeLogger>[0],
-  io: CliIO,
-): Promise<AccountPolicy | string | undefined> {
+export async function accountPolicyOf(args: ConnectionArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
   const baseUrl = attempt(() => serviceOf(args, io)); // (a configuration refused: connecting says why)
   if (baseUrl === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
