@@ -10,13 +10,12 @@ function processIO(): CliIO {
   // The first SIGINT or SIGTERM asks the command to stop cleanly; a second finds no handler and ends
   // the process at once (safe: the journal holds every request sent).
   const stopSignal = new Promise<void>((resolve) => {
+    const signals = ['SIGINT', 'SIGTERM'] as const;
     const first = () => {
-      process.off('SIGINT', first);
-      process.off('SIGTERM', first);
+      for (const s of signals) process.off(s, first);
       resolve();
     };
-    process.on('SIGINT', first);
-    process.on('SIGTERM', first);
+    for (const s of signals) process.on(s, first);
   });
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
