@@ -1,7 +1,7 @@
 // `payout-batch account`: the business's wallets, enabled currency pairs and the key's quota as counted here.
 import type { Argv } from 'yargs';
 import { ENVIRONMENT_MEANING } from '../render.ts';
-import { formatAmount, fromApi, groupThousands } from '../../money.ts';
+import { formatApiAmount, groupThousands } from '../../money.ts';
 import { defineCommand, flag, printJson } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
@@ -41,7 +41,7 @@ export default defineCommand(builder, (args, io) =>
           wallets: wallets.map((w) => ({
             walletId: w.walletId,
             currency: w.currency,
-            balance: w.balance === undefined ? null : formatAmount(fromApi(w.balance), w.currency),
+            balance: w.balance === undefined ? null : formatApiAmount(w.balance, w.currency),
           })),
           pairs: pairs.map((p) => ({
             currencyPairId: p.currencyPairId ?? null,
@@ -64,7 +64,7 @@ export default defineCommand(builder, (args, io) =>
       ];
       if (!wallets.length) lines.push('  (none)');
       for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
-        const balance = w.balance === undefined ? 'balance not shown' : groupThousands(formatAmount(fromApi(w.balance), w.currency));
+        const balance = w.balance === undefined ? 'balance not shown' : groupThousands(formatApiAmount(w.balance, w.currency));
         lines.push(`  ${w.currency}  ${balance.padStart(20)}  ${w.walletId}`);
       }
       lines.push('', 'Enabled currency pairs');
