@@ -39,15 +39,6 @@ const builder = (y: Argv) =>
 
 type Args = ArgsOf<typeof builder>;
 
-function accountOfArgs(args: Args, io: CliIO): string {
-  const baseUrl = serviceOf(args, io);
-  if (baseUrl === undefined)
-    throw new UsageError(
-      'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
-    );
-  return accountOf(baseUrl);
-}
-
 function rulesOf(args: Args, io: CliIO): PolicyRules {
   const required = args['require-approvals'];
   if (required === undefined || !Number.isInteger(required) || required < 1)
@@ -95,7 +86,12 @@ export default defineCommand(builder, async (args, io) => {
       );
       return ExitCode.OK;
     }
-    const account = accountOfArgs(args, io);
+    const baseUrl = serviceOf(args, io);
+    if (baseUrl === undefined)
+      throw new UsageError(
+        'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
+      );
+    const account = accountOf(baseUrl);
     const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account);
     const current = await store.read();
     if (args.action === 'show') {
