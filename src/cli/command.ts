@@ -44,6 +44,12 @@ export function printJson(io: CliIO, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
+/** A message on stderr, and the exit code it ends the command with. */
+export function said(io: CliIO, message: string, code: ExitCode): ExitCode {
+  io.stderr.write(`payout-batch: ${message}\n`);
+  return code;
+}
+
 export { plural } from '../text.ts';
 
 export const serviceAnswer = (e: PayoutApiError) => `${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})`;

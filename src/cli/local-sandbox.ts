@@ -13,9 +13,8 @@ const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
 
 /** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both. */
 export function autoAdvanceFlag(value: string, source = '--auto-advance'): { toProcessingMs: number; toSuccessfulMs: number } {
-  const parts = value.split(',').map((s) => s.trim());
-  const nums = parts.map(Number);
-  if (parts.length > 2 || nums.some((n) => !Number.isInteger(n) || n < 0)) {
+  const nums = value.split(',').map(Number);
+  if (nums.length > 2 || nums.some((n) => !Number.isInteger(n) || n < 0)) {
     throw new UsageError(`${source} takes MS or PROCESSING_MS,SUCCESSFUL_MS, e.g. 2000,5000 (got "${value}")`);
   }
   return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };

@@ -10,21 +10,19 @@ function processIO(): CliIO {
   // The first SIGINT or SIGTERM asks the command to stop cleanly; a second finds no handler and ends
   // the process at once (safe: the journal holds every request sent).
   const stopSignal = new Promise<void>((resolve) => {
+    const signals = ['SIGINT', 'SIGTERM'] as const;
     const first = () => {
-      process.off('SIGINT', first);
-      process.off('SIGTERM', first);
+      for (const s of signals) process.off(s, first);
       resolve();
     };
-    process.on('SIGINT', first);
-    process.on('SIGTERM', first);
+    for (const s of signals) process.on(s, first);
   });
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
 
 /** The option names a yargs parser knows, aliases included (getOptions: not in yargs' typings). */
-function knownOptions(y: unknown): Set<string> | undefined {
-  const o = (y as { getOptions?: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions?.();
-  if (!o) return undefined;
+function knownOptions(y: unknown): Set<string> {
+  const o = (y as { getOptions: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions();
   return new Set([...Object.keys(o.key), ...Object.entries(o.alias).flatMap(([k, v]) => [k, ...v])]);
 }
 
@@ -49,11 +47,11 @@ function unknownFlags(argv: string[], known: Set<string>): string[] {
  * yargs' usage messages, reworded: an unknown flag named once (yargs repeats it in camelCase, or
  * names the file it took as its value), an unknown command said so, a missing argument's usage line.
  */
-function usageMessage(msg: string, argv: string[], known: Set<string> | undefined): string {
-  const unknown = known ? unknownFlags(argv, known) : [];
+function usageMessage(msg: string, argv: string[], known: Set<string>): string {
+  const unknown = unknownFlags(argv, known);
   if (unknown.length) return `unknown flag${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}`;
   const word = argv.find((a) => !a.startsWith('-'));
-  const entry = word ? commandNamed(word) : undefined;
+  const entry = commandNamed(word);
   if (/^Did you mean /.test(msg)) return `unknown command "${word}": ${msg.replace(/^Did/, 'did')}`;
   if (/^Unknown arguments?: /.test(msg) && word && !entry) return `unknown command "${word}"`;
   if (/^Not enough non-option arguments/.test(msg) && entry) return `missing an argument: payout-batch ${entry.command}`;
@@ -69,7 +67,7 @@ function emptyFlag(args: Record<string, unknown>): string | undefined {
 
 /** A flag of one value given twice: yargs makes it a list, which the command would read as one value. */
 function flagTwice(args: Record<string, unknown>, y: unknown): string | undefined {
-  const lists = new Set((y as { getOptions?: () => { array: string[] } }).getOptions?.().array);
+  const lists = new Set((y as { getOptions: () => { array: string[] } }).getOptions().array);
   const twice = Object.keys(args).find((k) => k !== '_' && Array.isArray(args[k]) && !lists.has(k));
   return twice && `--${twice} was given more than once: give it once`;
 }

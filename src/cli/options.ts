@@ -138,7 +138,9 @@ export async function resultsNamed(ledgers: Ledger[], arg: string, io: CliIO): P
 
 /** plan, run and retry: the connection, the state folder, screening, duplicates, the report, what a batch may leave out. */
 export function planningOptions<T>(y: Argv<T>) {
-  return duplicateOptions(screeningOptions(reportOption(connectionOptions(y))))
+  return screeningOptions(reportOption(connectionOptions(y)))
+    .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
+    .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' })
     .option('state-dir', str(STATE_DIR_HELP))
     .option('allow-partial', flag('Pay (plan) the rows that fit when a wallet falls short or a corridor is not enabled'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
@@ -220,8 +222,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
         signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
       await signals.start();
       try {
-        const tick = { start: () => signals.start(), end };
-        const code = await c.run(parsed, { ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
+        const code = await c.run(parsed, { ...io, tick: { start: () => signals.start(), end }, note: (o) => (noted = { ...noted, ...o }) });
         await end(code);
         return code;
       } catch (e) {
@@ -291,13 +292,7 @@ export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
 });
 
 /** engine/duplicates.ts: plan, run, retry. */
-function duplicateOptions<T>(y: Argv<T>) {
-  return y
-    .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
-    .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });
-}
-
-export function duplicateFlags(args: ArgsOf<typeof duplicateOptions>): DuplicateOptions {
+export function duplicateFlags(args: Pick<ArgsOf<typeof planningOptions>, 'allow-duplicate' | 'duplicate-window'>): DuplicateOptions {
   const text = args['duplicate-window'];
   const duplicateWindowMs = durationMs(text);
   if (duplicateWindowMs === undefined)

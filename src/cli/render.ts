@@ -1,9 +1,9 @@
 // What run, retry, plan, demo, status and reconcile print (README.md), and the engine's errors as an exit code.
 import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
-import cliProgress from 'cli-progress';
+import cliProgress, { type Params } from 'cli-progress';
 import type { Logger } from 'pino';
-import { plural, type CliIO } from './command.ts';
+import { plural, said, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -185,18 +185,16 @@ export const fitText = (text: string, columns: number): string =>
     .map((line) => wrapLine(line, columns).join('\n'))
     .join('\n');
 
+/** A stream, and its size when it is a terminal (tty.WriteStream). */
+type Terminal = { isTTY?: boolean; columns?: number; rows?: number };
+
 /** The terminal's width (else $COLUMNS, else 80); none off a terminal. */
-export function widthFor(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): Width | undefined {
+export function widthFor(stream: Terminal, env: NodeJS.ProcessEnv): Width | undefined {
   return stream.isTTY ? { columns: stream.columns || Number(env.COLUMNS) || 80 } : undefined;
 }
 
 /** The terminal's size (else $COLUMNS and $LINES, else 80×24) less the question's lines; none off a terminal. */
-export function screenFor(
-  stream: { isTTY?: boolean; columns?: number; rows?: number },
-  env: NodeJS.ProcessEnv,
-  question: string,
-  whole: string,
-): Screen | undefined {
+export function screenFor(stream: Terminal, env: NodeJS.ProcessEnv, question: string, whole: string): Screen | undefined {
   const width = widthFor(stream, env);
   if (!width) return undefined;
   const rows = stream.rows || Number(env.LINES) || 24;
@@ -304,14 +302,8 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
   return `All ${plural(s.created, 'payout')} created.\n`;
 }
 
-/** `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
-export interface BarValues {
-  value: number;
-  total: number;
-  failed: number;
-  rps: string;
-  eta: number | string;
-}
+/** The bar's count and total, and ours; `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
+type BarValues = Pick<Params, 'value' | 'total'> & { failed: number; rps: string; eta: number | string };
 
 /** Seconds as the bar shows them, at most 6 characters: 42s, 12m05s, 3h07m, 99h+; -- while unknown. */
 export function etaText(eta: number | string): string {
@@ -343,16 +335,15 @@ export function barLine(v: BarValues, width: number): string {
  */
 export function requestMeter(now: () => number = Date.now) {
   const WINDOW_MS = 5000;
-  const starts: number[] = [];
+  let starts: number[] = [];
   return {
     add(e: ClientEvent): void {
       if (e.type === 'response' && !e.storage) starts.push(now() - e.ms);
     },
     perSecond(): string {
       const from = now() - WINDOW_MS;
-      const inWindow = starts.filter((t) => t > from);
-      starts.splice(0, starts.length, ...inWindow);
-      return (inWindow.length / (WINDOW_MS / 1000)).toFixed(1);
+      starts = starts.filter((t) => t > from);
+      return (starts.length / (WINDOW_MS / 1000)).toFixed(1);
     },
   };
 }
@@ -427,8 +418,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     },
     // Ctrl-C: the bar ends where it is and the answer is shown at once, quiet or not
     stopping() {
-      clearStep();
-      bar?.stop();
+      this.stop();
       bar = undefined;
       pending = 0;
       io.stderr.write(stoppingText(underWay?.size));
@@ -444,22 +434,19 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 /** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
-  const said = (message: string, code: ExitCode) => {
-    io.stderr.write(`payout-batch: ${message}\n`);
-    return code;
-  };
   if (e instanceof FailedAfterSending)
     return said(
+      io,
       `the run failed after sending began: ${e.message}\n` +
         `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
         'Resume is safe: fix the cause and run the same command again (nothing is paid twice).',
       ExitCode.SERVICE_UNAVAILABLE,
     );
-  if (e instanceof BatchRefused) return said(`refused: ${e.message}`, ExitCode.REFUSED);
+  if (e instanceof BatchRefused) return said(io, `refused: ${e.message}`, ExitCode.REFUSED);
   // (the team ledger lost before sending began: nothing was sent, run it again)
-  if (e instanceof TeamLedgerError) return said(e.message, ExitCode.SERVICE_UNAVAILABLE);
+  if (e instanceof TeamLedgerError) return said(io, e.message, ExitCode.SERVICE_UNAVAILABLE);
   if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable)
-    return said(`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
+    return said(io, `${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
   throw e;
 }
 

@@ -37,7 +37,6 @@ import type { GuardOptions } from '../engine/guards.ts';
 import { attempt } from '../files/attempt.ts';
 
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
-  const n = plan.toSend.length;
   const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${groupThousands(c.total)}`);
   const resend = plan.resend?.rows
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
@@ -46,7 +45,7 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const held = plan.withoutDocument
     ? `, ${plan.withoutDocument} without a supporting document (held by the service until one is attached)`
     : '';
-  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps}${held} from ${environment}? [y/N] `;
+  return `Send ${plural(plan.toSend.length, 'payout')} (${totals.join(', ')}${resend})${swaps}${held} from ${environment}? [y/N] `;
 }
 
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
@@ -75,10 +74,7 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
 });
 
 /** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
-export async function accountPolicyOf(
-  args: ConnectionArgs & Parameters<typeof makeLogger>[0],
-  io: CliIO,
-): Promise<AccountPolicy | string | undefined> {
+export async function accountPolicyOf(args: ConnectionArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
   const baseUrl = attempt(() => serviceOf(args, io)); // (a configuration refused: connecting says why)
   if (baseUrl === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
@@ -184,8 +180,7 @@ export async function sendBatch<
         running = false;
         progress.stop();
         // (a run that sent nothing wrote nothing: its summary would only list NOT_SENT rows)
-        const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
-        if (!sentNothing) out(summaryText(r));
+        if (r.resultsWritten || !(r.refused ?? r.halted)) out(summaryText(r));
         if (o.after) out(o.after(r));
         const report =
           args.report && r.resultsWritten

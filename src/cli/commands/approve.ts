@@ -60,7 +60,8 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
 }
 
 /** What `approve` signs (a plan, a policy proposal, a clearance), its text, and the list giving each name its key. */
-async function whatIsSigned(path: string, arg: string, list: string | undefined, cwd: string) {
+async function whatIsSigned(arg: string, list: string | undefined, cwd: string) {
+  const path = resolve(cwd, arg);
   const named = list ? { approvers: readApprovers(resolve(cwd, list)), where: list } : undefined;
   if (isProposal(path)) {
     const loaded = loadProposal(path);
@@ -99,12 +100,7 @@ export default defineCommand(builder, async (args, io) => {
   const keyPath = resolve(io.cwd, args['key-file']);
   try {
     const { pem, mine } = readKeyFile(keyPath);
-    const { payload, text, listed, preparedBy } = await whatIsSigned(
-      planPath,
-      args.plan,
-      args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS,
-      io.cwd,
-    );
+    const { payload, text, listed, preparedBy } = await whatIsSigned(args.plan, args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS, io.cwd);
     keyProblem(name, mine, listed.approvers, listed.where);
     io.stdout.write(`You sign, as ${name}:\n  ${text}\n`);
     if (!args.yes) {

@@ -1,7 +1,7 @@
 // `payout-batch attach PAYOUT FILE...`: upload documents to a payout (follow-up/attach-documents.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, printJson, serviceAnswer, str, strs, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, printJson, said, serviceAnswer, str, strs, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -78,10 +78,8 @@ export default defineCommand(builder, (args, io: CliIO) =>
         );
         return ExitCode.REFUSED;
       }
-      if (e instanceof PayoutApiError) {
-        io.stderr.write(`payout-batch: the service refused: ${serviceAnswer(e)}\n`);
-        return e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
-      }
+      if (e instanceof PayoutApiError)
+        return said(io, `the service refused: ${serviceAnswer(e)}`, e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED);
       throw e;
     }
   }),

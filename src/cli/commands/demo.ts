@@ -18,8 +18,7 @@ export default defineCommand(builder, async (args, io) => {
   const say = (line: string) => {
     if (!args.json) io.stdout.write(`${line}\n`);
   };
-  const logger = createLogger({ level: 'silent' });
-  const progress = progressSink(io, logger, () => 'demo', args.json);
+  const progress = progressSink(io, createLogger({ level: 'silent' }), () => 'demo', args.json);
   const outcome = await runDemo({
     say,
     onPlan: (plan, env) => {

@@ -41,17 +41,13 @@ async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
 function candidateAccounts(args: Args, io: CliIO): string[] {
   const gatewayHost = args['gateway-host'];
   const noUrl = { ...io.env, PAYOUT_BASE_URL: undefined };
-  const out = new Set<string>();
-  for (const o of [
+  // (an environment not configured here, or without a URL, names no account)
+  const accounts = [
     { env: args.env, baseUrl: args['base-url'], gatewayHost, vars: io.env },
     { env: 'sandbox' as const, gatewayHost, vars: noUrl },
     { env: 'production' as const, gatewayHost, vars: noUrl },
-  ]) {
-    // (an environment not configured here, or without a URL, names no account)
-    const account = attempt(() => accountOf(resolveEnvironment(o).baseUrl ?? ''));
-    if (account) out.add(account);
-  }
-  return [...out];
+  ].map((o) => attempt(() => accountOf(resolveEnvironment(o).baseUrl ?? '')));
+  return [...new Set(accounts.filter((a) => a !== undefined))];
 }
 
 const batches = (n: number) => `${n} batch${n === 1 ? '' : 'es'}`;
@@ -126,8 +122,7 @@ async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
 }
 
 export default defineCommand(builder, async (args, io) => {
-  const logger = makeLogger(args, io, `ledger ${args.action}`);
-  const team = await openTeamLedger(args, io, logger, { init: args.action === 'init' });
+  const team = await openTeamLedger(args, io, makeLogger(args, io, `ledger ${args.action}`), { init: args.action === 'init' });
   if (!team) throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
   try {
     return await { init, import: importLedger, status }[args.action](team.db, args, io);

@@ -64,15 +64,14 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   let listener;
   let team: PgLedgers | undefined;
   try {
-    // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
-    const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
     team = await openTeamLedger({ ...args, ledger: watchLedger(configs, args.ledger, io) }, io, logger);
     listener = await startListener({
       port: args.port,
       host: args.host,
       secret,
       stateDir,
-      stateRoots,
+      // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
+      stateRoots: [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])],
       results,
       watchDirs: watchDirs.map((dir, i) => ({ dir, state: layout(dir, configs[i]!).state })),
       logger,

@@ -19,7 +19,6 @@ import {
 import { applyProposal, loadProposal, writeProposal } from '../../approvals/policy-change.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';
-import type { PgLedgers } from '../../ledger/postgres.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -39,15 +38,6 @@ const builder = (y: Argv) =>
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
 
 type Args = ArgsOf<typeof builder>;
-
-function accountOfArgs(args: Args, io: CliIO): string {
-  const baseUrl = serviceOf(args, io);
-  if (baseUrl === undefined)
-    throw new UsageError(
-      'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
-    );
-  return accountOf(baseUrl);
-}
 
 function rulesOf(args: Args, io: CliIO): PolicyRules {
   const required = args['require-approvals'];
@@ -82,62 +72,62 @@ function showText(account: string, r: PolicyRecord): string {
   return `${account}: ${now}\n${versions.length ? `history:\n${versions.join('')}` : ''}`;
 }
 
-async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<ExitCode> {
-  if (args.action === 'apply') {
-    if (!args.proposal) throw new UsageError('policy apply PROPOSAL: name the proposal file of `policy set|remove`');
-    const loaded = loadProposal(resolve(io.cwd, args.proposal));
-    const { account, store: kind } = loaded.proposal;
-    if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
-    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team.of(account)) : hostStore(account), loaded);
-    io.stdout.write(
-      `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
-    );
-    return ExitCode.OK;
-  }
-  const account = accountOfArgs(args, io);
-  const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account);
-  const current = await store.read();
-  if (args.action === 'show') {
-    if (args.json) printJson(io, current.policy ?? null);
-    else io.stdout.write(showText(account, current));
-    return ExitCode.OK;
-  }
-  const next = args.action === 'set' ? rulesOf(args, io) : null;
-  if (!current.policy) {
-    if (!next) {
-      io.stdout.write(`${account}: no approval policy to remove\n`);
-      return ExitCode.OK;
-    }
-    // the first policy needs no approvals: there is nobody yet to give them (none in the team ledger on record either)
-    if (!team) teamOnRecordIs(account);
-    // (a run on a host needs the host's policy before the team ledger's)
-    const own = team && (await hostStore(account).read()).policy;
-    const r = await store.write({ ...next, account }, []);
-    const but = own
-      ? `, except on a host with a policy of its own: this one has one (${describePolicy(own)}), which binds its runs until removed (\`payout-batch policy remove\` without --ledger)`
-      : '';
-    if (args.json) printJson(io, r.policy);
-    else
-      io.stdout.write(
-        `${account}: ${describePolicy(r.policy!)}\nEvery run, retry and watch against this account now needs it (${store.where})${but}.\n`,
-      );
-    return ExitCode.OK;
-  }
-  const p = current.policy;
-  const out = resolve(io.cwd, args.out);
-  await writeProposal(out, { current: p, store: team ? 'team' : 'host', next, by: who() });
-  io.stdout.write(
-    `${account}: the policy in force (${describePolicy(p)}) changes only with ${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}.\n` +
-      `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${args.out} --as NAME --key-file KEY\`), ` +
-      `then \`payout-batch policy apply ${args.out}${team ? ' --ledger ...' : ''}\`.\n`,
-  );
-  return ExitCode.OK;
-}
-
 export default defineCommand(builder, async (args, io) => {
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {
-    return await act(args, io, team);
+    if (args.action === 'apply') {
+      if (!args.proposal) throw new UsageError('policy apply PROPOSAL: name the proposal file of `policy set|remove`');
+      const loaded = loadProposal(resolve(io.cwd, args.proposal));
+      const { account, store: kind } = loaded.proposal;
+      if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
+      const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team.of(account)) : hostStore(account), loaded);
+      io.stdout.write(
+        `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
+      );
+      return ExitCode.OK;
+    }
+    const baseUrl = serviceOf(args, io);
+    if (baseUrl === undefined)
+      throw new UsageError(
+        'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
+      );
+    const account = accountOf(baseUrl);
+    const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account);
+    const current = await store.read();
+    if (args.action === 'show') {
+      if (args.json) printJson(io, current.policy ?? null);
+      else io.stdout.write(showText(account, current));
+      return ExitCode.OK;
+    }
+    const next = args.action === 'set' ? rulesOf(args, io) : null;
+    if (!current.policy) {
+      if (!next) {
+        io.stdout.write(`${account}: no approval policy to remove\n`);
+        return ExitCode.OK;
+      }
+      // the first policy needs no approvals: there is nobody yet to give them (none in the team ledger on record either)
+      if (!team) teamOnRecordIs(account);
+      // (a run on a host needs the host's policy before the team ledger's)
+      const own = team && (await hostStore(account).read()).policy;
+      const r = await store.write({ ...next, account }, []);
+      const but = own
+        ? `, except on a host with a policy of its own: this one has one (${describePolicy(own)}), which binds its runs until removed (\`payout-batch policy remove\` without --ledger)`
+        : '';
+      if (args.json) printJson(io, r.policy);
+      else
+        io.stdout.write(
+          `${account}: ${describePolicy(r.policy!)}\nEvery run, retry and watch against this account now needs it (${store.where})${but}.\n`,
+        );
+      return ExitCode.OK;
+    }
+    const p = current.policy;
+    await writeProposal(resolve(io.cwd, args.out), { current: p, store: team ? 'team' : 'host', next, by: who() });
+    io.stdout.write(
+      `${account}: the policy in force (${describePolicy(p)}) changes only with ${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}.\n` +
+        `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${args.out} --as NAME --key-file KEY\`), ` +
+        `then \`payout-batch policy apply ${args.out}${team ? ' --ledger ...' : ''}\`.\n`,
+    );
+    return ExitCode.OK;
   } catch (e) {
     if (e instanceof ApprovalsFileError) throw new CommandError(e.message);
     if (e instanceof PolicyError) throw new CommandError(e.message, ExitCode.REFUSED);

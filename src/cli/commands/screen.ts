@@ -5,8 +5,8 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { loadBatch } from '../../engine/prepare.ts';
-import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
+import { loadBatch, type LoadedBatch } from '../../engine/prepare.ts';
+import { hitText, listText, payeeDigest, payeeOf, screenRows, type Screened } from '../../engine/screen-batch.ts';
 import {
   CLEARANCE_KIND,
   clearancePayload,
@@ -67,12 +67,7 @@ export default defineCommand(builder, async (args, io) => {
   }
 });
 
-async function clear(
-  args: Args,
-  io: CliIO,
-  rows: Awaited<ReturnType<typeof loadBatch>>['rows'],
-  s: Awaited<ReturnType<typeof screenRows>>,
-) {
+async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screened) {
   const [list, id] = (args.entry ?? '').split(/:(.*)/s);
   if (!list || !id || !args.reason?.trim()) throw new UsageError('--clear REF needs --entry LIST:ID and --reason TEXT');
   const held = [...s.held.values()].find((h) => h.reference === args.clear);

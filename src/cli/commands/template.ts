@@ -12,8 +12,8 @@ const builder = (y: Argv) =>
     .option('method', str(`One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)`))
     .option('format', {
       type: 'string',
-      default: 'csv',
-      choices: ['csv', 'xlsx', 'pain.001'],
+      default: 'csv' as const,
+      choices: ['csv', 'xlsx', 'pain.001'] as const,
       describe: 'File format (pain.001: an ISO 20022 .09 file, one example transaction)',
     })
     .option('out', str('Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)'));
@@ -22,21 +22,19 @@ export default defineCommand(builder, async (args, io) => {
   const method = args.method === undefined ? undefined : canonicalMethod(args.method);
   if (args.method !== undefined && !method)
     throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
-  const format = args.format === 'xlsx' || args.format === 'pain.001' ? args.format : 'csv';
-  const content = readTemplate(method, format);
-  const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
+  const content = readTemplate(method, args.format);
+  const out = args.out ?? (args.format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
   if (out === undefined) {
     io.stdout.write(content);
     return ExitCode.OK;
   }
-  const path = resolve(io.cwd, out);
   try {
-    await writeFile(path, content);
+    await writeFile(resolve(io.cwd, out), content);
   } catch (e) {
     throw new CommandError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   io.stderr.write(
-    `Wrote ${out} (${format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
+    `Wrote ${out} (${args.format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
   );
   return ExitCode.OK;
 });

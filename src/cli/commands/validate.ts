@@ -4,8 +4,8 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
-import { batchFileFlags, documentsOption, fileReadingOptions, type ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, num, plural, type CliIO } from '../command.ts';
+import { batchFileFlags, documentsOption, fileReadingOptions } from '../options.ts';
+import { CommandError, defineCommand, flag, num, plural } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
@@ -71,8 +71,7 @@ async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<
     add: async (p) => {
       // A cell a spreadsheet would run as a formula gets a leading quote, as in the results file.
       const text = [p.column, p.value, p.message, p.expected].map((v) => neutralise(v ?? ''));
-      const rec = [p.severity, p.code, p.file, p.row ?? '', ...text];
-      if (!csv.write(rec)) await once(csv, 'drain');
+      if (!csv.write([p.severity, p.code, p.file, p.row ?? '', ...text])) await once(csv, 'drain');
     },
     end: async () => {
       csv.end();
@@ -90,7 +89,16 @@ function jsonDocument(doc: Record<string, unknown>): string {
     .join(',\n')}\n}\n`;
 }
 
-async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
+const builder = (y: Argv) =>
+  fileReadingOptions(y)
+    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls, pain.001 .xml)' })
+    .option('documents', documentsOption)
+    .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
+    .option('json', flag('Print the problems and summary as JSON'))
+    .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))
+    .option('max-problems', { ...num('Problems printed on screen (0: all); the report and --json have all'), default: 100 });
+
+export default defineCommand(builder, async (args, io) => {
   const maxShown = args['max-problems'] > 0 ? args['max-problems'] : Infinity;
   // --json: the fields in the order they are learnt; the problems are kept only for it.
   const doc: Record<string, unknown> = { file: args.file };
@@ -163,16 +171,4 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
   } finally {
     await v?.close();
   }
-}
-
-const builder = (y: Argv) =>
-  fileReadingOptions(y)
-    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls, pain.001 .xml)' })
-    .option('documents', documentsOption)
-    .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
-    .option('json', flag('Print the problems and summary as JSON'))
-    .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))
-    .option('max-problems', { ...num('Problems printed on screen (0: all); the report and --json have all'), default: 100 });
-type ValidateArgs = ArgsOf<typeof builder>;
-
-export default defineCommand(builder, runValidate);
+});
