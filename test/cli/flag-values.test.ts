@@ -79,6 +79,14 @@ describe('a log level pino does not know', () => {
     expect(r.stderr).toMatch(`payout-batch: ${named}: one of `);
     expect(r.stderr).not.toContain('unexpected error');
   });
+
+  // (account warns only unless a level is asked for: the variable was named as the flag)
+  it('account, with $PAYOUT_BATCH_LOG_LEVEL verbose: named as the variable, not as --log-level', async () => {
+    const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_LOG_LEVEL: 'verbose' });
+    const r = await runMain(['account'], { cwd: await dirs.make(), env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('payout-batch: $PAYOUT_BATCH_LOG_LEVEL verbose: one of ');
+  });
 });
 
 describe('a flag given no value, or an empty one', () => {
