@@ -101,15 +101,9 @@ export function convertAtRate(amount: Dec, to: string, rate: Dec, direct: boolea
   return roundTo(direct ? amount.times(rate) : amount.dividedBy(rate), to);
 }
 
-interface FundingOption {
-  wallet: SwapWallet & { walletId: string; balance: Dec };
-  pair: SwapPair;
-  rate: Dec;
-  direct: boolean;
-  swapAmount: Dec;
-  amountToBeSent: Dec;
-  spare: Dec;
-}
+/** A wallet that can fund a swap: its pair (pairFor), the swap priced (priceSwap), and what it has to spare. */
+type FundingOption = NonNullable<ReturnType<typeof pairFor>> &
+  ReturnType<typeof priceSwap> & { wallet: SwapWallet & { walletId: string; balance: Dec }; spare: Dec };
 
 /** Why a currency gets no swap (one per batch and currency): an earlier run made it, its credit in the balance (spec §3). */
 export function swapMadeText(s: SwapState | undefined): string | undefined {
@@ -138,16 +132,9 @@ export function proposeSwaps(
     const to = byCurrency.get(n.currency);
     if (!to?.balance || !n.total.greaterThan(to.balance)) continue;
     const shortfall = n.total.plus(n.feeMargin).minus(to.balance);
-    const refuse = (reason: string) => refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason });
-    const made = o.made?.(n.currency);
-    if (made) {
-      refuse(made);
-      continue;
-    }
-    if (!to.walletId) {
-      refuse(`the ${n.currency} wallet has no walletId in the wallets route's answer, so no swap can credit it`);
-      continue;
-    }
+    const why =
+      o.made?.(n.currency) ??
+      (to.walletId ? undefined : `the ${n.currency} wallet has no walletId in the wallets route's answer, so no swap can credit it`);
     const margin = swapMargin(shortfall, n.currency);
     const options = wallets.flatMap((w): FundingOption[] => {
       const found = w.currency !== n.currency && w.walletId && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
@@ -162,9 +149,9 @@ export function proposeSwaps(
         },
       ];
     });
-    const f = chooseFunding(n.currency, options, o.from);
+    const f = why ?? chooseFunding(n.currency, options, o.from);
     if (typeof f === 'string') {
-      refuse(f);
+      refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason: f });
       continue;
     }
     const fromCurrency = f.wallet.currency;
@@ -175,7 +162,7 @@ export function proposeSwaps(
       currency: n.currency,
       fromCurrency,
       sourceWalletId: f.wallet.walletId,
-      destinationWalletId: to.walletId,
+      destinationWalletId: to.walletId!,
       swapAmount: formatAmount(f.swapAmount, fromCurrency),
       amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
       pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
