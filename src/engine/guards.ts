@@ -63,45 +63,42 @@ export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
 export type ApprovalDecision = { ok: true; /** ask the person on the terminal */ confirm: boolean } | { ok: false; reasons: string[] };
 
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
-  const reasons: string[] = [];
   const { plan } = a;
-  const policy = a.policy?.(a.rows ? { ...plan, ...wholeOf(plan, a.rows) } : plan);
-  if (policy) reasons.push(policy);
-  if (a.env === 'production' && a.envFlag !== 'production') {
-    reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
-  }
-  if (plan.shortfall) {
-    const short = plan.currencies
-      .filter((c) => c.shortfall)
-      .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
-    reasons.push(`insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}`);
-  }
-  reasons.push(...swapReasons(plan, a));
-  if (plan.corridorBlocked && !a.allowPartial) {
-    const list = plan.corridorsNotEnabled.map(
-      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')}): ${enableHint(c)}`,
-    );
-    reasons.push(`corridors not enabled: ${list.join('; ')}. Enable them, or pass --allow-partial to send the other rows`);
-  }
-  reasons.push(...(plan.screening?.refused ?? []), ...screeningReasons(plan, a.allowPartial));
-  reasons.push(...controlTotalReasons(a));
-  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
-  if (overLimit) reasons.push(overLimit);
-  if (!a.yes && !a.interactive)
-    reasons.push(
-      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
-    );
+  const short = plan.currencies
+    .filter((c) => c.shortfall)
+    .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
+  const corridors = plan.corridorsNotEnabled.map(
+    (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')}): ${enableHint(c)}`,
+  );
+  const reasons = [
+    a.policy?.(a.rows ? { ...plan, ...wholeOf(plan, a.rows) } : plan),
+    a.env === 'production' && a.envFlag !== 'production'
+      ? 'production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)'
+      : undefined,
+    plan.shortfall ? `insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}` : undefined,
+    ...swapReasons(plan, a),
+    plan.corridorBlocked && !a.allowPartial
+      ? `corridors not enabled: ${corridors.join('; ')}. Enable them, or pass --allow-partial to send the other rows`
+      : undefined,
+    ...(plan.screening?.refused ?? []),
+    ...screeningReasons(plan, a.allowPartial),
+    ...controlTotalReasons(a),
+    requestLimitReason(plan.requests, a.maxRequests),
+    !a.yes && !a.interactive
+      ? 'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)'
+      : undefined,
+  ].filter((r): r is string => !!r);
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
 }
 
-/** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
 /** How a corridor's pair is enabled: its toggle (what --enable-pairs sends), or by hand when the service listed no id (§4.9 lists enabled pairs). */
 export const enableHint = (c: { pairId?: string }): string =>
   c.pairId === undefined
     ? "the service lists no id for this pair (only enabled pairs are listed): enable it in the service's dashboard"
     : `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId}/toggle {"enabled": true}, or --enable-pairs`;
 
+/** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
 export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial: boolean): string[] {
   const rows = [...plan.notSent].filter(([, i]) => i.code === ENGINE_STATUSES.HELD_SCREENING).map(([n]) => n);
   const held = rows.length;
