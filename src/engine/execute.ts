@@ -359,13 +359,11 @@ class RowLoop {
     const body = JSON.stringify(initiateBody(p, urls[0]));
     if (refused) {
       attach(attempt);
-      const ctx = {
-        send: this.send,
-        state: (r: string) => this.state(r),
-        fees: this.o.fees,
-        initiate: (a: RowAttempt) => this.initiate(a),
-      };
-      const { go, proof } = await proveSpent(ctx, { rowNumber: p.rowNumber, payout: p, body }, s);
+      const { go, proof } = await proveSpent(
+        { send: this.send, state: (r) => this.state(r), fees: this.o.fees, initiate: (a) => this.initiate(a) },
+        { rowNumber: p.rowNumber, payout: p, body },
+        s,
+      );
       this.keyProofs.push(proof);
       if (!go) return;
       attempt++;

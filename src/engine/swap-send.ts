@@ -37,14 +37,13 @@ type Stopped = Extract<SwapFunding, { funded: false }>;
 
 /** Funds each proposal's currency by its swap; unsettled journalled swaps no proposal names are settled by the list only. */
 export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly SwapProposal[]): Promise<Map<string, SwapFunding>> {
-  const journalled = [...ctx.session.folded.swaps.values()];
-  if (!proposals.length && !journalled.some(unsettled)) return new Map();
-  const references = [...proposals.map((p) => p.reference), ...journalled.filter(unsettled).map((s) => s.reference)];
+  const open = [...ctx.session.folded.swaps.values()].filter(unsettled);
+  if (!proposals.length && !open.length) return new Map();
+  const references = [...proposals.map((p) => p.reference), ...open.map((s) => s.reference)];
   // (a swap not as sent: no other swap starts after it, not even one priced again)
   const held = new AbortController();
   const sender = new SwapSender({ ...ctx, stop: ctx.stop ? AbortSignal.any([ctx.stop, held.signal]) : held.signal }, references);
-  const named = new Set(proposals.map((p) => p.currency));
-  const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
+  const orphans = open.filter((s) => !proposals.some((p) => p.currency === s.currency));
   const told = <F extends SwapFunding | undefined>(f: F): F => {
     if (f && !f.funded && f.notAsSent) {
       held.abort(f.error.message);

@@ -84,8 +84,7 @@ export function swapMargin(shortfall: Dec, currency: string): Dec {
 function pairFor(pairs: readonly SwapPair[], from: string, to: string): { pair: SwapPair; rate: Dec; direct: boolean } | undefined {
   const usable = (p: SwapPair) => p.enabled !== false && p.rate !== undefined && fromApi(p.rate).greaterThan(0);
   const direct = pairs.find((p) => p.baseCurrency === from && p.quoteCurrency === to && usable(p));
-  const reverse = pairs.find((p) => p.baseCurrency === to && p.quoteCurrency === from && usable(p));
-  const found = direct ?? reverse;
+  const found = direct ?? pairs.find((p) => p.baseCurrency === to && p.quoteCurrency === from && usable(p));
   return found && { pair: found, rate: fromApi(found.rate!), direct: found === direct };
 }
 
