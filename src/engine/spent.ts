@@ -72,12 +72,9 @@ export async function proveSpent(
   const first = await send(row.body, 'now');
   if (first.answer === 'refused') {
     // (a refusal of an edited body, or another refusal: processed afresh, so key n holds nothing)
-    if (!same || first.code !== refusal) return { go: false, proof };
-    const read = before?.causeGone ? await cause() : undefined;
+    const read = same && first.code === refusal && before?.causeGone ? await cause() : undefined;
     if (read) proof.steps.push(read);
-    if (read?.causeGone) return spent(`the same ${refusal} to the same body once its cause was gone: a stored refusal`);
-    proof.verdict = 'refused';
-    return { go: false, proof };
+    return read?.causeGone ? spent(`the same ${refusal} to the same body once its cause was gone: a stored refusal`) : { go: false, proof };
   }
   if (first.answer !== 'conflict' || same) return { go: false, proof };
   const second = await send(refusedBody, 'journalled');
