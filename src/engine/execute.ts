@@ -349,8 +349,7 @@ class RowLoop {
     } catch (e) {
       if (notWorking(e)) this.halt(e);
       const key = idempotencyKey(ref, attempt);
-      record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
-      return;
+      return record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
     }
     if (this.o.settings.stop?.aborted) throw new Stopped();
     const attach = (n: number) =>

@@ -47,10 +47,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
       const urls = new Set((read.supportingDocuments ?? []).flatMap((d) => (d.url ? [d.url] : [])));
       held = urls.size;
       missing = want.filter((u) => !urls.has(u));
-      if (!missing.length) {
-        o.journal({ t: 'patched', ref, payoutId: p.id, documents: [], at: o.at() });
-        return;
-      }
+      if (!missing.length) return o.journal({ t: 'patched', ref, payoutId: p.id, documents: [], at: o.at() });
       if (isFinalStatus(read.status)) return failed({ code: 'INVALID_PAYOUT_STATUS', message: finalMessage(read.status) });
     }
     if (held + missing.length > MAX_DOCUMENTS_PER_PAYOUT) {
