@@ -343,14 +343,12 @@ class RowLoop {
     const refused = s.phase === 'rejected' && s.body !== undefined && s.attempt > 0;
     let attempt = refused ? s.attempt : s.attempt + 1;
     this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt, settling: false });
-    let urls: string[];
-    try {
-      urls = await this.documentUrls(p);
-    } catch (e) {
+    const urls = await this.documentUrls(p).catch((e: unknown) => {
       if (notWorking(e)) this.halt(e);
       const key = idempotencyKey(ref, attempt);
-      return record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
-    }
+      record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
+    });
+    if (!urls) return;
     if (this.o.settings.stop?.aborted) throw new Stopped();
     const attach = (n: number) =>
       urls.length &&

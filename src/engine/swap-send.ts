@@ -130,12 +130,8 @@ class SwapSender {
     const why = this.ctx.stop?.reason as unknown;
     if (this.ctx.stop?.aborted)
       return stop(p, true, 'STOPPED', typeof why === 'string' ? why : `stopped on request before the ${p.currency} swap`);
-    let pairs: CurrencyPairAnswer[];
-    try {
-      pairs = await this.livePairs(reread);
-    } catch (e) {
-      return unreachable(p, 'the pairs', e);
-    }
+    const pairs = await this.livePairs(reread).catch((e: unknown) => unreachable(p, 'the pairs', e));
+    if (!Array.isArray(pairs)) return pairs;
     const priced = priceAtLiveRate(p, pairs, this.ctx.rateTolerance);
     if ('refused' in priced) return stop(p, false, 'SWAP_REFUSED', priced.refused);
     const key = idempotencyKey(p.reference, attempt, 'swap');
@@ -228,12 +224,11 @@ class SwapSender {
     return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 
-  private async find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
-    try {
-      return { swap: (await this.listed(fresh)).get(p.reference) };
-    } catch (e) {
-      return { stopped: unreachable(p, 'the swaps list', e) };
-    }
+  private find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
+    return this.listed(fresh).then(
+      (found) => ({ swap: found.get(p.reference) }),
+      (e: unknown) => ({ stopped: unreachable(p, 'the swaps list', e) }),
+    );
   }
 
   /** The wanted references' swaps, paged until each is seen or the pages (newest first) predate the batch's first run. */

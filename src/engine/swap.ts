@@ -161,7 +161,7 @@ export function proposeSwaps(
       currency: n.currency,
       fromCurrency,
       sourceWalletId: f.wallet.walletId,
-      destinationWalletId: to.walletId!,
+      destinationWalletId: to.walletId,
       swapAmount: formatAmount(f.swapAmount, fromCurrency),
       amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
       pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
