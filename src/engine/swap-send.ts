@@ -190,15 +190,11 @@ class SwapSender {
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
     const rejected = `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`;
     if (swap.status === 'REJECTED') return stop(p, false, 'SWAP_REJECTED', rejected);
-    let balance: Dec | undefined;
-    try {
-      const wallets = (await this.ctx.client.listWallets()).data;
-      const w = wallets.find((x) => x.walletId === p.destinationWalletId) ?? wallets.find((x) => x.currency === p.currency);
-      // (a listing without a balance: the service's INSUFFICIENT_FUNDS decides, as for any row)
-      balance = w ? (w.balance === undefined ? undefined : fromApi(w.balance)) : new Dec(0);
-    } catch (e) {
-      return unreachable(p, 'the wallets', e);
-    }
+    const wallets = await this.ctx.client.listWallets().catch((e: unknown) => unreachable(p, 'the wallets', e));
+    if (!('data' in wallets)) return wallets;
+    const w = wallets.data.find((x) => x.walletId === p.destinationWalletId) ?? wallets.data.find((x) => x.currency === p.currency);
+    // (a listing without a balance: the service's INSUFFICIENT_FUNDS decides, as for any row)
+    const balance = w ? (w.balance === undefined ? undefined : fromApi(w.balance)) : new Dec(0);
     const need = this.ctx.need?.(p.currency);
     if (balance === undefined || need === undefined || !balance.lessThan(need)) return { currency: p.currency, funded: true, swap };
     // reversed since (REJECTED, spec §3), or not showing yet: the swap says which
