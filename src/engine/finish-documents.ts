@@ -56,11 +56,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
         message: `the payout holds ${held} documents; ${missing.length} more would pass the ${MAX_DOCUMENTS_PER_PAYOUT} a payout takes (spec §8)`,
       });
     }
-    try {
-      await o.client.patchDocuments(p.id, missing);
-    } catch (e) {
-      return failed(o.failure(e));
-    }
-    o.journal({ t: 'patched', ref, payoutId: p.id, documents: missing, at: o.at() });
+    const patched = await o.client.patchDocuments(p.id, missing).catch((e: unknown) => failed(o.failure(e)));
+    if (patched) o.journal({ t: 'patched', ref, payoutId: p.id, documents: missing, at: o.at() }); // (else failed: journalled)
   };
 }
