@@ -11,17 +11,13 @@ import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { plural } from '../text.ts';
 import unhomoglyph from 'unhomoglyph';
 
-export interface MoneyFlag {
-  currency: string;
-  amount: DecT;
-}
-
 /** CUR:AMOUNT (e.g. USD:12500.00). */
-export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
+export function parseMoneyFlag(text: string, flag: string) {
   const m = /^\s*([A-Za-z]{3})\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(text);
   if (!m) throw new BatchUnusable('MONEY_FLAG', `${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
+export type MoneyFlag = ReturnType<typeof parseMoneyFlag>;
 
 export interface GuardOptions {
   /** --env as given on the command line (not from $PAYOUT_ENV). */
