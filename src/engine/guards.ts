@@ -235,14 +235,9 @@ const ONE_WRITING = [
   new Set(['Latin', 'Han', 'Hangul']),
 ];
 
-function scriptsOf(name: string): Set<string> {
-  const found = new Set<string>();
-  for (const ch of name) {
-    if (!/\p{L}/u.test(ch)) continue; // digits, spaces, punctuation and marks are in every script
-    found.add(SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script');
-  }
-  return found;
-}
+/** The scripts of a name's letters (digits, spaces, punctuation and marks are in every script). */
+const scriptsOf = (name: string): Set<string> =>
+  new Set([...name].filter((ch) => /\p{L}/u.test(ch)).map((ch) => SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script'));
 
 /** Why a maker's or approver's name cannot be used: empty, an invisible or bidi control, or mixed scripts. */
 export function nameProblem(name: string): string | undefined {
