@@ -97,10 +97,9 @@ export const enableHint = (c: { pairId?: string }): string =>
 /** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
 export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial: boolean): string[] {
   const rows = [...plan.notSent].filter(([, i]) => i.code === ENGINE_STATUSES.HELD_SCREENING).map(([n]) => n);
-  const held = rows.length;
-  if (!held || allowPartial) return [];
+  if (!rows.length || allowPartial) return [];
   return [
-    `${held === 1 ? '1 row is' : `${held} rows are`} held by sanctions screening (HELD_SCREENING, rows ${rows.join(', ')}): ` +
+    `${rows.length === 1 ? '1 row is' : `${rows.length} rows are`} held by sanctions screening (HELD_SCREENING, rows ${rows.join(', ')}): ` +
       'pass --allow-partial to send the others, or clear a false positive (payout-batch screen --clear)',
   ];
 }
