@@ -102,7 +102,7 @@ export function convertAtRate(amount: Dec, to: string, rate: Dec, direct: boolea
 
 /** A wallet that can fund a swap: its pair (pairFor), the swap priced (priceSwap), and what it has to spare. */
 type FundingOption = NonNullable<ReturnType<typeof pairFor>> &
-  ReturnType<typeof priceSwap> & { wallet: SwapWallet & { walletId: string; balance: Dec }; spare: Dec };
+  ReturnType<typeof priceSwap> & { wallet: SwapWallet & { balance: Dec }; spare: Dec };
 
 /** Why a currency gets no swap (one per batch and currency): an earlier run made it, its credit in the balance (spec §3). */
 export function swapMadeText(s: SwapState | undefined): string | undefined {
@@ -131,12 +131,10 @@ export function proposeSwaps(
     const to = byCurrency.get(n.currency);
     if (!to?.balance || !n.total.greaterThan(to.balance)) continue;
     const shortfall = n.total.plus(n.feeMargin).minus(to.balance);
-    const why =
-      o.made?.(n.currency) ??
-      (to.walletId ? undefined : `the ${n.currency} wallet has no walletId in the wallets route's answer, so no swap can credit it`);
+    const made = o.made?.(n.currency);
     const margin = swapMargin(shortfall, n.currency);
     const options = wallets.flatMap((w): FundingOption[] => {
-      const found = w.currency !== n.currency && w.walletId && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
+      const found = w.currency !== n.currency && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
       if (!found) return [];
       const wallet = w as FundingOption['wallet'];
       return [
@@ -148,7 +146,7 @@ export function proposeSwaps(
         },
       ];
     });
-    const f = why ?? chooseFunding(n.currency, options, o.from);
+    const f = made ?? chooseFunding(n.currency, options, o.from);
     if (typeof f === 'string') {
       refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason: f });
       continue;
