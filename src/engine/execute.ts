@@ -343,15 +343,12 @@ class RowLoop {
     const refused = s.phase === 'rejected' && s.body !== undefined && s.attempt > 0;
     let attempt = refused ? s.attempt : s.attempt + 1;
     this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt, settling: false });
-    let urls: string[];
-    try {
-      urls = await this.documentUrls(p);
-    } catch (e) {
+    const urls = await this.documentUrls(p).catch((e: unknown) => {
       if (notWorking(e)) this.halt(e);
       const key = idempotencyKey(ref, attempt);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
-      return;
-    }
+    });
+    if (!urls) return;
     if (this.o.settings.stop?.aborted) throw new Stopped();
     const attach = (n: number) =>
       urls.length &&
@@ -359,13 +356,11 @@ class RowLoop {
     const body = JSON.stringify(initiateBody(p, urls[0]));
     if (refused) {
       attach(attempt);
-      const ctx = {
-        send: this.send,
-        state: (r: string) => this.state(r),
-        fees: this.o.fees,
-        initiate: (a: RowAttempt) => this.initiate(a),
-      };
-      const { go, proof } = await proveSpent(ctx, { rowNumber: p.rowNumber, payout: p, body }, s);
+      const { go, proof } = await proveSpent(
+        { send: this.send, state: (r) => this.state(r), fees: this.o.fees, initiate: (a) => this.initiate(a) },
+        { rowNumber: p.rowNumber, payout: p, body },
+        s,
+      );
       this.keyProofs.push(proof);
       if (!go) return;
       attempt++;

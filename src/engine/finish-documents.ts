@@ -47,10 +47,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
       const urls = new Set((read.supportingDocuments ?? []).flatMap((d) => (d.url ? [d.url] : [])));
       held = urls.size;
       missing = want.filter((u) => !urls.has(u));
-      if (!missing.length) {
-        o.journal({ t: 'patched', ref, payoutId: p.id, documents: [], at: o.at() });
-        return;
-      }
+      if (!missing.length) return o.journal({ t: 'patched', ref, payoutId: p.id, documents: [], at: o.at() });
       if (isFinalStatus(read.status)) return failed({ code: 'INVALID_PAYOUT_STATUS', message: finalMessage(read.status) });
     }
     if (held + missing.length > MAX_DOCUMENTS_PER_PAYOUT) {
@@ -59,11 +56,7 @@ export function documentFinisher(o: DocumentFinisherOptions): (s: RowState, fres
         message: `the payout holds ${held} documents; ${missing.length} more would pass the ${MAX_DOCUMENTS_PER_PAYOUT} a payout takes (spec §8)`,
       });
     }
-    try {
-      await o.client.patchDocuments(p.id, missing);
-    } catch (e) {
-      return failed(o.failure(e));
-    }
-    o.journal({ t: 'patched', ref, payoutId: p.id, documents: missing, at: o.at() });
+    const patched = await o.client.patchDocuments(p.id, missing).catch((e: unknown) => failed(o.failure(e)));
+    if (patched) o.journal({ t: 'patched', ref, payoutId: p.id, documents: missing, at: o.at() }); // (else failed: journalled)
   };
 }

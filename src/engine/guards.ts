@@ -11,17 +11,13 @@ import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { plural } from '../text.ts';
 import unhomoglyph from 'unhomoglyph';
 
-export interface MoneyFlag {
-  currency: string;
-  amount: DecT;
-}
-
 /** CUR:AMOUNT (e.g. USD:12500.00). */
-export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
+export function parseMoneyFlag(text: string, flag: string) {
   const m = /^\s*([A-Za-z]{3})\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(text);
   if (!m) throw new BatchUnusable('MONEY_FLAG', `${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
+export type MoneyFlag = ReturnType<typeof parseMoneyFlag>;
 
 export interface GuardOptions {
   /** --env as given on the command line (not from $PAYOUT_ENV). */
@@ -63,51 +59,47 @@ export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
 export type ApprovalDecision = { ok: true; /** ask the person on the terminal */ confirm: boolean } | { ok: false; reasons: string[] };
 
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
-  const reasons: string[] = [];
   const { plan } = a;
-  const policy = a.policy?.(a.rows ? { ...plan, ...wholeOf(plan, a.rows) } : plan);
-  if (policy) reasons.push(policy);
-  if (a.env === 'production' && a.envFlag !== 'production') {
-    reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
-  }
-  if (plan.shortfall) {
-    const short = plan.currencies
-      .filter((c) => c.shortfall)
-      .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
-    reasons.push(`insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}`);
-  }
-  reasons.push(...swapReasons(plan, a));
-  if (plan.corridorBlocked && !a.allowPartial) {
-    const list = plan.corridorsNotEnabled.map(
-      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')}): ${enableHint(c)}`,
-    );
-    reasons.push(`corridors not enabled: ${list.join('; ')}. Enable them, or pass --allow-partial to send the other rows`);
-  }
-  reasons.push(...(plan.screening?.refused ?? []), ...screeningReasons(plan, a.allowPartial));
-  reasons.push(...controlTotalReasons(a));
-  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
-  if (overLimit) reasons.push(overLimit);
-  if (!a.yes && !a.interactive)
-    reasons.push(
-      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
-    );
+  const short = plan.currencies
+    .filter((c) => c.shortfall)
+    .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
+  const corridors = plan.corridorsNotEnabled.map(
+    (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')}): ${enableHint(c)}`,
+  );
+  const reasons = [
+    a.policy?.(a.rows ? { ...plan, ...wholeOf(plan, a.rows) } : plan),
+    a.env === 'production' && a.envFlag !== 'production'
+      ? 'production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)'
+      : undefined,
+    plan.shortfall ? `insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}` : undefined,
+    ...swapReasons(plan, a),
+    plan.corridorBlocked && !a.allowPartial
+      ? `corridors not enabled: ${corridors.join('; ')}. Enable them, or pass --allow-partial to send the other rows`
+      : undefined,
+    ...(plan.screening?.refused ?? []),
+    ...screeningReasons(plan, a.allowPartial),
+    ...controlTotalReasons(a),
+    requestLimitReason(plan.requests, a.maxRequests),
+    !a.yes && !a.interactive
+      ? 'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)'
+      : undefined,
+  ].filter((r): r is string => !!r);
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
 }
 
-/** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
 /** How a corridor's pair is enabled: its toggle (what --enable-pairs sends), or by hand when the service listed no id (§4.9 lists enabled pairs). */
 export const enableHint = (c: { pairId?: string }): string =>
   c.pairId === undefined
     ? "the service lists no id for this pair (only enabled pairs are listed): enable it in the service's dashboard"
     : `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId}/toggle {"enabled": true}, or --enable-pairs`;
 
+/** Rows held by sanctions screening, now or by an earlier run's (journalled), stop the batch unless --allow-partial. */
 export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial: boolean): string[] {
   const rows = [...plan.notSent].filter(([, i]) => i.code === ENGINE_STATUSES.HELD_SCREENING).map(([n]) => n);
-  const held = rows.length;
-  if (!held || allowPartial) return [];
+  if (!rows.length || allowPartial) return [];
   return [
-    `${held === 1 ? '1 row is' : `${held} rows are`} held by sanctions screening (HELD_SCREENING, rows ${rows.join(', ')}): ` +
+    `${rows.length === 1 ? '1 row is' : `${rows.length} rows are`} held by sanctions screening (HELD_SCREENING, rows ${rows.join(', ')}): ` +
       'pass --allow-partial to send the others, or clear a false positive (payout-batch screen --clear)',
   ];
 }
@@ -242,14 +234,9 @@ const ONE_WRITING = [
   new Set(['Latin', 'Han', 'Hangul']),
 ];
 
-function scriptsOf(name: string): Set<string> {
-  const found = new Set<string>();
-  for (const ch of name) {
-    if (!/\p{L}/u.test(ch)) continue; // digits, spaces, punctuation and marks are in every script
-    found.add(SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script');
-  }
-  return found;
-}
+/** The scripts of a name's letters (digits, spaces, punctuation and marks are in every script). */
+const scriptsOf = (name: string): Set<string> =>
+  new Set([...name].filter((ch) => /\p{L}/u.test(ch)).map((ch) => SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script'));
 
 /** Why a maker's or approver's name cannot be used: empty, an invisible or bidi control, or mixed scripts. */
 export function nameProblem(name: string): string | undefined {

@@ -39,7 +39,6 @@ export interface RowOutcome {
   quote?: RowState['quote'];
   /** documentUrls attached (or to attach). */
   documents: string[];
-  updatedAt?: string;
   earlier?: PayoutSnapshot[];
   /** The approved clearances of its sanctions hits, as the results column says them. */
   clearance?: string;
@@ -147,7 +146,6 @@ export function resultValues(o: RowOutcome): ResultValues {
     if (o.error.requestId) v.requestId = o.error.requestId;
   }
   if (o.documents.length) v.documentUrls = o.documents.join('; ');
-  if (o.updatedAt && !v.updatedAt) v.updatedAt = o.updatedAt;
   if (o.earlier?.length) v.earlierPayouts = earlierPayoutsCell(o.earlier);
   if (o.clearance) v.screeningClearance = o.clearance;
   return v;

@@ -3,16 +3,13 @@
 // metadata) counts. Only a refund seen here lets `retry --resend-failed` pay the row again.
 import type { PayoutClient } from '../client/client.ts';
 import type { WalletTransactionAnswer } from '../client/answers.ts';
-import type { PayoutSnapshot } from '../journal/lines.ts';
+import type { PayoutSnapshot, RowEvent } from '../journal/lines.ts';
 import { formatAmount, fromApi } from '../money.ts';
 
 export type PayoutToRefund = Pick<PayoutSnapshot, 'id' | 'payoutRef'> & { currency: string };
 
-export interface Refund {
-  /** The sum of the credits found, exact decimal. */
-  amount: string;
-  transactionId?: string;
-}
+/** The sum of the credits found (exact decimal), as a `refund` line journals it. */
+export type Refund = Pick<Extract<RowEvent, { t: 'refund' }>, 'amount' | 'transactionId'>;
 
 export function isRefundOf(t: WalletTransactionAnswer, p: PayoutToRefund): boolean {
   if ((t.type && t.type !== 'CREDIT') || !fromApi(t.amount).greaterThan(0)) return false;

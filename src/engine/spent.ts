@@ -72,12 +72,9 @@ export async function proveSpent(
   const first = await send(row.body, 'now');
   if (first.answer === 'refused') {
     // (a refusal of an edited body, or another refusal: processed afresh, so key n holds nothing)
-    if (!same || first.code !== refusal) return { go: false, proof };
-    const read = before?.causeGone ? await cause() : undefined;
+    const read = same && first.code === refusal && before?.causeGone ? await cause() : undefined;
     if (read) proof.steps.push(read);
-    if (read?.causeGone) return spent(`the same ${refusal} to the same body once its cause was gone: a stored refusal`);
-    proof.verdict = 'refused';
-    return { go: false, proof };
+    return read?.causeGone ? spent(`the same ${refusal} to the same body once its cause was gone: a stored refusal`) : { go: false, proof };
   }
   if (first.answer !== 'conflict' || same) return { go: false, proof };
   const second = await send(refusedBody, 'journalled');
@@ -93,24 +90,20 @@ async function causeGone(
   p: PayoutRow,
   fee: DecT | undefined,
 ): Promise<Extract<ProofStep, { read: string }> | undefined> {
-  try {
-    if (code === 'INSUFFICIENT_FUNDS') {
-      const w = (await client.listWallets()).data.find((x) => x.currency === p.sourceCurrency);
-      const unit = new Dec(10).pow(-(minorUnits(p.sourceCurrency) ?? 2));
-      const need = fee && p.sourceAmount.plus(fee.times('1.02')).plus(unit);
-      return { read: 'wallets', causeGone: !!need && w?.balance !== undefined && fromApi(w.balance).gte(need) };
-    }
-    if (code === 'CORRIDOR_NOT_ENABLED') {
-      const pairs = (await client.listPairs()).data;
-      const cur = [p.sourceCurrency, p.destinationCurrency];
-      // (the listing holds the enabled pairs, spec §4.9: one that does not say is on)
-      const on = pairs.some(
-        (x) => x.enabled !== false && cur.includes(x.baseCurrency) && cur.includes(x.quoteCurrency) && x.baseCurrency !== x.quoteCurrency,
-      );
-      return { read: 'pairs', causeGone: on };
-    }
-  } catch {
-    return { read: code === 'INSUFFICIENT_FUNDS' ? 'wallets' : 'pairs', causeGone: false };
+  if (code === 'INSUFFICIENT_FUNDS') {
+    const w = (await client.listWallets().catch(() => undefined))?.data.find((x) => x.currency === p.sourceCurrency);
+    const unit = new Dec(10).pow(-(minorUnits(p.sourceCurrency) ?? 2));
+    const need = fee && p.sourceAmount.plus(fee.times('1.02')).plus(unit);
+    return { read: 'wallets', causeGone: !!need && w?.balance !== undefined && fromApi(w.balance).gte(need) };
+  }
+  if (code === 'CORRIDOR_NOT_ENABLED') {
+    const pairs = (await client.listPairs().catch(() => undefined))?.data ?? [];
+    const cur = [p.sourceCurrency, p.destinationCurrency];
+    // (the listing holds the enabled pairs, spec §4.9: one that does not say is on)
+    const on = pairs.some(
+      (x) => x.enabled !== false && cur.includes(x.baseCurrency) && cur.includes(x.quoteCurrency) && x.baseCurrency !== x.quoteCurrency,
+    );
+    return { read: 'pairs', causeGone: on };
   }
   return undefined;
 }

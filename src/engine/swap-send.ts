@@ -37,14 +37,13 @@ export type Stopped = Extract<SwapFunding, { funded: false }>;
 
 /** Funds each proposal's currency by its swap; unsettled journalled swaps no proposal names are settled by the list only. */
 export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly SwapProposal[]): Promise<Map<string, SwapFunding>> {
-  const journalled = [...ctx.session.folded.swaps.values()];
-  if (!proposals.length && !journalled.some(unsettled)) return new Map();
-  const references = [...proposals.map((p) => p.reference), ...journalled.filter(unsettled).map((s) => s.reference)];
+  const open = [...ctx.session.folded.swaps.values()].filter(unsettled);
+  if (!proposals.length && !open.length) return new Map();
+  const references = [...proposals.map((p) => p.reference), ...open.map((s) => s.reference)];
   // (a swap not as sent: no other swap starts after it, not even one priced again)
   const held = new AbortController();
   const sender = new SwapSender({ ...ctx, stop: ctx.stop ? AbortSignal.any([ctx.stop, held.signal]) : held.signal }, references);
-  const named = new Set(proposals.map((p) => p.currency));
-  const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
+  const orphans = open.filter((s) => !proposals.some((p) => p.currency === s.currency));
   const told = <F extends SwapFunding | undefined>(f: F): F => {
     if (f && !f.funded && f.notAsSent) {
       held.abort(f.error.message);
@@ -131,12 +130,8 @@ class SwapSender {
     const why = this.ctx.stop?.reason as unknown;
     if (this.ctx.stop?.aborted)
       return stop(p, true, 'STOPPED', typeof why === 'string' ? why : `stopped on request before the ${p.currency} swap`);
-    let pairs: CurrencyPairAnswer[];
-    try {
-      pairs = await this.livePairs(reread);
-    } catch (e) {
-      return unreachable(p, 'the pairs', e);
-    }
+    const pairs = await this.livePairs(reread).catch((e: unknown) => unreachable(p, 'the pairs', e));
+    if (!Array.isArray(pairs)) return pairs;
     const priced = priceAtLiveRate(p, pairs, this.ctx.rateTolerance);
     if ('refused' in priced) return stop(p, false, 'SWAP_REFUSED', priced.refused);
     const key = idempotencyKey(p.reference, attempt, 'swap');
@@ -195,15 +190,11 @@ class SwapSender {
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
     const rejected = `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`;
     if (swap.status === 'REJECTED') return stop(p, false, 'SWAP_REJECTED', rejected);
-    let balance: Dec | undefined;
-    try {
-      const wallets = (await this.ctx.client.listWallets()).data;
-      const w = wallets.find((x) => x.walletId === p.destinationWalletId) ?? wallets.find((x) => x.currency === p.currency);
-      // (a listing without a balance: the service's INSUFFICIENT_FUNDS decides, as for any row)
-      balance = w ? (w.balance === undefined ? undefined : fromApi(w.balance)) : new Dec(0);
-    } catch (e) {
-      return unreachable(p, 'the wallets', e);
-    }
+    const wallets = await this.ctx.client.listWallets().catch((e: unknown) => unreachable(p, 'the wallets', e));
+    if (!('data' in wallets)) return wallets;
+    const w = wallets.data.find((x) => x.walletId === p.destinationWalletId) ?? wallets.data.find((x) => x.currency === p.currency);
+    // (a listing without a balance: the service's INSUFFICIENT_FUNDS decides, as for any row)
+    const balance = w ? (w.balance === undefined ? undefined : fromApi(w.balance)) : new Dec(0);
     const need = this.ctx.need?.(p.currency);
     if (balance === undefined || need === undefined || !balance.lessThan(need)) return { currency: p.currency, funded: true, swap };
     // reversed since (REJECTED, spec §3), or not showing yet: the swap says which
@@ -229,12 +220,11 @@ class SwapSender {
     return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 
-  private async find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
-    try {
-      return { swap: (await this.listed(fresh)).get(p.reference) };
-    } catch (e) {
-      return { stopped: unreachable(p, 'the swaps list', e) };
-    }
+  private find(p: Pick<SwapProposal, 'currency' | 'reference'>, fresh: boolean): Promise<Found> {
+    return this.listed(fresh).then(
+      (found) => ({ swap: found.get(p.reference) }),
+      (e: unknown) => ({ stopped: unreachable(p, 'the swaps list', e) }),
+    );
   }
 
   /** The wanted references' swaps, paged until each is seen or the pages (newest first) predate the batch's first run. */

@@ -84,8 +84,7 @@ export function swapMargin(shortfall: Dec, currency: string): Dec {
 function pairFor(pairs: readonly SwapPair[], from: string, to: string): { pair: SwapPair; rate: Dec; direct: boolean } | undefined {
   const usable = (p: SwapPair) => p.enabled !== false && p.rate !== undefined && fromApi(p.rate).greaterThan(0);
   const direct = pairs.find((p) => p.baseCurrency === from && p.quoteCurrency === to && usable(p));
-  const reverse = pairs.find((p) => p.baseCurrency === to && p.quoteCurrency === from && usable(p));
-  const found = direct ?? reverse;
+  const found = direct ?? pairs.find((p) => p.baseCurrency === to && p.quoteCurrency === from && usable(p));
   return found && { pair: found, rate: fromApi(found.rate!), direct: found === direct };
 }
 
@@ -101,15 +100,9 @@ export function convertAtRate(amount: Dec, to: string, rate: Dec, direct: boolea
   return roundTo(direct ? amount.times(rate) : amount.dividedBy(rate), to);
 }
 
-interface FundingOption {
-  wallet: SwapWallet & { walletId: string; balance: Dec };
-  pair: SwapPair;
-  rate: Dec;
-  direct: boolean;
-  swapAmount: Dec;
-  amountToBeSent: Dec;
-  spare: Dec;
-}
+/** A wallet that can fund a swap: its pair (pairFor), the swap priced (priceSwap), and what it has to spare. */
+type FundingOption = NonNullable<ReturnType<typeof pairFor>> &
+  ReturnType<typeof priceSwap> & { wallet: SwapWallet & { balance: Dec }; spare: Dec };
 
 /** Why a currency gets no swap (one per batch and currency): an earlier run made it, its credit in the balance (spec §3). */
 export function swapMadeText(s: SwapState | undefined): string | undefined {
@@ -138,19 +131,10 @@ export function proposeSwaps(
     const to = byCurrency.get(n.currency);
     if (!to?.balance || !n.total.greaterThan(to.balance)) continue;
     const shortfall = n.total.plus(n.feeMargin).minus(to.balance);
-    const refuse = (reason: string) => refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason });
     const made = o.made?.(n.currency);
-    if (made) {
-      refuse(made);
-      continue;
-    }
-    if (!to.walletId) {
-      refuse(`the ${n.currency} wallet has no walletId in the wallets route's answer, so no swap can credit it`);
-      continue;
-    }
     const margin = swapMargin(shortfall, n.currency);
     const options = wallets.flatMap((w): FundingOption[] => {
-      const found = w.currency !== n.currency && w.walletId && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
+      const found = w.currency !== n.currency && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
       if (!found) return [];
       const wallet = w as FundingOption['wallet'];
       return [
@@ -162,9 +146,9 @@ export function proposeSwaps(
         },
       ];
     });
-    const f = chooseFunding(n.currency, options, o.from);
+    const f = made ?? chooseFunding(n.currency, options, o.from);
     if (typeof f === 'string') {
-      refuse(f);
+      refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason: f });
       continue;
     }
     const fromCurrency = f.wallet.currency;

@@ -67,8 +67,7 @@ export async function mergeToPdf(files: UploadFile[]): Promise<Uint8Array> {
     const pages = async () => {
       if (f.contentType !== 'application/pdf') {
         const img = f.contentType === 'image/png' ? await out.embedPng(f.bytes) : await out.embedJpg(f.bytes);
-        out.addPage([img.width, img.height]).drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
-        return;
+        return out.addPage([img.width, img.height]).drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
       }
       const src = await PDFDocument.load(f.bytes, { ignoreEncryption: true });
       // (pdf-lib cannot decrypt: the pages of an encrypted PDF, even one that opens without a password, would be copied blank)

@@ -2,6 +2,7 @@
 // returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { attempt } from '../files/attempt.ts';
 
 export interface JournalEvent {
   t: string;
@@ -23,12 +24,7 @@ export interface JournalScan {
 /** One line: an event, blank, or damaged (not JSON, or not an event). */
 export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
   if (line.trim() === '') return 'blank';
-  let v: unknown;
-  try {
-    v = JSON.parse(line) as unknown;
-  } catch {
-    return 'damaged';
-  }
+  const v = attempt((): unknown => JSON.parse(line));
   return v && typeof v === 'object' && typeof (v as JournalEvent).t === 'string' ? (v as E) : 'damaged';
 }
 
@@ -80,8 +76,7 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
 /** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
 export function readJournal<E extends JournalEvent = JournalEvent>(path: string): Omit<JournalScan, 'events'> & { events: E[] } {
   const events: E[] = [];
-  const { skipped, tornTail } = scanJournal<E>(path, (e) => events.push(e));
-  return { events, skipped, tornTail };
+  return { ...scanJournal<E>(path, (e) => events.push(e)), events };
 }
 
 /** The events of the complete lines appended after byte `from` (by `listen`, `status` during a run), and where to read next. */
@@ -106,11 +101,8 @@ export class JournalWriter {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const fd = openSync(path, 'a+', 0o600);
     const size = fstatSync(fd).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) writeSync(fd, '\n');
-    }
+    const last = Buffer.alloc(1);
+    if (size > 0 && (readSync(fd, last, 0, 1, size - 1) === 0 || last[0] !== NL)) writeSync(fd, '\n');
     return new JournalWriter(path, fd);
   }
 
