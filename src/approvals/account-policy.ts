@@ -2,7 +2,8 @@
 // flags: kept in a host-wide folder no flag or variable redirects, and in the team ledger
 // (REFERENCE.md). Each version keeps the history of the ones before and who signed each change.
 import { lstatSync, mkdirSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
+import { hostname } from 'node:os';
+import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { attempt } from '../files/attempt.ts';
@@ -114,7 +115,7 @@ function parseRecord(text: string, where: string): PolicyRecord {
   return r.data.removed ? { version, history } : { policy: { ...r.data, ...rules!.data }, version, history };
 }
 
-export const who = () => `${userInfo().username}@${hostname()}`;
+export const who = () => `${osUserName()}@${hostname()}`;
 
 export type PolicyStore = ReturnType<typeof storeOf>;
 

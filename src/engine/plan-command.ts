@@ -1,6 +1,5 @@
 // `plan FILE [--out PLAN]`: preflight and plan, nothing sent, the journal read but never written; with
 // --out, each row's initiate body, documents' sha256 and indicative quote, for `run --plan` to execute.
-import { userInfo } from 'node:os';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import type { QuoteAnswer } from '../client/answers.ts';
@@ -14,7 +13,7 @@ import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
 import { resolve } from 'node:path';
-import { attempt } from '../files/attempt.ts';
+import { osUserName } from '../os-user.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions, type SendOptions } from './pipeline.ts';
@@ -34,11 +33,6 @@ interface PlanCommandOptions
   out?: string;
   /** Default the OS user, who then cannot approve it. */
   preparedBy?: string;
-}
-
-/** $USER (or "unknown") where the user database has no entry (a container's uid). */
-function osUserName(env: NodeJS.ProcessEnv = process.env): string {
-  return attempt(() => userInfo().username) ?? (env.USER || env.USERNAME || 'unknown');
 }
 
 export interface PlanCommandResult {

@@ -1,6 +1,6 @@
 // `payout-batch screen FILE --sanctions-list PATH...` (engine/screen-batch.ts), offline; --clear writes a clearance to sign,
 // --clearances lists them. A clearance counts as the account's policy counts it (as run does), when a service is named.
-import { userInfo } from 'node:os';
+import { osUserName } from '../../os-user.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
@@ -76,7 +76,7 @@ async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screen
   const p = rows.find((r) => r.payout?.reference === args.clear)!.payout!;
   const expires = durationFlag('expires', args.expires);
   const payee = payeeOf(p);
-  const madeBy = args.as?.trim() || userInfo().username;
+  const madeBy = args.as?.trim() || osUserName(io.env);
   const maker = args['approver-key'] === undefined ? undefined : makerSigner(madeBy, args['approver-key'], io.cwd);
   const now = new Date();
   const path = await writeClearance(resolve(io.cwd, args['clearances-dir']), {
