@@ -47,8 +47,6 @@ interface StatusOptions extends ApplyOptions, FetchOptions {
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
 }
 
-type RowRef = { rowNumber: number; reference?: string; payoutId: string };
-
 export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
 type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
 
@@ -286,7 +284,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 function rowsNeedingUs(t: ResultsList) {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
-  const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
+  const row = ({ rowNumber, cells, result }: ResultRow) => ({
     rowNumber,
     reference: cells[column] || undefined,
     payoutId: result.payoutId ?? '',

@@ -164,27 +164,15 @@ type Movements = ReturnType<typeof movements>;
 class CurrencySums {
   private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; swapped?: Dec; expectedNet: Dec }>();
 
-  private of(currency: string) {
+  /** A payout's movements, `expected` its debit; a swap's (`swap`), `expected` what its journal says they net to in this wallet. */
+  add(currency: string | undefined, m: Movements, expected: Dec = ZERO, swap = false): void {
+    if (!currency) return;
     let t = this.sums.get(currency);
     if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
-    return t;
-  }
-
-  add(currency: string | undefined, m: Movements, expected: Dec = ZERO): void {
-    if (!currency) return;
-    const t = this.of(currency);
-    t.debited = t.debited.plus(m.debit);
-    t.refunded = t.refunded.plus(m.refund);
-    t.expectedNet = t.expectedNet.minus(expected);
+    if (swap) t.swapped = (t.swapped ?? ZERO).plus(m.debit).plus(m.refund);
+    else [t.debited, t.refunded] = [t.debited.plus(m.debit), t.refunded.plus(m.refund)];
+    t.expectedNet = swap ? t.expectedNet.plus(expected) : t.expectedNet.minus(expected);
     for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
-  }
-
-  /** `expected`: what the swap's journal says its movements in this wallet net to. */
-  addSwap(currency: string, hits: readonly Hit[], expected: Dec): void {
-    const t = this.of(currency);
-    t.swapped = hits.reduce((a, h) => a.plus(h.tx.amount), t.swapped ?? ZERO);
-    t.expectedNet = t.expectedNet.plus(expected);
-    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
   tieOuts(problems: string[]): CurrencyTieOut[] {
@@ -314,7 +302,7 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
       problems.push(
         `${rejected ? 'REJECTED: ' : ''}${money(sum(legs), currency)} ${currency} moved, the swap says ${money(want, currency)}`,
       );
-    if (currency) sums.addSwap(currency, legs, want ?? sum(legs));
+    sums.add(currency, movements(legs), want ?? sum(legs), true);
   };
   expect(debitLeg, from, w.swap?.sourceAmount, -1);
   expect(creditLeg, to, w.swap?.destinationAmount, 1);

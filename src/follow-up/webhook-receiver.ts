@@ -316,10 +316,6 @@ export async function registerSubscription(
 ): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
   // the stored record's fields are "not shown" (spec §4.13)
   const existing = (await client.listWebhooks()).data[0];
-  if (existing) {
-    const s = await client.updateWebhook(existing.id, { url, secret });
-    return { action: 'updated', id: s.id, url: s.url ?? url };
-  }
-  const s = await client.registerWebhook({ url, secret });
-  return { action: 'created', id: s.id, url: s.url ?? url };
+  const s = existing ? await client.updateWebhook(existing.id, { url, secret }) : await client.registerWebhook({ url, secret });
+  return { action: existing ? 'updated' : 'created', id: s.id, url: s.url ?? url };
 }
