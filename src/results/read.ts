@@ -17,10 +17,9 @@ import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsFormat, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
 import { attempt } from '../files/attempt.ts';
-import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
@@ -84,7 +83,6 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
   }
 }
 
-/** The first 4 KiB of a file, as text. */
 export const readHead = async (path: string): Promise<string> => (await fileHead(path, 4096)).toString('utf8');
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
