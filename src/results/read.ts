@@ -44,12 +44,11 @@ async function readInto<L extends { push(row: ResultRow): unknown }>(file: strin
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
-  const unreadable = (e: NodeJS.ErrnoException) =>
-    new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  const unreadable = (e: NodeJS.ErrnoException): never => {
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  };
   // (one open file for every pass over it: a results file replaced meanwhile is never read half old, half new)
-  const fh = await open(file).catch((e: NodeJS.ErrnoException) => {
-    throw unreadable(e);
-  });
+  const fh = await open(file).catch(unreadable);
   try {
     const { buffer, bytesRead } = await fh.read(Buffer.alloc(1024 * 1024), 0, 1024 * 1024, 0);
     const start = buffer.subarray(0, bytesRead);
@@ -61,9 +60,7 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
       return { ...resultsTableOf(file, 'csv', head, records), delimiter, encodingGuessed };
     }
     // (SheetJS reads a workbook whole)
-    const buf = await fh.readFile().catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+    const buf = await fh.readFile().catch(unreadable);
     await fh.close();
     const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
