@@ -13,8 +13,6 @@ const MAX_DECIMALS = 30;
 
 export const isPlainDecimal = (text: string): boolean => PLAIN_DECIMAL.test(text);
 
-const decimalsOf = (text: string): number => (text.includes('.') ? text.length - 1 - text.indexOf('.') : 0);
-
 /** The number a decimal text stands for when a double holds it exactly, else undefined. */
 function exactDouble(text: string): number | undefined {
   const d = new Dec(text);
@@ -34,7 +32,7 @@ function exactDouble(text: string): number | undefined {
 export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z: string } | undefined {
   const grouped = money && GROUPED_DECIMAL.test(text);
   if (!grouped && !PLAIN_DECIMAL.test(text)) return undefined;
-  const dp = decimalsOf(text);
+  const dp = text.includes('.') ? text.length - 1 - text.indexOf('.') : 0;
   if (dp > MAX_DECIMALS) return undefined;
   const v = exactDouble(grouped ? text.replace(/,/g, '') : text);
   if (v === undefined) return undefined;
