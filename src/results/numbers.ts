@@ -44,11 +44,9 @@ const FIXED_FORMAT = /^(#,##)?0(?:\.(0+))?$/;
 
 /** The exact decimal text of a numeric cell: the shortest decimal of the double, padded to its format's decimals. */
 export function numberText(v: number, z?: string): string {
-  const d = new Dec(String(v));
   const sections = z === undefined ? [] : z.split(';');
   const m = sections.length ? FIXED_FORMAT.exec(sections[0]!) : null;
-  const formatDp = m ? (m[2]?.length ?? 0) : 0;
-  const text = atLeastDecimals(d, formatDp);
+  const text = atLeastDecimals(new Dec(String(v)), m ? (m[2]?.length ?? 0) : 0);
   const grouped = m?.[1] !== undefined && sections.length === 2 && sections[1] === `-${sections[0]}`;
   return grouped ? groupThousands(text) : text;
 }
