@@ -10,7 +10,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
-import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
+import { applyStatus, type ApplyOptions, type StatusTarget, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
 import { attempt } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
@@ -55,8 +55,8 @@ function eventKey(event: { eventType: string; data: unknown }): string {
 }
 
 /** Found afresh for each event (a watch adds files). */
-function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
-  const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
+function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): StatusTarget[] {
+  const out: StatusTarget[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
   for (const { dir, state } of o.watchDirs ?? []) {
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
