@@ -14,11 +14,11 @@ import { ENGINE_STATUSES, outcomeFromState, resultValues } from '../engine/outco
 import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
-import { resultsPathFor, type ResultsFormat } from '../results/paths.ts';
+import { resultsPathFor } from '../results/paths.ts';
 import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from '../results/numbers.ts';
 import { batchColumns, readResults } from '../results/read.ts';
-import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsFormat, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './reconcile-fetch.ts';
 import type { FetchOptions, Listing, RequestCounts } from './reconcile-fetch.ts';
 import { batchSwapsOf, refreshSwaps } from './swap-views.ts';

@@ -8,7 +8,7 @@ import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts
 import { spillResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
-import type { RowState } from '../journal/lines.ts';
+import { isFailedAfterCreation, type RowState } from '../journal/lines.ts';
 import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
@@ -46,8 +46,6 @@ interface StatusOptions extends ApplyOptions, FetchOptions {
   /** Called once before the first request. */
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
 }
-
-type RowRef = { rowNumber: number; reference?: string; payoutId: string };
 
 export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
 type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
@@ -91,7 +89,7 @@ function requestsExpected(table: ResultsList, todo: ReadonlyMap<string, Asked>):
 const needsGet = (listed: PayoutAnswer, held: string): boolean =>
   listed.status === 'ADDITIONAL_INFO_REQUIRED' ||
   (listed.status === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED') ||
-  failedWithoutReason(listed);
+  (isFailedAfterCreation(listed.status) && !failureReasonOf(listed));
 
 /** Spec §2 shows no reason field on a payout (only the event's data.reason, §6): the plausible names. */
 function failureReasonOf(p: PayoutAnswer): string | undefined {
@@ -104,8 +102,6 @@ export const updateOf = (p: PayoutAnswer): StatusUpdate => {
   const { id: payoutId, status, statusDetail, informationRequests, updatedAt } = p;
   return { payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(p), source: 'get' };
 };
-
-const failedWithoutReason = (p: PayoutAnswer): boolean => (p.status === 'FAILED' || p.status === 'REJECTED') && !failureReasonOf(p);
 
 async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
   const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p, todo.get(p.id)!.status));
@@ -286,7 +282,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 function rowsNeedingUs(t: ResultsList) {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
-  const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
+  const row = ({ rowNumber, cells, result }: ResultRow) => ({
     rowNumber,
     reference: cells[column] || undefined,
     payoutId: result.payoutId ?? '',

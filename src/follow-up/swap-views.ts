@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
-import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
+import { foldSwaps, type SwapEvent } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
 import { plural } from '../text.ts';
 import { readResults, writeResults } from '../results/results.ts';
@@ -15,12 +15,8 @@ import type { ResultRow, ResultsList } from '../results/types.ts';
 import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
-/** One swap per short currency. */
-interface BatchSwaps {
-  ledger: Ledger;
-  batchId: string;
-  swaps: Map<string, SwapState>;
-}
+/** The batch's journal and its swaps, one per short currency. */
+type BatchSwaps = NonNullable<Awaited<ReturnType<typeof swapsIn>>>;
 
 /** One pass over each journal, no fold: undefined when none is the batch's. `rows`: a results file's, read as they come. */
 export async function batchSwapsOf(
@@ -31,7 +27,7 @@ export async function batchSwapsOf(
   const keys = new Set<string>();
   for await (const r of rows) if (r.result.idempotencyKey) keys.add(r.result.idempotencyKey);
   // (a journal that sent the file's keys; else the newest whose header names the path: next month's run writes it again)
-  let named: (BatchSwaps & { since: string }) | undefined;
+  let named: BatchSwaps | undefined;
   for await (const { ledger, batchId } of eachJournal(ledgers)) {
     const found = await swapsIn(ledger, batchId, keys, resolve(file));
     if (found?.sent) return found;

@@ -105,8 +105,6 @@ const shown = (m: Movements, currency: string | undefined, expected: Dec | undef
 });
 
 type Hit = { tx: ReconTx; index: number };
-/** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
-type RowHits = Map<number, Hit[]>;
 
 /** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference (a payoutRef or id), else metadata.payoutId or payoutRef, as engine/refund.ts reads it. */
 export function payoutIndex<T>() {
@@ -125,12 +123,13 @@ export function payoutIndex<T>() {
 }
 
 function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
-  const owners = payoutIndex<[number, number]>();
+  // by "row,slot": slot -1 holds a row's current payout's transactions, slot k those of its k-th earlier payout
+  const owners = payoutIndex<string>();
   rows.forEach((r, i) => {
-    if (r.payoutId) owners.add([i, -1], r.payoutId, r.payoutRef);
-    r.earlier?.forEach((e, k) => owners.add([i, k], e.payoutId, e.payoutRef));
+    if (r.payoutId) owners.add(`${i},-1`, r.payoutId, r.payoutRef);
+    r.earlier?.forEach((e, k) => owners.add(`${i},${k}`, e.payoutId, e.payoutRef));
   });
-  const matched = new Map<number, RowHits>();
+  const matched = new Map<string, Hit[]>();
   const unmatched: Hit[] = [];
   const swapHits = new Map<string, Hit[]>(swaps.map((w) => [w.reference, []]));
   transactions.forEach((tx, index) => {
@@ -138,10 +137,7 @@ function matchTransactions(rows: readonly ReconRow[], transactions: readonly Rec
     if (swap) return void swap.push({ tx, index });
     const owner = owners.of(tx);
     if (owner === undefined) return void unmatched.push({ tx, index });
-    const [row, slot] = owner;
-    let slots = matched.get(row);
-    if (!slots) matched.set(row, (slots = new Map<number, Hit[]>()));
-    slots.set(slot, [...(slots.get(slot) ?? []), { tx, index }]);
+    matched.set(owner, [...(matched.get(owner) ?? []), { tx, index }]);
   });
   return { matched, unmatched, swapHits };
 }
@@ -164,27 +160,15 @@ type Movements = ReturnType<typeof movements>;
 class CurrencySums {
   private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; swapped?: Dec; expectedNet: Dec }>();
 
-  private of(currency: string) {
+  /** A payout's movements, `expected` its debit; a swap's (`swap`), `expected` what its journal says they net to in this wallet. */
+  add(currency: string | undefined, m: Movements, expected: Dec = ZERO, swap = false): void {
+    if (!currency) return;
     let t = this.sums.get(currency);
     if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
-    return t;
-  }
-
-  add(currency: string | undefined, m: Movements, expected: Dec = ZERO): void {
-    if (!currency) return;
-    const t = this.of(currency);
-    t.debited = t.debited.plus(m.debit);
-    t.refunded = t.refunded.plus(m.refund);
-    t.expectedNet = t.expectedNet.minus(expected);
+    if (swap) t.swapped = (t.swapped ?? ZERO).plus(m.debit).plus(m.refund);
+    else [t.debited, t.refunded] = [t.debited.plus(m.debit), t.refunded.plus(m.refund)];
+    t.expectedNet = swap ? t.expectedNet.plus(expected) : t.expectedNet.minus(expected);
     for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
-  }
-
-  /** `expected`: what the swap's journal says its movements in this wallet net to. */
-  addSwap(currency: string, hits: readonly Hit[], expected: Dec): void {
-    const t = this.of(currency);
-    t.swapped = hits.reduce((a, h) => a.plus(h.tx.amount), t.swapped ?? ZERO);
-    t.expectedNet = t.expectedNet.plus(expected);
-    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
   tieOuts(problems: string[]): CurrencyTieOut[] {
@@ -253,9 +237,9 @@ function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hi
   };
 }
 
-function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums) {
+function tieOutRow(r: ReconRow, hits: (slot: number) => Hit[], payouts: TieOutInput['payouts'], sums: CurrencySums) {
   const state = r.payoutId ? payouts.get(r.payoutId) : undefined;
-  const mine = hits?.get(-1) ?? [];
+  const mine = hits(-1);
   const status = state?.status ?? r.status;
   const currency = r.currency ?? state?.sourceCurrency ?? mine[0]?.tx.currency;
   const m = movements(mine);
@@ -275,7 +259,7 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     sums.add(currency, m, refundDue ? ZERO : expected);
   } else if (status === ENGINE_STATUSES.UNKNOWN_OUTCOME)
     problems.push('sent, its outcome not known: its payout may be debited; run the same command again to settle it, then reconcile');
-  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
+  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits(k), currency));
   problems.push(...earlier.flatMap((e) => e.problems));
   return {
     rowNumber: r.rowNumber,
@@ -314,7 +298,7 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
       problems.push(
         `${rejected ? 'REJECTED: ' : ''}${money(sum(legs), currency)} ${currency} moved, the swap says ${money(want, currency)}`,
       );
-    if (currency) sums.addSwap(currency, legs, want ?? sum(legs));
+    sums.add(currency, movements(legs), want ?? sum(legs), true);
   };
   expect(debitLeg, from, w.swap?.sourceAmount, -1);
   expect(creditLeg, to, w.swap?.destinationAmount, 1);
@@ -408,15 +392,12 @@ const unexplainedProblem = (f: ForeignTransaction) =>
 export function tieOut(input: TieOutInput) {
   const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
   const sums = new CurrencySums();
-  const rows = input.rows.map((r, i) => tieOutRow(r, matched.get(i), input.payouts, sums));
+  const rows = input.rows.map((r, i) => tieOutRow(r, (slot) => matched.get(`${i},${slot}`) ?? [], input.payouts, sums));
   const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));
   const swaps = (input.swaps ?? []).flatMap((w) => tieOutSwap(w, swapHits.get(w.reference) ?? [], sums) ?? []);
   problems.push(...swaps.flatMap((w) => w.problems));
 
-  const period = periodOf(input, [
-    ...[...matched.values()].flatMap((slots) => [...slots.values()].flat()),
-    ...[...swapHits.values()].flat(),
-  ]);
+  const period = periodOf(input, [...[...matched.values()].flat(), ...[...swapHits.values()].flat()]);
   const inPeriod = unmatched.filter(period.contains).map((h) => h.tx);
   const explain = explainer(input.ledgerBatches ?? [], input.transactions);
   const debits = inPeriod.filter((tx) => tx.amount.isNegative()).map((tx) => foreign(tx, explain(tx)));

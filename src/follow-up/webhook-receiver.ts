@@ -10,7 +10,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
-import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
+import { applyStatus, type ApplyOptions, type StatusTarget, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
 import { attempt } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
@@ -55,8 +55,8 @@ function eventKey(event: { eventType: string; data: unknown }): string {
 }
 
 /** Found afresh for each event (a watch adds files). */
-function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
-  const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
+function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): StatusTarget[] {
+  const out: StatusTarget[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
   for (const { dir, state } of o.watchDirs ?? []) {
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
@@ -316,10 +316,6 @@ export async function registerSubscription(
 ): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
   // the stored record's fields are "not shown" (spec §4.13)
   const existing = (await client.listWebhooks()).data[0];
-  if (existing) {
-    const s = await client.updateWebhook(existing.id, { url, secret });
-    return { action: 'updated', id: s.id, url: s.url ?? url };
-  }
-  const s = await client.registerWebhook({ url, secret });
-  return { action: 'created', id: s.id, url: s.url ?? url };
+  const s = existing ? await client.updateWebhook(existing.id, { url, secret }) : await client.registerWebhook({ url, secret });
+  return { action: existing ? 'updated' : 'created', id: s.id, url: s.url ?? url };
 }

@@ -46,8 +46,7 @@ export function barChart(title: string, section: string, all: readonly Bar[]): S
     for (const b of bars) {
       const v = decOf(b.value).abs();
       // a bar that is not zero stays visible: at least one unit long
-      const share = v.isZero() ? 0 : v.dividedBy(sum).times(BAR_SPACE).toNumber();
-      const len = v.isZero() ? 0 : Math.max(1, Math.round(share));
+      const len = v.isZero() ? 0 : Math.max(1, Math.round(v.dividedBy(sum).times(BAR_SPACE).toNumber()));
       const color = b.color ?? COLORS[colorIndex++ % COLORS.length]!;
       const data = Object.entries({ ...b.data, currency: b.currency }).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
       rows.push(
@@ -56,9 +55,8 @@ export function barChart(title: string, section: string, all: readonly Bar[]): S
       y += ROW;
     }
   }
-  const height = y + 4;
   return safe`<figure class="chart" data-section="${section}">
     <figcaption>${title}</figcaption>
-    <svg role="img" aria-label="${title}" viewBox="0 0 ${WIDTH} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">${rows}</svg>
+    <svg role="img" aria-label="${title}" viewBox="0 0 ${WIDTH} ${y + 4}" width="100%" preserveAspectRatio="xMinYMin meet">${rows}</svg>
   </figure>`;
 }

@@ -467,7 +467,7 @@ export async function resultsViewOf(
 /** A swap as the tie-out gives it (its two legs), when nothing else does: the legs' amounts. */
 function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine {
   const debit = readAmount(w.debit)?.negated();
-  const line: SwapLine = {
+  return {
     currency: w.currency,
     reference: w.reference,
     id: w.id,
@@ -478,6 +478,4 @@ function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine 
     destinationCurrency: w.destinationCurrency,
     exchangeRate: w.exchangeRate,
   };
-  for (const k of Object.keys(line) as (keyof SwapLine)[]) if (line[k] === undefined) delete line[k];
-  return line;
 }

@@ -13,8 +13,6 @@ const MAX_DECIMALS = 30;
 
 export const isPlainDecimal = (text: string): boolean => PLAIN_DECIMAL.test(text);
 
-const decimalsOf = (text: string): number => (text.includes('.') ? text.length - 1 - text.indexOf('.') : 0);
-
 /** The number a decimal text stands for when a double holds it exactly, else undefined. */
 function exactDouble(text: string): number | undefined {
   const d = new Dec(text);
@@ -34,7 +32,7 @@ function exactDouble(text: string): number | undefined {
 export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z: string } | undefined {
   const grouped = money && GROUPED_DECIMAL.test(text);
   if (!grouped && !PLAIN_DECIMAL.test(text)) return undefined;
-  const dp = decimalsOf(text);
+  const dp = text.includes('.') ? text.length - 1 - text.indexOf('.') : 0;
   if (dp > MAX_DECIMALS) return undefined;
   const v = exactDouble(grouped ? text.replace(/,/g, '') : text);
   if (v === undefined) return undefined;
@@ -46,11 +44,9 @@ const FIXED_FORMAT = /^(#,##)?0(?:\.(0+))?$/;
 
 /** The exact decimal text of a numeric cell: the shortest decimal of the double, padded to its format's decimals. */
 export function numberText(v: number, z?: string): string {
-  const d = new Dec(String(v));
   const sections = z === undefined ? [] : z.split(';');
   const m = sections.length ? FIXED_FORMAT.exec(sections[0]!) : null;
-  const formatDp = m ? (m[2]?.length ?? 0) : 0;
-  const text = atLeastDecimals(d, formatDp);
+  const text = atLeastDecimals(new Dec(String(v)), m ? (m[2]?.length ?? 0) : 0);
   const grouped = m?.[1] !== undefined && sections.length === 2 && sections[1] === `-${sections[0]}`;
   return grouped ? groupThousands(text) : text;
 }

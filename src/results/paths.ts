@@ -12,8 +12,6 @@ import { csvWriter } from './csv-writer.ts';
 import { xlsxWriter } from './xlsx-writer.ts';
 import type { ResultsFormat, ResultsWriter } from './types.ts';
 
-export type { ResultsFormat } from './types.ts';
-
 /** The results formats, one writer each in its own file: a new format is that file and one entry here. The first is the default. */
 export const RESULTS_WRITERS: readonly ResultsWriter[] = [csvWriter, xlsxWriter];
 

@@ -17,10 +17,9 @@ import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
-import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsFormat, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
 import { attempt } from '../files/attempt.ts';
-import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
@@ -45,12 +44,11 @@ async function readInto<L extends { push(row: ResultRow): unknown }>(file: strin
 export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
-  const unreadable = (e: NodeJS.ErrnoException) =>
-    new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  const unreadable = (e: NodeJS.ErrnoException): never => {
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${e.code ?? e.message}).`, { cause: e });
+  };
   // (one open file for every pass over it: a results file replaced meanwhile is never read half old, half new)
-  const fh = await open(file).catch((e: NodeJS.ErrnoException) => {
-    throw unreadable(e);
-  });
+  const fh = await open(file).catch(unreadable);
   try {
     const { buffer, bytesRead } = await fh.read(Buffer.alloc(1024 * 1024), 0, 1024 * 1024, 0);
     const start = buffer.subarray(0, bytesRead);
@@ -62,9 +60,7 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
       return { ...resultsTableOf(file, 'csv', head, records), delimiter, encodingGuessed };
     }
     // (SheetJS reads a workbook whole)
-    const buf = await fh.readFile().catch((e: NodeJS.ErrnoException) => {
-      throw unreadable(e);
-    });
+    const buf = await fh.readFile().catch(unreadable);
     await fh.close();
     const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
@@ -84,7 +80,6 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
   }
 }
 
-/** The first 4 KiB of a file, as text. */
 export const readHead = async (path: string): Promise<string> => (await fileHead(path, 4096)).toString('utf8');
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
