@@ -7,6 +7,7 @@ import { eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { ResultsError, streamResults, writeResults } from '../results/results.ts';
+import { batchColumns } from '../results/read.ts';
 import { SpillList } from '../files/spill.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
@@ -82,7 +83,8 @@ function statusApplier(file: string, updates: StatusUpdate[]) {
   const byId = new Map<string, number[]>();
   updates.forEach((u, i) => byId.set(u.payoutId, [...(byId.get(u.payoutId) ?? []), i]));
   const changes: [update: number, change: RowChange][] = [];
-  const row = (row: ResultRow): void => {
+  /** `referenceColumn`: the batch's own name for it ("Payment Reference"). */
+  const row = (row: ResultRow, referenceColumn = 'reference'): void => {
     for (const i of (row.result.payoutId && byId.get(row.result.payoutId)) || []) {
       const u = updates[i]!;
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
@@ -92,7 +94,7 @@ function statusApplier(file: string, updates: StatusUpdate[]) {
         {
           file,
           rowNumber: row.rowNumber,
-          reference: row.cells.reference,
+          reference: row.cells[referenceColumn],
           payoutId: u.payoutId,
           from: current.status,
           to: u.status,
@@ -118,7 +120,8 @@ function statusApplier(file: string, updates: StatusUpdate[]) {
 
 export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
   const apply = statusApplier(file, updates);
-  table.rows.forEach(apply.row);
+  const column = batchColumns(table).reference;
+  table.rows.forEach((r) => apply.row(r, column));
   return apply.done().out;
 }
 
@@ -142,13 +145,14 @@ type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 async function updateResultsFile<T>(
   file: string,
   o: ApplyOptions,
-  update: { row: (row: ResultRow) => void; done: () => { out: T; lines: Lines } },
+  update: { row: (row: ResultRow, referenceColumn?: string) => void; done: () => { out: T; lines: Lines } },
 ): Promise<T> {
   return underResultsLock(file, async () => {
     const { rows, ...table } = await streamResults(file);
     const kept = new SpillList<ResultRow>((r) => r as ResultRow);
+    const column = batchColumns(table).reference;
     for await (const row of rows) {
-      update.row(row);
+      update.row(row, column);
       kept.push(row);
     }
     const { out, lines } = update.done();

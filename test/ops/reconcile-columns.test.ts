@@ -1,12 +1,13 @@
-// `reconcile` of a batch whose columns bear an export's names ("Payment Reference", "Currency"):
-// each row is named by its reference, as `status` and the statement name it.
+// `reconcile` and `status` of a batch whose columns bear an export's names ("Payment Reference",
+// "Currency"): each row is named by its reference, as the statement names it.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
-import { connectionTo, paidBatch, sortApart, startSb } from './helpers.ts';
+import { connectionTo, paidBatch, setStatus, sortApart, startSb } from './helpers.ts';
 
 describe('reconcile of a batch with export column names', () => {
   it('names each row by its reference', async () => {
@@ -19,6 +20,26 @@ describe('reconcile of a batch with export column names', () => {
       expect(rc.report?.rows.map((r) => [r.reference, r.currency])).toEqual([
         ['GEN-0001', 'GBP'],
         ['GEN-0002', 'GBP'],
+      ]);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('status of a batch with export column names', () => {
+  // (the rows that moved were named by a column called `reference` only: without their reference here)
+  it('names each row that moved by its reference', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const text = await readFile(b.results, 'utf8');
+      await writeFile(b.results, text.replace('reference,sourceAmount,sourceCurrency,', 'Payment Reference,Amount,Currency,'));
+      for (const id of b.ids) await setStatus(sb, id, 'PROCESSING');
+      const st = await refreshStatus({ client: connectionTo(sb).client, resultsFile: b.results });
+      expect(st.moved.map((c) => [c.rowNumber, c.reference, c.to])).toEqual([
+        [2, 'GEN-0001', 'PROCESSING'],
+        [3, 'GEN-0002', 'PROCESSING'],
       ]);
     } finally {
       await sb.close();
