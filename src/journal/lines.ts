@@ -275,10 +275,8 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       if (created) applyStatus(s, e);
       break;
     case 'refund':
-      if (created && s.payout && s.payout.id === e.payoutId) s.payout = { ...s.payout, refunded: e.amount };
-      break;
     case 'completed':
-      if (created && s.payout && s.payout.id === e.payoutId) s.payout = e.payout;
+      if (created && s.payout?.id === e.payoutId) s.payout = e.t === 'refund' ? { ...s.payout, refunded: e.amount } : e.payout;
       break;
     case 'resend':
       if (created) applyResend(s, e);
