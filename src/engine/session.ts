@@ -57,7 +57,6 @@ export interface OpenSessionOptions extends Pick<BatchHeader, 'sheet' | 'encodin
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry';
   resultsPath?: string;
-  now?: Date;
   /** The journal as read already (foldBatch), when the caller needed its states first. */
   read?: BatchFold;
 }
@@ -144,7 +143,7 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
       sheet: o.sheet,
       encoding: o.encoding,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),
-      createdAt: header?.createdAt ?? (o.now ?? new Date()).toISOString(),
+      createdAt: header?.createdAt ?? new Date().toISOString(),
     };
     writer.append(header, { sync: true });
     folded.header = header;
