@@ -10,9 +10,9 @@ import { fingerprintingChecker, type DocumentFingerprint } from '../validation/d
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import { SpillList, type RowList } from '../files/spill.ts';
 import { Dec } from '../money.ts';
-import { payeeHold } from '../ledger/account-ledger.ts';
+import { foldBatch, payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
-import { openSession, readAgain, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
+import { openSession, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
 export interface LoadOptions extends Pick<ValidateOptions, 'encoding' | 'sheet' | 'documents' | 'allowDuplicateRows'> {
   batchId?: string;
@@ -179,7 +179,8 @@ export async function reservedSession(
   });
   try {
     // (read again if another run of this batch appended since: its rows must not be sent again)
-    const read = o.read && (await readAgain(o.read));
+    const appended = o.read && (await o.read.ledger.read(o.read.batchId, () => undefined, o.read.next));
+    const read = appended?.events || appended?.skipped ? await foldBatch(o.read!.ledger, o.read!.batchId) : o.read;
     const session = await openSession({ ...o, identity: batch.identity, file: batch.file, sheet: batch.sheet, resultsPath: results, read });
     session.reservation = reservation;
     return session;

@@ -61,12 +61,6 @@ export interface OpenSessionOptions extends Pick<BatchHeader, 'sheet' | 'encodin
   read?: BatchFold;
 }
 
-/** The read itself when no line was added since, else the journal read again. */
-export async function readAgain(read: BatchFold): Promise<BatchFold> {
-  const since = await read.ledger.read(read.batchId, () => undefined, read.next);
-  return since.events || since.skipped ? foldBatch(read.ledger, read.batchId) : read;
-}
-
 /** A batch's journal states by reference, once its identity is known. */
 export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: string) => RowState | undefined) | undefined>;
 
