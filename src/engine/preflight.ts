@@ -160,11 +160,6 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   // (refused: the swap's pairs are read alone, readSwapPairs)
   const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs) ?? [])));
   const toggled = new Map<string, Promise<unknown>>();
-  const enablePair = (id: string) => {
-    const toggle = toggled.get(id) ?? counted(() => client.togglePair(id, { enabled: true }));
-    toggled.set(id, toggle);
-    return toggle;
-  };
   /** A corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
   const loadCorridor = async (c: CorridorInfo) => {
     if (countries.get(c.destinationCountryCode)?.isProhibited) {
@@ -191,7 +186,8 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
       );
       c.pairId = pair?.currencyPairId;
       if (options.enablePairs && pair?.currencyPairId !== undefined) {
-        await enablePair(pair.currencyPairId);
+        const id = pair.currencyPairId;
+        await toggled.set(id, toggled.get(id) ?? counted(() => client.togglePair(id, { enabled: true }))).get(id);
         pair.enabled = true; // (the listing, read before, is what a swap is priced from)
         c.enabledNow = true;
         c.error = undefined;
