@@ -18,12 +18,9 @@ export const excelReader: BatchReader = {
   },
   async open({ file, size, format, options }) {
     checkWorkbookFileSize(file, size); // before reading it whole
-    let buf: Buffer;
-    try {
-      buf = await readFile(file);
-    } catch (e) {
-      throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
-    }
+    const buf = await readFile(file).catch((e: Error) => {
+      throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${e.message}).`);
+    });
     const { openExcel } = await import('./excel.ts');
     const { records, ...x } = await openExcel(buf, file, options.sheet); // (x: the sheet read, ownSheet, all sheets)
     try {

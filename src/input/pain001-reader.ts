@@ -1,7 +1,8 @@
 // ISO 20022 pain.001 (.001.03 and .001.09), streamed with saxes: one row per CdtTrfTxInf as it
 // closes. The control totals are checked as the file is read: a mismatch throws before the last
 // row is given, so nothing of the file is ever sent.
-import { createReadStream, readdirSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { SaxesParser } from 'saxes';
 import { Dec, xsDecimal } from '../money.ts';
@@ -22,7 +23,7 @@ export const pain001Reader: BatchReader = {
     misnamed: (file) => `${file}: named .xml but not an XML document in UTF-8 (as ISO 20022 messages are).`,
   },
   async open({ file, options }) {
-    const documents = options.documents === undefined ? undefined : documentFiles(options.documents, dirname(resolve(file)), file);
+    const documents = options.documents === undefined ? undefined : await documentFiles(options.documents, dirname(resolve(file)), file);
     const source = streamTransactions(file, documents);
     const head = await source.next(); // up to the first transaction: the message id and version, or the refusal
     const fields = Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, f])) as Record<CanonicalField, CanonicalField>;
@@ -43,13 +44,10 @@ export const pain001Reader: BatchReader = {
 };
 
 /** The files of a --documents folder by name without extension (lower case), as paths relative to the batch's folder. */
-function documentFiles(dir: string, batchDir: string, file: string): Map<string, string[]> {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    throw new InputError('UNREADABLE', file, `--documents ${dir}: cannot read the folder (${(e as NodeJS.ErrnoException).code}).`);
-  }
+async function documentFiles(dir: string, batchDir: string, file: string): Promise<Map<string, string[]>> {
+  const names = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
+    throw new InputError('UNREADABLE', file, `--documents ${dir}: cannot read the folder (${e.code}).`);
+  });
   const byName = new Map<string, string[]>();
   for (const name of names.sort()) {
     const key = name.slice(0, name.length - extname(name).length).toLowerCase();

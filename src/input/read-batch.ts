@@ -19,12 +19,9 @@ const HEAD_BYTES = 1024 * 1024;
 export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
   const size = await fileSize(file, 'a batch file', refuse);
-  let head: Buffer;
-  try {
-    head = await fileHead(file, Math.min(size, HEAD_BYTES));
-  } catch (e) {
-    throw refuse('UNREADABLE', `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
-  }
+  const head = await fileHead(file, Math.min(size, HEAD_BYTES)).catch((e: NodeJS.ErrnoException) => {
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${e.code ?? e.message}).`);
+  });
 
   const found = READERS.map((reader) => ({ reader, format: reader.formatOf(head) })).find((r) => r.format !== undefined);
   if (!found?.format) {

@@ -54,14 +54,10 @@ export interface BatchReader {
 
 /** The size of a file to read; refused when it is missing, a folder (not `what`), unreadable or empty. */
 export async function fileSize(file: string, what: string, refuse: Refuse): Promise<number> {
-  let st;
-  try {
-    st = await stat(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
-    throw refuse('UNREADABLE', `${file}: cannot read the file (${code ?? (e as Error).message}).`);
-  }
+  const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${e.code ?? e.message}).`);
+  });
   if (st.isDirectory()) throw refuse('UNREADABLE', `${file}: is a folder, not ${what}.`);
   if (st.size === 0) throw refuse('EMPTY_FILE', `${file}: the file is empty (0 bytes).`);
   return st.size;

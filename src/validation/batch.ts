@@ -148,7 +148,7 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
       return problems;
     }
     const shownAmount = raw.cells[amountHeader ?? ''];
-    const p: Problem = {
+    problems.push({
       severity: allowed ? 'warning' : 'error',
       code: 'PROBABLE_DUPLICATE',
       file: ctx.file,
@@ -156,9 +156,8 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
       column: amountHeader ?? 'sourceAmount',
       ...(shownAmount ? { value: shownAmount } : {}),
       message: `same beneficiary account, amount and currency as row ${sameKey}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
-    };
-    if (!allowed) p.expected = 'one row per payment, or --allow-duplicate-rows when both are intended';
-    problems.push(p);
+      ...(!allowed && { expected: 'one row per payment, or --allow-duplicate-rows when both are intended' }),
+    });
     return problems;
   };
 }
