@@ -47,9 +47,8 @@ export class IdempotencyStore {
       if (!(err instanceof ApiError)) throw err;
       reply = err;
     }
-    if (!(reply instanceof ApiError)) {
-      if (reply.created) bind({ recordId: reply.created });
-    } else if (this.storeRefusals && reply.status >= 400 && reply.status < 500)
+    if (reply.created) bind({ recordId: reply.created });
+    else if (this.storeRefusals && reply instanceof ApiError && reply.status >= 400 && reply.status < 500)
       bind({ refusal: { status: reply.status, body: reply.body } });
     return reply;
   }

@@ -22,8 +22,9 @@ const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
   },
 ];
 
-/** Spec §6 payout.status.changed; `details` go between newStatus and changedAt. */
-function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: StatusChange, details = {}): StoreEvent {
+/** Spec §6 payout.status.changed; a payout's details go between newStatus and changedAt. */
+function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: StatusChange, oldDetail?: string): StoreEvent {
+  const p: Partial<PayoutRec> = 'fee' in r ? r : {};
   return {
     eventType: 'payout.status.changed',
     businessId: r.businessId,
@@ -32,7 +33,9 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
       businessId: r.businessId,
       oldStatus: from,
       newStatus: r.status,
-      ...details,
+      ...(p.statusDetail ? { newStatusDetail: p.statusDetail } : {}),
+      ...(oldDetail ? { oldStatusDetail: oldDetail } : {}),
+      ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
       changedAt: r.updatedAt,
       ...(change.reason ? { reason: change.reason } : {}),
       ...(change.changedBy ? { changedBy: change.changedBy } : {}),
@@ -74,20 +77,14 @@ export class Lifecycle {
     const from = p.status;
     const oldDetail = p.statusDetail;
     p.status = to;
-    p.statusDetail = from === 'ADDITIONAL_INFO_REQUIRED' && to === 'PENDING' ? 'ADDITIONAL_INFO_UNDER_REVIEW' : undefined;
+    if (from === 'ADDITIONAL_INFO_REQUIRED' && to === 'PENDING') p.statusDetail = 'ADDITIONAL_INFO_UNDER_REVIEW';
+    else delete p.statusDetail;
     if (to === 'ADDITIONAL_INFO_REQUIRED')
       p.informationRequests = change.informationRequests?.length ? change.informationRequests : DEFAULT_INFORMATION_REQUESTS;
     else delete p.informationRequests;
-    if (!p.statusDetail) delete p.statusDetail;
     if ((to === 'FAILED' || to === 'REJECTED') && change.reason) p.failureReason = change.reason;
     p.updatedAt = this.store.clock.iso();
-    this.store.publish(
-      statusChanged(p, from, change, {
-        ...(p.statusDetail ? { newStatusDetail: p.statusDetail } : {}),
-        ...(oldDetail ? { oldStatusDetail: oldDetail } : {}),
-        ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
-      }),
-    );
+    this.store.publish(statusChanged(p, from, change, oldDetail));
     if (wallet) {
       const metadata = { kind: 'payout_refund', payoutId: p.id, status: to };
       this.store.move(wallet, refund, p.payoutRef, `Refund of payout ${p.payoutRef} (${to})`, metadata);

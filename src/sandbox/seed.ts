@@ -46,21 +46,20 @@ const SeedBusiness = z
     pairs: z.array(SeedPair).default([]),
   })
   .superRefine((b, ctx) => {
+    const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
     const wallet = onePerKey(ctx, (currency) => `a second ${currency} wallet (one wallet per currency)`);
     b.wallets.forEach((w, i) => {
       wallet(w.currency, i, ['wallets', i, 'currency']);
       const places = minorUnits(w.currency) ?? 2;
-      if (new Dec(w.balance).decimalPlaces() > places) {
-        ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `${w.currency} amounts have at most ${places} decimals` });
-      }
+      if (new Dec(w.balance).decimalPlaces() > places)
+        issue(['wallets', i, 'balance'], `${w.currency} amounts have at most ${places} decimals`);
       const limit = balanceLimit(w.currency);
       if (new Dec(w.balance).greaterThanOrEqualTo(limit))
-        ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `a ${w.currency} balance is below ${limit.toFixed()}` });
+        issue(['wallets', i, 'balance'], `a ${w.currency} balance is below ${limit.toFixed()}`);
     });
     const pair = onePerKey(ctx, (k) => `pair ${k} listed twice`);
     b.pairs.forEach((p, i) => {
-      if (p.baseCurrency === p.quoteCurrency)
-        ctx.addIssue({ code: 'custom', path: ['pairs', i, 'quoteCurrency'], message: 'must differ from baseCurrency' });
+      if (p.baseCurrency === p.quoteCurrency) issue(['pairs', i, 'quoteCurrency'], 'must differ from baseCurrency');
       pair(`${p.baseCurrency}/${p.quoteCurrency}`, i, ['pairs', i]);
     });
   });

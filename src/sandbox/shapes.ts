@@ -234,6 +234,8 @@ export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeConte
   return { ...reply, body: rewrite(reply.body as never, { ...ctx, status: reply.status }) };
 }
 
+const NULL_WHEN_ABSENT = ['newStatusDetail', 'oldStatusDetail', 'informationRequests', 'reason', 'changedBy'];
+
 /** An event's data in the variant reading: absent optional fields null (oldStatus on a swap's creation), wallet events with walletId. */
 export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
   const d = e.data;
@@ -244,11 +246,7 @@ export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
       data: {
         ...d,
         oldStatus: creation ? null : d.oldStatus,
-        newStatusDetail: d.newStatusDetail ?? null,
-        oldStatusDetail: d.oldStatusDetail ?? null,
-        informationRequests: d.informationRequests ?? null,
-        reason: d.reason ?? null,
-        changedBy: d.changedBy ?? null,
+        ...Object.fromEntries(NULL_WHEN_ABSENT.map((k) => [k, d[k] ?? null])),
       },
     };
   }

@@ -27,10 +27,8 @@ const EXTENSIONS: Record<DocumentContentType, string[]> = {
 
 export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
   const ext = extname(filename).slice(1).toLowerCase();
-  if (!ext) return undefined;
-  return EXTENSIONS[contentType].includes(ext)
-    ? undefined
-    : `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
+  if (!ext || EXTENSIONS[contentType].includes(ext)) return undefined;
+  return `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
 }
 
 export class Storage {

@@ -40,9 +40,8 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   if (!RANKS.has(current.status) || !RANKS.has(incoming.status)) return { apply: false, why: 'not-a-payout-status' };
   const a = statusRank(current);
   const b = statusRank(incoming);
-  const tc = isoTime(current.at);
-  const ti = isoTime(incoming.at);
-  const provablyNewer = tc !== undefined && ti !== undefined && ti > tc;
+  // (an unknown time on either side is never provably newer)
+  const provablyNewer = (isoTime(incoming.at) ?? -Infinity) > (isoTime(current.at) ?? Infinity);
   if (a === b && current.status === incoming.status) {
     // Same place: only a newer copy may refresh the details (new informationRequests, updatedAt).
     return provablyNewer ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
@@ -50,7 +49,6 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   if (isFinalStatus(current.status)) return { apply: false, why: 'final' };
   if (b > a) return { apply: true, why: 'forward' };
   // Down the order: only the table's one cycle, and only when provably newer.
-  const underReview = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW;
-  const reRequest = underReview && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
+  const reRequest = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
   return reRequest && provablyNewer ? { apply: true, why: 're-request' } : { apply: false, why: 'older' };
 }
