@@ -307,9 +307,8 @@ type BarValues = Pick<Params, 'value' | 'total'> & { failed: number; rps: string
 
 /** Seconds as the bar shows them, at most 6 characters: 42s, 12m05s, 3h07m, 99h+; -- while unknown. */
 export function etaText(eta: number | string): string {
-  const t = typeof eta === 'number' ? eta : Number.NaN;
-  if (!Number.isFinite(t) || t < 0) return '--';
-  const s = Math.round(t);
+  if (typeof eta !== 'number' || !Number.isFinite(eta) || eta < 0) return '--';
+  const s = Math.round(eta);
   const two = (n: number) => String(n).padStart(2, '0');
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;

@@ -87,7 +87,6 @@ async function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO) {
   const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];
-  if (required === undefined && !policy) return {};
   const planPath = args.plan && resolve(io.cwd, args.plan);
   const passed: string[] = [];
   let plan: LoadedPlan | undefined;
