@@ -49,9 +49,7 @@ export class PgLedgers implements SharedStore {
 
   /** One per account in this process, so that its lines are written in order. */
   of(account: string): PgLedger {
-    let l = this.ledgers.get(account);
-    if (!l) this.ledgers.set(account, (l = new PgLedger(this.db, account)));
-    return l;
+    return this.ledgers.get(account) ?? this.ledgers.set(account, new PgLedger(this.db, account)).get(account)!;
   }
 
   async all(): Promise<PgLedger[]> {
