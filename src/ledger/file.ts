@@ -121,7 +121,25 @@ export class FileLedger implements Ledger {
       writeFileAtomicSync(path, JSON.stringify(body) + '\n', { mode: 0o600 });
       return statSync(path).ino;
     });
-    return this.held(path, ino, refs);
+    // touched while held, so that another host sees it alive (gone: guard() says so)
+    const beat = setInterval(() => attempt(() => utimesSync(path, new Date(), new Date())), HEARTBEAT_MS);
+    beat.unref();
+    let released = false;
+    return {
+      guard: async (ref, write) => {
+        await this.lock('ledger', () => {
+          if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
+          if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
+          write();
+        });
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        clearInterval(beat);
+        if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
+      },
+    };
   }
 
   private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
@@ -142,29 +160,6 @@ export class FileLedger implements Ledger {
       const overlap = r.refs.filter((x) => fresh.has(x));
       if (overlap.length) throw referencesBeingSent(overlap, run);
     }
-  }
-
-  /** Touched while held, so that another host sees it alive. */
-  private held(path: string, ino: number, refs: Set<string>): Reservation {
-    // (gone: guard() says so)
-    const beat = setInterval(() => attempt(() => utimesSync(path, new Date(), new Date())), HEARTBEAT_MS);
-    beat.unref();
-    let released = false;
-    return {
-      guard: async (ref, write) => {
-        await this.lock('ledger', () => {
-          if (released || attempt(() => statSync(path))?.ino !== ino) throw reservationLost(this.dir, null);
-          if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
-          write();
-        });
-      },
-      release: async () => {
-        if (released) return;
-        released = true;
-        clearInterval(beat);
-        if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
-      },
-    };
   }
 
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
