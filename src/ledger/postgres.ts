@@ -478,8 +478,7 @@ export class TeamUsage implements UsageStore {
     this.where = `the team ledger ${db.where}`;
   }
 
-  /** `counts`: fingerprint → month → requests; `labels`: where keys answered 2xx. */
-  async add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, string>, at: Date): Promise<void> {
+  async add(...[counts, labels, at]: Parameters<UsageStore['add']>): Promise<void> {
     await this.db.tx(async (q) => {
       for (const [fingerprint, months] of counts)
         for (const [month, n] of months)
