@@ -60,11 +60,6 @@ type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
 
-function readReserve(path: string): ReserveFile | undefined {
-  const r = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as ReserveFile);
-  return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
-}
-
 export class FileLedger implements Ledger {
   readonly lost = undefined;
 
@@ -147,8 +142,9 @@ export class FileLedger implements Ledger {
     for (const n of names(this.dir)) {
       if (!n.endsWith('.reserve.json')) continue;
       const p = join(this.dir, n);
-      const r = readReserve(p);
-      if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
+      const r = attempt(() => JSON.parse(readFileSync(p, 'utf8')) as ReserveFile);
+      if (typeof r?.batchId !== 'string' || !r.owner || !Array.isArray(r.refs)) continue;
+      if (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt) continue;
       const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
       if (mtime === undefined) continue;
       if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
