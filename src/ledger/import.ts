@@ -98,7 +98,7 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
       continue;
     }
     const mine = fold(j.lines);
-    const others = folds.get(j.account) ?? new Map<string, FoldedJournal>();
+    const others = folds.get(j.account) ?? folds.set(j.account, new Map()).get(j.account)!;
     for (const s of mine.rows.values()) {
       if (!sent(s.phase)) continue;
       for (const [otherId, other] of others) {
@@ -113,7 +113,6 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
       }
     }
     others.set(j.batchId, mine);
-    folds.set(j.account, others);
     plan.insert.push(held ? { ...j, lines: j.lines.slice(held.length) } : j);
   }
   return plan;
