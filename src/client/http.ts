@@ -116,11 +116,9 @@ export function backoffMs(attempt: number, random: number, policy: RetryPolicy =
   return Math.round(step / 2 + (step / 2) * random);
 }
 
-export function decideRetry(input: RetryInput): RetryDecision {
-  const policy = input.policy ?? DEFAULT_RETRY_POLICY;
-  const { failure, attempt, resendSafe } = input;
+export function decideRetry({ failure, attempt, resendSafe, random, policy = DEFAULT_RETRY_POLICY }: RetryInput): RetryDecision {
   const stop = (reason: string): RetryDecision => ({ retry: false, reason });
-  const wait = (reason: string, delayMs = backoffMs(attempt, input.random, policy)): RetryDecision => ({ retry: true, delayMs, reason });
+  const wait = (reason: string, delayMs = backoffMs(attempt, random, policy)): RetryDecision => ({ retry: true, delayMs, reason });
   if (attempt >= policy.maxAttempts) return stop(`gave up after ${attempt} attempts`);
 
   switch (failure.kind) {

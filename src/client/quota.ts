@@ -116,8 +116,7 @@ export class UsageCounter {
   }
 
   private addPending(fp: string, month: string, n: number): void {
-    let m = this.pending.get(fp);
-    if (!m) this.pending.set(fp, (m = new Map<string, number>()));
+    const m = this.pending.get(fp) ?? this.pending.set(fp, new Map()).get(fp)!;
     m.set(month, (m.get(month) ?? 0) + n);
   }
 

@@ -43,13 +43,7 @@ abstract class ReadList<T> implements RowList<T> {
   }
 
   flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[] {
-    const out: U[] = [];
-    this.forEach((x, i) => {
-      const y = f(x, i);
-      if (Array.isArray(y)) out.push(...(y as U[]));
-      else out.push(y as U);
-    });
-    return out;
+    return Array.from(this, f).flat() as U[];
   }
 
   some(f: (item: T) => boolean): boolean {

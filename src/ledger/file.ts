@@ -60,11 +60,6 @@ type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
 
-function readReserve(path: string): ReserveFile | undefined {
-  const r = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as ReserveFile);
-  return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
-}
-
 export class FileLedger implements Ledger {
   readonly lost = undefined;
 
@@ -121,32 +116,7 @@ export class FileLedger implements Ledger {
       writeFileAtomicSync(path, JSON.stringify(body) + '\n', { mode: 0o600 });
       return statSync(path).ino;
     });
-    return this.held(path, ino, refs);
-  }
-
-  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
-    const now = Date.now();
-    for (const n of names(this.dir)) {
-      if (!n.endsWith('.reserve.json')) continue;
-      const p = join(this.dir, n);
-      const r = readReserve(p);
-      if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
-      const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
-      if (mtime === undefined) continue;
-      if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
-        unlinkSync(p); // left by a process that is gone: what it sent is in its journal
-        continue;
-      }
-      const run = { ...r.owner, batchId: r.batchId, file: r.file, command: r.command };
-      if (r.batchId === o.batchId) throw batchInProgress(run);
-      const overlap = r.refs.filter((x) => fresh.has(x));
-      if (overlap.length) throw referencesBeingSent(overlap, run);
-    }
-  }
-
-  /** Touched while held, so that another host sees it alive. */
-  private held(path: string, ino: number, refs: Set<string>): Reservation {
-    // (gone: guard() says so)
+    // touched while held, so that another host sees it alive (gone: guard() says so)
     const beat = setInterval(() => attempt(() => utimesSync(path, new Date(), new Date())), HEARTBEAT_MS);
     beat.unref();
     let released = false;
@@ -165,6 +135,27 @@ export class FileLedger implements Ledger {
         if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
       },
     };
+  }
+
+  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
+    const now = Date.now();
+    for (const n of names(this.dir)) {
+      if (!n.endsWith('.reserve.json')) continue;
+      const p = join(this.dir, n);
+      const r = attempt(() => JSON.parse(readFileSync(p, 'utf8')) as ReserveFile);
+      if (typeof r?.batchId !== 'string' || !r.owner || !Array.isArray(r.refs)) continue;
+      if (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt) continue;
+      const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+      if (mtime === undefined) continue;
+      if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
+        unlinkSync(p); // left by a process that is gone: what it sent is in its journal
+        continue;
+      }
+      const run = { ...r.owner, batchId: r.batchId, file: r.file, command: r.command };
+      if (r.batchId === o.batchId) throw batchInProgress(run);
+      const overlap = r.refs.filter((x) => fresh.has(x));
+      if (overlap.length) throw referencesBeingSent(overlap, run);
+    }
   }
 
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {

@@ -18,10 +18,9 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'sha
   const account = kept ?? accountOf(conn.environment.baseUrl);
   if (conn.shared instanceof PgLedgers) return conn.shared.of(account);
   if (conn.sandbox && !kept) {
-    let l = ephemeral.get(conn.sandbox);
     // (left in the temporary folder when the process ends: the demo prints the journal's path)
-    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')))));
-    return l;
+    const made = () => new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')));
+    return ephemeral.get(conn.sandbox) ?? ephemeral.set(conn.sandbox, made()).get(conn.sandbox)!;
   }
   const root = o.root ?? defaultStateDir();
   const dir = kept ? join(resolve(root), 'ledgers', kept) : ledgerDirFor(root, account);

@@ -49,9 +49,7 @@ export class PgLedgers implements SharedStore {
 
   /** One per account in this process, so that its lines are written in order. */
   of(account: string): PgLedger {
-    let l = this.ledgers.get(account);
-    if (!l) this.ledgers.set(account, (l = new PgLedger(this.db, account)));
-    return l;
+    return this.ledgers.get(account) ?? this.ledgers.set(account, new PgLedger(this.db, account)).get(account)!;
   }
 
   async all(): Promise<PgLedger[]> {
@@ -480,8 +478,7 @@ export class TeamUsage implements UsageStore {
     this.where = `the team ledger ${db.where}`;
   }
 
-  /** `counts`: fingerprint → month → requests; `labels`: where keys answered 2xx. */
-  async add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, string>, at: Date): Promise<void> {
+  async add(...[counts, labels, at]: Parameters<UsageStore['add']>): Promise<void> {
     await this.db.tx(async (q) => {
       for (const [fingerprint, months] of counts)
         for (const [month, n] of months)
