@@ -442,7 +442,8 @@ export async function openTeamLedger(
   if (!url) return undefined;
   try {
     const command = String((args as { _?: (string | number)[] })._?.[0] ?? '');
-    return new PgLedgers(await TeamDb.open(url, { ...o, command, onLost: (e) => logger.error(e.message) }));
+    const timeout = Number(io.env.PAYOUT_BATCH_LEDGER_TIMEOUT) > 0 ? Number(io.env.PAYOUT_BATCH_LEDGER_TIMEOUT) : undefined; // (seconds)
+    return new PgLedgers(await TeamDb.open(url, { ...o, command, timeout, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;
     const unreachable = e.code === 'LEDGER_UNREACHABLE' || e.code === 'LEDGER_LOST';

@@ -1,6 +1,7 @@
 // A process's connection to the team ledger (README.md beside this file). Once `lost`, never reconnected: the locks went with
 // the session, so what it reserved may be another's already. The URL's password never leaves this module.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import type { Pool, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
@@ -58,13 +59,22 @@ export function lockIdOf(name: string): number {
 const SESSION_SETTINGS = `SELECT set_config(name, v, false) FROM pg_settings JOIN (VALUES ('idle_session_timeout', '0'),
   ('tcp_keepalives_idle', '30'), ('tcp_keepalives_interval', '10'), ('tcp_keepalives_count', '3')) AS s(n, v) ON name = n`;
 
+/**
+ * How long a statement may go unanswered, in seconds ($PAYOUT_BATCH_LEDGER_TIMEOUT), before the ledger counts as lost: a host that
+ * vanishes mid-query (no reset, no end) would leave the command waiting forever. 5 minutes: this tool's statements take
+ * milliseconds to seconds. Those that wait on another process's advisory lock (`waits`) are not bounded, as a busy teammate is no
+ * lost database: the session connection's `SELECT 1`, as often as the bound, finds a vanished host under them.
+ */
+export const LEDGER_TIMEOUT_S = 300;
+const waits = (text: string, values: unknown[]) => ({ text, values, query_timeout: 2 ** 31 - 1 }); // (setTimeout's longest)
+
 function connectionLost(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? '';
   const msg = e instanceof Error ? e.message : String(e);
   return (
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code) ||
     /^(57P01|57P02|57P03|57014|55P03|08\d\d\d)$/.test(code) ||
-    /^(Connection terminated|connection is closed|Client has encountered a connection error|timeout)/i.test(msg)
+    /^(Connection terminated|connection is closed|Client has encountered a connection error|timeout|Query read timeout)/i.test(msg)
   );
 }
 
@@ -74,6 +84,8 @@ interface OpenOptions {
   /** `ledger init`, which applies the schema. */
   init?: boolean;
   onLost?: (e: TeamLedgerError) => void;
+  /** Seconds: LEDGER_TIMEOUT_S by default. */
+  timeout?: number;
 }
 
 export class TeamDb {
@@ -82,12 +94,15 @@ export class TeamDb {
   readonly lockId = randomBytes(4).readUInt32BE(0) & 0x7fffffff;
   lost: TeamLedgerError | undefined;
   private closing = false;
+  private heartbeat: NodeJS.Timeout | undefined;
   private readonly lostListeners: ((e: TeamLedgerError) => void)[] = [];
 
   private constructor(
     private readonly pool: Pool,
     private readonly session: Client,
     readonly where: string,
+    private readonly timeout: number,
+    private readonly sockets: Set<Socket>,
   ) {}
 
   static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
@@ -96,7 +111,18 @@ export class TeamDb {
       throw new TeamLedgerError('LEDGER_URL', `the ledger ${where} is not a postgres:// URL: give postgres://user@host:port/database`);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
-    const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
+    const timeout = o.timeout ?? LEDGER_TIMEOUT_S;
+    // every socket, destroyed once the ledger is lost: nothing more is asked, and a silent host would never answer their end
+    const sockets = new Set<Socket>();
+    const stream = () => {
+      const s = new Socket();
+      sockets.add(s.once('close', () => sockets.delete(s)));
+      return s;
+    };
+    const config = {
+      ...{ connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim(), stream },
+      query_timeout: timeout * 1000,
+    };
     const session = new pg.Client(config);
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it before handing the connection out
     const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000, onConnect: (c) => c.query(SESSION_SETTINGS) });
@@ -113,12 +139,12 @@ export class TeamDb {
         : scrub((e as Error).message, url);
       throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`);
     }
-    const db = (opened.db = new TeamDb(pool, session, where));
+    const db = (opened.db = new TeamDb(pool, session, where, timeout, sockets));
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       await db.checkSchema(o.init);
       await session.query(SESSION_SETTINGS);
-      await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
+      await session.query(waits('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]));
       if (!o.init) {
         const row = [db.holder, db.lockId, hostname(), process.pid, o.command ?? ''];
         await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', row);
@@ -128,6 +154,7 @@ export class TeamDb {
       if (e instanceof TeamLedgerError) throw e;
       throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where}: ${scrub((e as Error).message, url)}`);
     }
+    db.heartbeat = setInterval(() => void session.query('SELECT 1').catch((e: unknown) => db.translate(e)), timeout * 1000).unref();
     if (o.onLost) db.onLost(o.onLost);
     return db;
   }
@@ -155,6 +182,8 @@ export class TeamDb {
       `the ledger ${this.where} was lost (${cause instanceof Error ? cause.message : String(cause)}): nothing more is sent; ` +
         'run the command again, from this host or another, once the database is back',
     );
+    clearInterval(this.heartbeat);
+    for (const s of this.sockets) s.destroy();
     for (const l of this.lostListeners) l(this.lost);
     return this.lost;
   }
@@ -183,7 +212,7 @@ export class TeamDb {
       await client.query(
         `SELECT set_config('synchronous_commit', 'on', true), set_config('idle_in_transaction_session_timeout', '0', true)`,
       );
-      if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
+      if (o.lock !== undefined) await client.query(waits('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]));
       const out = await body(client);
       await client.query('COMMIT');
       return out;
@@ -199,6 +228,7 @@ export class TeamDb {
 
   private translate(e: unknown): Error {
     if (e instanceof TeamLedgerError) return e;
+    if (/^Query read timeout/.test((e as Error)?.message)) return this.markLost(new Error(`no answer in ${this.timeout} s`));
     if (connectionLost(e)) return this.markLost(e);
     return e instanceof Error ? e : new Error(String(e));
   }
@@ -211,6 +241,7 @@ export class TeamDb {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    clearInterval(this.heartbeat);
     if (!this.lost) await this.session.query('DELETE FROM payout_batch.holders WHERE holder = $1', [this.holder]).catch(() => undefined);
     this.lost ??= new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);
     await Promise.allSettled([this.session.end(), this.pool.end()]);

@@ -192,6 +192,28 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     expect(seen).toEqual(['alice', 'alice done', 'bob']);
   });
 
+  it("a wait on a busy teammate's lock longer than $PAYOUT_BATCH_LEDGER_TIMEOUT is no lost ledger: the host still answers", async () => {
+    const admin = await processes.connect();
+    const alice = await ledgerOfAProcess();
+    const bob = await processes.connect({ timeout: 1 });
+    const name = 'attach-fedcba9876543210';
+    // (bob's statement has waited on the lock for more than twice its bound of 1 s)
+    const waitedLong = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+      AND now() - query_start > interval '2.5 seconds'`;
+    let end = () => {};
+    const first = alice.lock(name, () => new Promise<void>((resolve) => (end = resolve)));
+    const second = new PgLedgers(bob).of(ACCOUNT).lock(name, async () => 'bob');
+    try {
+      const waited = async () => bob.lost !== undefined || (await admin.query<{ n: number }>(waitedLong)).rows[0]!.n > 0;
+      await vi.waitUntil(waited, { timeout: 20_000, interval: 100 });
+      expect(bob.lost?.message).toBeUndefined();
+    } finally {
+      end();
+    }
+    expect(await Promise.all([first, second])).toEqual([undefined, 'bob']);
+    expect(bob.lost?.message).toBeUndefined();
+  });
+
   it("a wait for the account's lock the database cancels (its lock_timeout) stops the command as a lost ledger (exit 4)", async () => {
     const admin = await processes.connect();
     const timeout = (to: string) => admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${to}', current_database()); END $$`);

@@ -34,8 +34,8 @@ export function ledgerProcesses(command = 'test') {
     init: async () => {
       url = await testDatabase();
     },
-    connect: async () => {
-      const db = await TeamDb.open(url, { command });
+    connect: async (o: { timeout?: number } = {}) => {
+      const db = await TeamDb.open(url, { command, ...o });
       open.push(db);
       return db;
     },
