@@ -11,7 +11,7 @@ import { environmentText, handleEngineError } from './render.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError } from '../client/api-key.ts';
-import { redactUrl, TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
+import { LEDGER_TIMEOUT_S, redactUrl, TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
 import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
@@ -440,9 +440,12 @@ export async function openTeamLedger(
   // (the variable's, password and all, also for a --ledger naming its ledger: as a printed `retry --ledger URL` does)
   const url = env && (!args.ledger || redactUrl(args.ledger) === redactUrl(env)) ? env : args.ledger;
   if (!url) return undefined;
+  const seconds = io.env.PAYOUT_BATCH_LEDGER_TIMEOUT || undefined;
+  const timeout = seconds === undefined ? undefined : Number(seconds);
+  if (timeout !== undefined && !(timeout > 0))
+    throw new UsageError(`$PAYOUT_BATCH_LEDGER_TIMEOUT ${seconds}: a number of seconds above 0 (default ${LEDGER_TIMEOUT_S})`);
   try {
     const command = String((args as { _?: (string | number)[] })._?.[0] ?? '');
-    const timeout = Number(io.env.PAYOUT_BATCH_LEDGER_TIMEOUT) > 0 ? Number(io.env.PAYOUT_BATCH_LEDGER_TIMEOUT) : undefined; // (seconds)
     return new PgLedgers(await TeamDb.open(url, { ...o, command, timeout, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;

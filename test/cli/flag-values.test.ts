@@ -89,6 +89,19 @@ describe('a log level pino does not know', () => {
   });
 });
 
+describe('a ledger timeout that is not a number of seconds', () => {
+  it.each(['5m', '0', '-1'])('$PAYOUT_BATCH_LEDGER_TIMEOUT %s: a usage error naming it, before the ledger is opened', async (value) => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'] });
+    const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PAYOUT_BATCH_LEDGER_TIMEOUT: value });
+    const before = sb.requestLog().length;
+    const r = await runMain(['run', join(dir, 'payroll.csv'), '-y', '--ledger', 'postgres://payout@127.0.0.1:9/none'], { cwd: dir, env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`payout-batch: $PAYOUT_BATCH_LEDGER_TIMEOUT ${value}: a number of seconds above 0 (default 300)`);
+    expect(sb.requestLog().length).toBe(before);
+  });
+});
+
 describe('a flag given no value, or an empty one', () => {
   // `--plan "$PLAN"` with PLAN unset in a cron job: read as no plan, the file was run without one
   it.each([
