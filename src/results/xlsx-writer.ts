@@ -35,14 +35,6 @@ function textCell(text: string): XLSX.CellObject | undefined {
   return { t: 's', v: escapeOoxmlText(v) };
 }
 
-/** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
-function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
-  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
-  for (const line of data.slice(1, 201))
-    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
-  return widths;
-}
-
 /** The whole workbook (SheetJS writes it whole). */
 function xlsxBytes(table: ResultsSource): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
@@ -71,11 +63,14 @@ function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
   return sheetOf(SWAP_COLUMNS, [SWAP_COLUMNS.map((c) => textCell(c)), ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c])))]);
 }
 
-/** A sheet of `data` (its first line `header`'s cells), each column as wide as columnWidths says. */
+/** A sheet of `data` (its first line `header`'s cells); a column's width in characters: its header's, widened to the longest of the first 200 rows, at most 60. */
 function sheetOf(header: readonly string[], data: (XLSX.CellObject | undefined)[][]): XLSX.WorkSheet {
+  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
+  for (const line of data.slice(1, 201))
+    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
   return {
     '!data': data,
     '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: header.length - 1 } }),
-    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
+    '!cols': widths.map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
 }
