@@ -24,15 +24,13 @@ export const xlsxWriter: ResultsWriter = {
   chunks: (table) => [xlsxBytes(table)],
 };
 
-/** What SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_). */
-const escapeOoxmlText = (s: string): string => s.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_').replace(/\r/g, '_x000D_');
-
 function textCell(text: string): XLSX.CellObject | undefined {
   if (text === '') return undefined;
   let v = neutralise(text);
   // Excel refuses longer text; cut rather than lose the whole file (never happens to ids or amounts)
   if (v.length > XLSX_MAX_TEXT) v = `${v.slice(0, XLSX_MAX_TEXT - 1)}…`;
-  return { t: 's', v: escapeOoxmlText(v) };
+  // what SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_)
+  return { t: 's', v: v.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_').replace(/\r/g, '_x000D_') };
 }
 
 /** The whole workbook (SheetJS writes it whole). */
