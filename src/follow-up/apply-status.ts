@@ -32,18 +32,19 @@ export interface StatusUpdate {
   requestId?: string;
 }
 
-export interface RowChange {
-  file: string;
-  rowNumber: number;
-  reference?: string;
-  payoutId: string;
-  from: string;
-  to: string;
-  statusDetail?: string;
-  /** `listen`: the delivery that brought the change. */
-  deliveryId?: string;
-  decision: StatusDecision;
-}
+/** A row's change by an update (before it is applied, if it is: `decision`); `deliveryId`: `listen`'s delivery that brought it. */
+const changeOf = (file: string, row: ResultRow, column: string, u: StatusUpdate, decision: StatusDecision) => ({
+  file,
+  rowNumber: row.rowNumber,
+  reference: row.cells[column],
+  payoutId: u.payoutId,
+  from: row.result.status ?? '',
+  to: u.status,
+  ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
+  ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
+  decision,
+});
+export type RowChange = ReturnType<typeof changeOf>;
 
 export interface ApplyResult {
   applied: RowChange[];
@@ -89,20 +90,7 @@ function statusApplier(file: string, updates: StatusUpdate[]) {
       const u = updates[i]!;
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
       const decision = nextStatus(current, { status: u.status, statusDetail: u.statusDetail, at: u.at });
-      changes.push([
-        i,
-        {
-          file,
-          rowNumber: row.rowNumber,
-          reference: row.cells[referenceColumn],
-          payoutId: u.payoutId,
-          from: current.status,
-          to: u.status,
-          ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
-          ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
-          decision,
-        },
-      ]);
+      changes.push([i, changeOf(file, row, referenceColumn, u, decision)]);
       if (decision.apply) setRowStatus(row, u);
     }
   };

@@ -129,13 +129,6 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
     get: counted(requests, 'getPayout', (id: string) => o.client.getPayout(id, { signal: o.stop })),
   });
 
-/** A list item and get-payout both carry these fields (spec §2). */
-function stateOf(p: PayoutAnswer): PayoutState {
-  const fee = p.transactionFees === undefined ? undefined : fromApi(p.transactionFees);
-  const total = p.sourceAmount !== undefined && fee ? fromApi(p.sourceAmount).plus(fee) : undefined;
-  return { status: p.status, sourceCurrency: p.sourceCurrency, total, fee, createdAt: p.createdAt };
-}
-
 export async function fetchPayoutStates(
   ids: readonly string[],
   o: FetchOptions,
@@ -148,8 +141,12 @@ export async function fetchPayoutStates(
   for (const id of ids) {
     const p = read.listed.get(id) ?? read.got.get(id);
     const e = read.errors.get(id);
-    if (p) payouts.set(id, stateOf(p));
-    else if (e) payouts.set(id, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
+    if (p) {
+      // (a list item and get-payout both carry these fields, spec §2)
+      const fee = p.transactionFees === undefined ? undefined : fromApi(p.transactionFees);
+      const total = p.sourceAmount !== undefined && fee ? fromApi(p.sourceAmount).plus(fee) : undefined;
+      payouts.set(id, { status: p.status, sourceCurrency: p.sourceCurrency, total, fee, createdAt: p.createdAt });
+    } else if (e) payouts.set(id, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
   }
   return payouts;
 }

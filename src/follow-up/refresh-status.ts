@@ -53,19 +53,6 @@ type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finish
 /** The first row holding a payout to ask about, and its status. */
 type Asked = { rowNumber: number; status: string };
 
-function toRefresh(table: ResultsList): { todo: Map<string, Asked>; final: number } {
-  const todo = new Map<string, Asked>();
-  let final = 0;
-  for (const row of table.rows) {
-    const id = row.result.payoutId;
-    const st = row.result.status ?? '';
-    if (!id || !isCreatedStatus(st)) continue;
-    if (isFinalStatus(st)) final++;
-    else if (!todo.has(id)) todo.set(id, { rowNumber: row.rowNumber, status: st });
-  }
-  return { todo, final };
-}
-
 function refundsSought(t: ResultsList): Map<string, PayoutToRefund> {
   const sought = new Map<string, PayoutToRefund>();
   for (const row of t.rows) {
@@ -74,12 +61,6 @@ function refundsSought(t: ResultsList): Map<string, PayoutToRefund> {
       sought.set(payoutId, { id: payoutId, payoutRef, currency: currencyOf(t, row) });
   }
   return sought;
-}
-
-/** List pages, a get-payout per payout waiting for us, a transactions page for refunds. */
-function requestsExpected(table: ResultsList, todo: ReadonlyMap<string, Asked>): number {
-  const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
-  return Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
 }
 
 /**
@@ -228,11 +209,24 @@ export async function refreshStatus(o: StatusOptions) {
   };
 }
 
-/** The payouts to ask about, once the rows are caught up with the ledger; the table itself is not kept. */
+/**
+ * The payouts to ask about (the first row holding each one not final), once the rows are caught up with the ledger, and the
+ * requests expected: list pages, a get-payout per payout waiting for us, a transactions page for refunds. The table is not kept.
+ */
 async function toAsk(file: string, o: StatusOptions) {
   const table = (await catchUpWithLedger(file, o.ledgers ?? [], o)) ?? (await spillResults(file));
-  const { todo, final } = toRefresh(table);
-  return { todo, final, rows: table.rows.length, expected: requestsExpected(table, todo) };
+  const todo = new Map<string, Asked>();
+  let final = 0;
+  for (const row of table.rows) {
+    const id = row.result.payoutId;
+    const st = row.result.status ?? '';
+    if (!id || !isCreatedStatus(st)) continue;
+    if (isFinalStatus(st)) final++;
+    else if (!todo.has(id)) todo.set(id, { rowNumber: row.rowNumber, status: st });
+  }
+  const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
+  const expected = Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
+  return { todo, final, rows: table.rows.length, expected };
 }
 
 /**

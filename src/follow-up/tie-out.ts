@@ -84,12 +84,6 @@ interface TieOutInput {
 
 const ZERO = new Dec(0);
 
-/** A date alone ("2025-01-31") ends at the end of that day, UTC. */
-const untilTime = (iso: string | undefined): number | undefined => {
-  const t = isoTime(iso);
-  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
-};
-
 /** With the currency's minor units, never rounded. */
 const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
 
@@ -326,7 +320,9 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
   const dates = created.flatMap((d) => isoTime(d) ?? []);
   const from = isoTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
-  const to = untilTime(input.until);
+  // a date alone ("2025-01-31") ends at the end of that day, UTC
+  const until = isoTime(input.until);
+  const to = until !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(input.until!.trim()) ? until + 86_399_999 : until;
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = mine.reduce((x, m) => Math.max(x, m.index), -Infinity);
   const used = { dates: false, order: false };

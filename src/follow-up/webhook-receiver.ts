@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journal.ts';
-import { WebhookEvent, type PayoutStatusChangedEvent, type WalletEvent } from '../client/answers.ts';
+import { WebhookEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusTarget, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
 import { attempt } from '../files/attempt.ts';
@@ -157,7 +157,8 @@ export async function startListener(o: ListenerOptions) {
       const raw: unknown = JSON.parse(d.raw);
       const event = WebhookEvent.safeParse(raw).data ?? (raw as WebhookEvent);
       if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
-        updates.push(updateOf(event, d.deliveryId));
+        const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = event.data;
+        updates.push({ payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId: d.deliveryId, reason });
       } else {
         const { eventType, data } = event as WalletEvent;
         const { transactionType, amount, currency, reference, transactionId } = data;
@@ -296,11 +297,6 @@ export async function startListener(o: ListenerOptions) {
       release();
     },
   };
-}
-
-function updateOf(e: PayoutStatusChangedEvent, deliveryId: string): StatusUpdate {
-  const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
-  return { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
 }
 
 function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {

@@ -13,16 +13,6 @@ const MAX_DECIMALS = 30;
 
 export const isPlainDecimal = (text: string): boolean => PLAIN_DECIMAL.test(text);
 
-/** The number a decimal text stands for when a double holds it exactly, else undefined. */
-function exactDouble(text: string): number | undefined {
-  const d = new Dec(text);
-  if (d.isZero() && text[0] === '-') return undefined; // -0 would come back as 0
-  if (d.precision(true) > 15) return undefined;
-  const v = Number(text);
-  if (!Number.isFinite(v) || !new Dec(String(v)).eq(d)) return undefined;
-  return v;
-}
-
 /**
  * The numeric XLSX cell for a decimal string, or undefined when it must stay text. Its format has
  * the text's own decimals (0.0000 for a rate "1.0850"; #,##0.00 for an amount "1234.50"), so it
@@ -34,8 +24,11 @@ export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z
   if (!grouped && !PLAIN_DECIMAL.test(text)) return undefined;
   const dp = text.includes('.') ? text.length - 1 - text.indexOf('.') : 0;
   if (dp > MAX_DECIMALS) return undefined;
-  const v = exactDouble(grouped ? text.replace(/,/g, '') : text);
-  if (v === undefined) return undefined;
+  // only when a double holds the decimal exactly (-0 would come back as 0)
+  const plain = grouped ? text.replace(/,/g, '') : text;
+  const d = new Dec(plain);
+  const v = Number(plain);
+  if ((d.isZero() && plain[0] === '-') || d.precision(true) > 15 || !Number.isFinite(v) || !new Dec(String(v)).eq(d)) return undefined;
   const z = `${money ? '#,##0' : '0'}${dp ? `.${'0'.repeat(dp)}` : ''}`;
   return { t: 'n', v, z: grouped ? `${z};-${z}` : z };
 }

@@ -41,16 +41,15 @@ export function resultsPathFor(
   const writer =
     RESULTS_WRITERS.find((w) => (inputFormat ? w.forBatches.formats.includes(inputFormat) : w.forBatches.extensions.includes(lower))) ??
     RESULTS_WRITERS[0]!;
-  const { format } = writer;
   const outExt = writer.extensions.includes(lower) ? ext : writer.extensions[0]!;
   const stem = basename(batchFile, ext);
   const dir = dirname(batchFile);
   const m = /^(.*)\.results(?:\.retry-(\d+))?$/i.exec(stem);
   // (a sheet's name may hold what a file name must not)
   const sheet = options.sheet === undefined ? '' : `.${options.sheet.replace(/[\\/:*?"<>|\p{Cc}]/gu, '_')}`;
-  if (!m) return { path: join(dir, `${stem}${sheet}.results${outExt}`), format };
+  if (!m) return { path: join(dir, `${stem}${sheet}.results${outExt}`), format: writer.format };
   const n = Math.max(Number(m[2] ?? 0), highestRetry(dir, m[1]!)) + 1;
-  return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
+  return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format: writer.format };
 }
 
 /**

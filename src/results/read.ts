@@ -259,22 +259,17 @@ export function decodeOoxmlText(xml: string): string {
 const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
 const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
 
-/** The exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF). */
-function stringCellText(cell: XLSX.CellObject): string {
-  const raw = (cell as { r?: unknown }).r;
-  if (typeof raw === 'string' && raw.includes('<')) {
-    let out = '';
-    for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
-    return decodeOoxmlText(out);
-  }
-  return String(cell.v ?? '');
-}
-
 function cellText(cell: XLSX.CellObject | undefined): string {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return '';
   switch (cell.t) {
-    case 's':
-      return stringCellText(cell);
+    case 's': {
+      // the exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF)
+      const raw = (cell as { r?: unknown }).r;
+      if (typeof raw !== 'string' || !raw.includes('<')) return String(cell.v ?? '');
+      let out = '';
+      for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
+      return decodeOoxmlText(out);
+    }
     case 'n': {
       const v = cell.v as number;
       const z = typeof cell.z === 'string' ? cell.z : undefined;

@@ -92,14 +92,6 @@ const totalsOf = (t: Tally, statusElement: string) => ({
   [statusElement]: groupStatus(t),
 });
 
-/** An amount element, its text as written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent). */
-function amountAsWritten(text = '', currency: string | undefined, xml: boolean) {
-  // as the run read it: a pain.001's xs:decimal (1500. is 1500); a CSV's "1.234,56" is 1234.56; "-100.00" none, never 100
-  const read = xml ? { ok: !!xsDecimal(text), text } : readAmountText(text);
-  const amount = read.ok ? isoAmount(read.text, currency) : undefined;
-  return amount && read.ok && /^\d{1,13}(\.\d{1,5})?$/.test(read.text) ? { ...amount, '#': read.text } : amount;
-}
-
 interface StatusReportOptions {
   /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
   version?: Pain002Version;
@@ -130,10 +122,15 @@ async function reportOf(table: ResultsList, path: string, o: StatusReportOptions
   const orgnlMsgId = (first && cell(first, 'MsgId')) ?? (o.batchId?.trim() || 'NOTPROVIDED');
 
   // first pass: the payment informations in order, each with its rows and tally
-  // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's
+  // the pain.001's amount as sent, in its own currency (Amt, AmtCcy: a retry may edit sourceAmount), else the row's; its text as
+  // written when that is an ISO amount (100.10, not 100.1: an ERP matches the text it sent)
   const amountOf = (r: ResultRow) => {
-    const [amount, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
-    return amountAsWritten(cell(r, amount), cell(r, currency)?.toUpperCase(), amount === 'Amt');
+    const [column, currency] = cell(r, 'AmtCcy') ? ['Amt', 'AmtCcy'] : [cols.sourceAmount, cols.sourceCurrency];
+    const text = cell(r, column) ?? '';
+    // as the run read it: a pain.001's xs:decimal (1500. is 1500); a CSV's "1.234,56" is 1234.56; "-100.00" none, never 100
+    const read = column === 'Amt' ? { ok: !!xsDecimal(text), text } : readAmountText(text);
+    const amount = read.ok ? isoAmount(read.text, cell(r, currency)?.toUpperCase()) : undefined;
+    return amount && read.ok && /^\d{1,13}(\.\d{1,5})?$/.test(read.text) ? { ...amount, '#': read.text } : amount;
   };
   // (a group holds its rows' places, read again when written)
   const groups = new Map<string, { rows: number[]; tally: Tally }>();

@@ -24,23 +24,13 @@ export const xlsxWriter: ResultsWriter = {
   chunks: (table) => [xlsxBytes(table)],
 };
 
-/** What SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_). */
-const escapeOoxmlText = (s: string): string => s.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_').replace(/\r/g, '_x000D_');
-
 function textCell(text: string): XLSX.CellObject | undefined {
   if (text === '') return undefined;
   let v = neutralise(text);
   // Excel refuses longer text; cut rather than lose the whole file (never happens to ids or amounts)
   if (v.length > XLSX_MAX_TEXT) v = `${v.slice(0, XLSX_MAX_TEXT - 1)}…`;
-  return { t: 's', v: escapeOoxmlText(v) };
-}
-
-/** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
-function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
-  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
-  for (const line of data.slice(1, 201))
-    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
-  return widths;
+  // what SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_)
+  return { t: 's', v: v.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_').replace(/\r/g, '_x000D_') };
 }
 
 /** The whole workbook (SheetJS writes it whole). */
@@ -71,11 +61,14 @@ function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
   return sheetOf(SWAP_COLUMNS, [SWAP_COLUMNS.map((c) => textCell(c)), ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c])))]);
 }
 
-/** A sheet of `data` (its first line `header`'s cells), each column as wide as columnWidths says. */
+/** A sheet of `data` (its first line `header`'s cells); a column's width in characters: its header's, widened to the longest of the first 200 rows, at most 60. */
 function sheetOf(header: readonly string[], data: (XLSX.CellObject | undefined)[][]): XLSX.WorkSheet {
+  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
+  for (const line of data.slice(1, 201))
+    for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
   return {
     '!data': data,
     '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: header.length - 1 } }),
-    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
+    '!cols': widths.map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
 }
