@@ -195,20 +195,23 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
   it("a wait on a busy teammate's lock longer than $PAYOUT_BATCH_LEDGER_TIMEOUT is no lost ledger: the host still answers", async () => {
     const admin = await processes.connect();
     const alice = await ledgerOfAProcess();
-    const bob = await processes.connect({ timeout: 1 });
+    const bob = await processes.connect({ timeout: 3 });
     const name = 'attach-fedcba9876543210';
-    // (bob's statement has waited on the lock for more than twice its bound of 1 s)
+    // (bob's statement has waited on the lock for more than twice its bound of 3 s: a bound short enough to be
+    // passed here, long enough that a busy machine's ordinary statements never reach it)
     const waitedLong = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-      AND now() - query_start > interval '2.5 seconds'`;
-    let end = () => {};
+      AND now() - query_start > interval '6.5 seconds'`;
+    let end: (() => void) | undefined;
     const first = alice.lock(name, () => new Promise<void>((resolve) => (end = resolve)));
+    // (alice holds it before bob asks: on a busy machine bob's request could otherwise come first)
+    await vi.waitUntil(() => end !== undefined, { timeout: 20_000, interval: 50 });
     const second = new PgLedgers(bob).of(ACCOUNT).lock(name, async () => 'bob');
     try {
       const waited = async () => bob.lost !== undefined || (await admin.query<{ n: number }>(waitedLong)).rows[0]!.n > 0;
       await vi.waitUntil(waited, { timeout: 20_000, interval: 100 });
       expect(bob.lost?.message).toBeUndefined();
     } finally {
-      end();
+      end?.();
     }
     expect(await Promise.all([first, second])).toEqual([undefined, 'bob']);
     expect(bob.lost?.message).toBeUndefined();
