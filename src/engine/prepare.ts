@@ -14,7 +14,7 @@ import { foldBatch, payeeHold } from '../ledger/account-ledger.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import { openSession, type BatchSession, type JournalLookup, type OpenSessionOptions } from './session.ts';
 
-export interface LoadOptions extends Pick<ValidateOptions, 'encoding' | 'sheet' | 'documents' | 'allowDuplicateRows'> {
+export interface LoadOptions extends Omit<ValidateOptions, 'checkDocument' | 'createdBefore'> {
   batchId?: string;
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
   stop?: AbortSignal;

@@ -14,6 +14,8 @@ export interface ReadOptions {
   sheet?: string;
   /** pain.001 only: the folder of supporting documents, matched by end-to-end id or referred document number. */
   documents?: string;
+  /** `documents` is a watch claim's folder, used if the file is a pain.001 (a CSV or workbook names documents/NAME): never refused. */
+  documentsIfPain001?: boolean;
 }
 
 export interface BatchSource extends ShapedRows {
@@ -74,11 +76,18 @@ export async function fileHead(file: string, bytes: number): Promise<Buffer> {
   }
 }
 
-/** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */
+/** The --encoding of a CSV (undefined: detect it); refused when --encoding, --sheet or --documents does not apply to a file of this kind. */
 export function encodingOption(file: string, kind: BatchFormat, o: ReadOptions, refuse: Refuse): TextEncoding | undefined {
   const text = kind === 'csv' ? 'CSV' : kind === 'pain.001' ? 'pain.001' : undefined;
   if (o.sheet !== undefined && text)
     throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a ${text} file.`);
+  if (o.documents !== undefined && kind !== 'pain.001' && !o.documentsIfPain001) {
+    const a = text ? 'a CSV file' : 'an Excel workbook';
+    throw refuse(
+      'UNSUPPORTED_FORMAT',
+      `${file}: --documents applies to pain.001 files only; this is ${a}: each row names its own in its documents column.`,
+    );
+  }
   if (!o.encoding) return undefined;
   const own = text ? 'a pain.001 says its own (UTF-8)' : 'this is an Excel workbook';
   if (kind !== 'csv') throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; ${own}.`);

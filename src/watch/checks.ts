@@ -57,7 +57,7 @@ export async function vetRows(file: string, o: VetOptions & { name: string }): P
   const problems: FileProblem[] = [];
   // (a pain.001's documents are matched by end-to-end id in the claim's documents/)
   const claimed = join(o.claimDir, 'documents');
-  const v = await validateBatch(file, { checkDocument, ...(existsSync(claimed) ? { documents: claimed } : {}) });
+  const v = await validateBatch(file, { checkDocument, ...(existsSync(claimed) ? { documents: claimed, documentsIfPain001: true } : {}) });
   try {
     for await (const r of v.rows) {
       for (const p of r.problems) if (p.severity === 'error' || p.risky) problems.push({ ...p, file: o.name });

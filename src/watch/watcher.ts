@@ -644,7 +644,7 @@ export class FolderWatch {
       file,
       planFile: o.planFile,
       // (a pain.001's documents, by end-to-end id, as vetRows did)
-      ...(existsSync(claimedDocuments) ? { documents: claimedDocuments } : {}),
+      ...(existsSync(claimedDocuments) ? { documents: claimedDocuments, documentsIfPain001: true } : {}),
       conn: this.o.conn,
       screening: o.screening,
       stateDir: this.L.state,

@@ -576,6 +576,33 @@ export const BAD_CASES: BadCase[] = [
     args: ['--sheet', 'Sheet1'],
     write: text(valid(3)),
   },
+  {
+    name: 'documents-on-csv.csv',
+    what: '--documents given for a CSV (its rows name their own in the documents column)',
+    exit: 2,
+    code: 'UNSUPPORTED_FORMAT',
+    args: ['--documents', 'docs'],
+    message: /--documents applies to pain\.001 files only; this is a CSV file: .*documents column/,
+    write: text(valid(3)),
+  },
+  {
+    name: 'documents-on-xlsx.xlsx',
+    what: '--documents given for a workbook',
+    exit: 2,
+    code: 'UNSUPPORTED_FORMAT',
+    args: ['--documents', 'docs'],
+    message: /--documents applies to pain\.001 files only; this is an Excel workbook: .*documents column/,
+    write: (p) =>
+      writeFileSync(
+        p,
+        xlsxOf(
+          valid(3)
+            .trimEnd()
+            .split('\n')
+            .map((l) => l.split(',')),
+        ),
+      ),
+  },
   // ---- every row refused offline: exit 1, and still nothing sent
   {
     name: 'formula-cells.csv',
