@@ -2,6 +2,7 @@
 // hit or in the review band is held unless approved clearances cover every hit.
 import { loadScreener, ScreeningError, type Hit, type ListInfo, type Payee } from '../screening/screening.ts';
 import { maskAccount } from '../mask.ts';
+import { PARTY_IDS } from '../input/pain001-map.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { sha256Hex } from './identity.ts';
@@ -67,7 +68,8 @@ export const payeeDigest = (row: PayoutRow): string => {
   const b = { swiftCode: row.creditorAgentBic, ...row.beneficiary } as Partial<Record<string, string>>;
   const u = row.ultimateCreditor;
   const ultimate = u ? [u.name, ...(u.bic ? [u.bic] : [])] : []; // (none: the digest of clearances made before)
-  const payer = row.ultimateDebtor ? [{ UltmtDbtr: row.ultimateDebtor }] : []; // (an object: never read as a creditor's BIC)
+  const [name, bic] = [row.ultimateDebtor, row.ultimateDebtorBic];
+  const payer = name || bic ? [{ UltmtDbtr: name, bic }] : []; // (an object: never read as a creditor's BIC; no bic: as before it)
   return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? ''), ...ultimate, ...payer]));
 };
 
@@ -109,13 +111,14 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     if (!r.payout) continue;
     out.screened++;
     const payee = payeeOf(r.payout);
-    const { ultimateCreditor: ultimate, ultimateDebtor: payer } = r.payout;
+    const { ultimateCreditor: ultimate, ultimateDebtor: payer = '', ultimateDebtorBic: bic } = r.payout;
+    const name = PARTY_IDS.some((id) => payer.startsWith(`${id} `)) ? '' : payer; // (one shown by an identifier has no name)
     const party = (who: string, p: Omit<Payee, 'reference' | 'row'>) =>
       screener.screen({ reference: payee.reference, row: payee.row, ...p }).map((h) => ({ ...h, why: `${who}: ${h.why}` }));
     const hits = [
       ...screener.screen(payee),
       ...(ultimate ? party(`the ultimate creditor (UltmtCdtr) "${ultimate.name || ultimate.bic}"`, ultimate) : []),
-      ...(payer ? party(`the payer it is sent on behalf of (UltmtDbtr) "${payer}"`, { name: payer }) : []),
+      ...(name || bic ? party(`the payer it is sent on behalf of (UltmtDbtr) "${payer || bic}"`, { name, bic }) : []),
     ];
     if (!hits.length) continue;
     const used = new Set<Clearance>();

@@ -28,7 +28,11 @@ export const PAIN001_CARRIED = [
   'UltmtCdtrCtry',
   'UltmtCdtrBIC',
   'UltmtDbtr',
+  'UltmtDbtrBIC',
 ] as const;
+
+/** An organisation's identifiers (BIC .09, .03): an UltmtDbtr without Nm is shown as "Id/OrgId/Othr/Id 12345", never screened as a name. */
+export const PARTY_IDS = ['Id/OrgId/AnyBIC', 'Id/OrgId/BICOrBEI', 'Id/OrgId/LEI', 'Id/OrgId/Othr/Id'];
 
 interface Transaction {
   tx: Elements;
@@ -191,8 +195,12 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const ultmt = (e: Elements) => [...e].find(([k]) => k.startsWith('UltmtDbtr/'));
   const [payer, payerAt] = ultmt(tx) ? [tx, txPath] : [block, blockPath];
   set('remitterAddress', postalAddress(payer, 'UltmtDbtr/PstlAdr').line, 'UltmtDbtr/PstlAdr', payerAt);
-  const onBehalf = first(payer, 'UltmtDbtr/Nm') || (ultmt(payer)?.[1][0] ?? ''); // (an ERP may name the debtor itself)
-  cells.UltmtDbtr = onBehalf.toLowerCase() === first(block, 'Dbtr/Nm').toLowerCase() ? '' : onBehalf;
+  // named by its Nm, else by its identifier shown as such (PARTY_IDS; its BIC is screened), never by a part of its address;
+  // none when it is the debtor itself (an ERP may name it so)
+  const by = ['Nm', ...PARTY_IDS].find((p) => payer.has(`UltmtDbtr/${p}`));
+  const itself = !!by && first(payer, `UltmtDbtr/${by}`).toLowerCase() === first(block, `Dbtr/${by}`).toLowerCase();
+  cells.UltmtDbtr = !by || itself ? '' : `${by === 'Nm' ? '' : `${by} `}${first(payer, `UltmtDbtr/${by}`)}`;
+  cells.UltmtDbtrBIC = itself ? '' : first(payer, 'UltmtDbtr/Id/OrgId/AnyBIC') || first(payer, 'UltmtDbtr/Id/OrgId/BICOrBEI');
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
   const [country, countryAt] = cells.iban
     ? [cells.iban.slice(0, 2), 'CdtrAcct/Id/IBAN']

@@ -16,11 +16,12 @@ const dir = mkdtempSync(join(tmpdir(), 'pb-ultmt-dbtr-'));
 const onBehalf = (name: string) => expect.stringMatching(new RegExp(`^the payer it is sent on behalf of \\(UltmtDbtr\\) "${name}": `));
 
 /** Row 1 of a pain.001 of the sample's row 002 (clean), paid to `payee` (default its own), on behalf of `payer` (none: none). */
-async function row(o: { payee?: string; payer?: string }, file: string) {
+async function row(o: { payee?: string; payer?: string; payerBic?: string }, file: string) {
   const rows = sampleRows()
     .filter((r) => r.reference === 'PAYROLL-2025-01-002')
     .map((r) => ({ ...r, accountName: o.payee ?? r.accountName! }));
-  const payer = o.payer ? `<UltmtDbtr><Nm>${o.payer}</Nm><PstlAdr><TwnNm>Lagos</TwnNm><Ctry>NG</Ctry></PstlAdr></UltmtDbtr>` : '';
+  const [nm, id] = [o.payer && `<Nm>${o.payer}</Nm>`, o.payerBic && `<Id><OrgId><AnyBIC>${o.payerBic}</AnyBIC></OrgId></Id>`];
+  const payer = nm || id ? `<UltmtDbtr>${nm ?? ''}<PstlAdr><TwnNm>Lagos</TwnNm><Ctry>NG</Ctry></PstlAdr>${id ?? ''}</UltmtDbtr>` : '';
   writeFileSync(join(dir, file), pain001(rows, 'pain.001.001.09').replace('<Cdtr>', `${payer}<Cdtr>`));
   const b = await loadBatch(join(dir, file), { documents: join(ROOT, 'samples/documents') });
   expect(b.rows.at(0)!.payout).toBeDefined();
@@ -50,6 +51,16 @@ describe('the payer a transfer is made on behalf of (UltmtDbtr)', () => {
       held: [onBehalf('Adaeze Okafor')],
       cleared: false,
     });
+  });
+
+  it('given by a listed bank identifier (AnyBIC), with or without a name, holds the row on that BIC, as an ultimate creditor is', async () => {
+    for (const payer of [undefined, 'Someone Clean']) {
+      const held = (await screenRows(await row({ payer, payerBic: 'BKCHCNBJXXX' }, 'bic.xml'), { lists: [LIST] })).held.get(1)?.hits;
+      expect(held, payer).toEqual([expect.objectContaining({ entryId: '90005', on: 'bic', why: expect.stringContaining('(UltmtDbtr)') })]);
+    }
+    // (and a clearance names it)
+    const digest = async (bic: string) => payeeDigest((await row({ payerBic: bic }, 'd.xml')).at(0)!.payout!);
+    expect(await digest('BKCHCNBJXXX')).not.toBe(await digest('DEUTDEFFXXX'));
   });
 
   it("a clearance of the payee's hit does not clear the same entry's hit on a payer it is then sent on behalf of", async () => {

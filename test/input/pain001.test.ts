@@ -425,6 +425,34 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('an UltmtDbtr without Nm names the payer by its identifier, shown as such, never by a part of its address', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.09');
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]';
+    const payer = async (inner: string, debtor = xml) => {
+      const { rows } = await read(file(debtor.replace(/(<\/Amt>)/, `$1<UltmtDbtr>${inner}</UltmtDbtr>`)));
+      const p = rows[0]!;
+      return { cell: p.cells.UltmtDbtr, bic: p.cells.UltmtDbtrBIC, errors: p.problems.filter((x) => x.severity === 'error') };
+    };
+    const geneva = '<PstlAdr><StrtNm>Rue du Rhone</StrtNm><TwnNm>Geneva</TwnNm><Ctry>CH</Ctry></PstlAdr>';
+    // an address alone names no payer: it is the remitter's address, not a name
+    expect(await payer(geneva)).toEqual({ cell: '', bic: '', errors: [] });
+    const othr = '<Id><OrgId><Othr><Id>CHE-123.456.789</Id></Othr></OrgId></Id>';
+    expect(await payer(geneva + othr)).toEqual({ cell: 'Id/OrgId/Othr/Id CHE-123.456.789', bic: '', errors: [] });
+    // its bank identifier is carried as UltmtDbtrBIC (screened as a BIC), and with no address the row is refused naming it
+    expect(await payer('<Id><OrgId><AnyBIC>BKCHCNBJXXX</AnyBIC></OrgId></Id>')).toMatchObject({
+      cell: 'Id/OrgId/AnyBIC BKCHCNBJXXX',
+      bic: 'BKCHCNBJXXX',
+      errors: [{ code: 'UNMAPPABLE_TRANSACTION', column: `${at}/UltmtDbtr/PstlAdr`, value: 'Id/OrgId/AnyBIC BKCHCNBJXXX' }],
+    });
+    // a name wins; the debtor's own identifier is the business paying
+    expect(await payer(`<Nm>Client Holdings SA</Nm>${geneva}${othr}`)).toMatchObject({ cell: 'Client Holdings SA' });
+    expect(await payer(othr, xml.replace(/(<Dbtr>\s*<Nm>Acme Payroll Ltd<\/Nm>)/, `$1${othr}`))).toEqual({
+      cell: '',
+      bic: '',
+      errors: [],
+    });
+  });
+
   it("every part of a creditor's structured address reaches the address and the city (the state with the town), or refuses the row at PstlAdr", async () => {
     const wire = sampleRows().filter((r) => r.reference === 'PAYROLL-2025-01-020');
     const address = (v: string, parts: string) =>
