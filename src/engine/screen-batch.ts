@@ -112,7 +112,8 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     out.screened++;
     const payee = payeeOf(r.payout);
     const { ultimateCreditor: ultimate, ultimateDebtor: payer = '', ultimateDebtorBic: bic } = r.payout;
-    const name = PARTY_IDS.some((id) => payer.startsWith(`${id} `)) ? '' : payer; // (one shown by an identifier has no name)
+    // (one shown by an identifier, or unnamed, has no name)
+    const name = payer.startsWith('(') || PARTY_IDS.some((id) => payer.startsWith(`${id} `)) ? '' : payer;
     const party = (who: string, p: Omit<Payee, 'reference' | 'row'>) =>
       screener.screen({ reference: payee.reference, row: payee.row, ...p }).map((h) => ({ ...h, why: `${who}: ${h.why}` }));
     const hits = [

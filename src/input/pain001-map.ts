@@ -199,7 +199,10 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   // none when it is the debtor itself (an ERP may name it so)
   const by = ['Nm', ...PARTY_IDS].find((p) => payer.has(`UltmtDbtr/${p}`));
   const itself = !!by && first(payer, `UltmtDbtr/${by}`).toLowerCase() === first(block, `Dbtr/${by}`).toLowerCase();
-  cells.UltmtDbtr = !by || itself ? '' : `${by === 'Nm' ? '' : `${by} `}${first(payer, `UltmtDbtr/${by}`)}`;
+  // (one with neither nor an address, a person's id say, is still another payer: shown by the element, never its value)
+  const other = ultmt(payer)?.[0].split('/').slice(1, 3).join('/');
+  const unnamed = other && !other.startsWith('PstlAdr') ? `(no name: ${other})` : '';
+  cells.UltmtDbtr = itself ? '' : by ? `${by === 'Nm' ? '' : `${by} `}${first(payer, `UltmtDbtr/${by}`)}` : unnamed;
   cells.UltmtDbtrBIC = itself ? '' : first(payer, 'UltmtDbtr/Id/OrgId/AnyBIC') || first(payer, 'UltmtDbtr/Id/OrgId/BICOrBEI');
   // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
   const [country, countryAt] = cells.iban

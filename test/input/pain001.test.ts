@@ -444,6 +444,12 @@ describe('pain.001 transactions', () => {
       bic: 'BKCHCNBJXXX',
       errors: [{ code: 'UNMAPPABLE_TRANSACTION', column: `${at}/UltmtDbtr/PstlAdr`, value: 'Id/OrgId/AnyBIC BKCHCNBJXXX' }],
     });
+    // one named by nothing this tool shows (a person's id number is never printed) is still another payer: refused without an address
+    expect(await payer('<Id><PrvtId><Othr><Id>756.1234.5678.97</Id></Othr></PrvtId></Id>')).toMatchObject({
+      cell: '(no name: Id/PrvtId)',
+      bic: '',
+      errors: [{ code: 'UNMAPPABLE_TRANSACTION', column: `${at}/UltmtDbtr/PstlAdr`, value: '(no name: Id/PrvtId)' }],
+    });
     // a name wins; the debtor's own identifier is the business paying
     expect(await payer(`<Nm>Client Holdings SA</Nm>${geneva}${othr}`)).toMatchObject({ cell: 'Client Holdings SA' });
     expect(await payer(othr, xml.replace(/(<Dbtr>\s*<Nm>Acme Payroll Ltd<\/Nm>)/, `$1${othr}`))).toEqual({
