@@ -56,7 +56,7 @@ export const clearancePayload = (c: LoadedClearance) => ({
 
 export const clearanceText = (c: ClearanceFile): string =>
   `clear ${c.reference} (${c.payeeText}) of the sanctions hit ${c.list}:${c.entryId} "${c.entryName}" until ${c.expiresAt}: ${c.reason}\n` +
-  `  made by ${c.madeBy} at ${c.madeAt}; void if the payee's name or account, or the list entry, changes`;
+  `  made by ${c.madeBy} at ${c.madeAt}; void if the payee's name or account, whom it is for or on behalf of, or the list entry, changes`;
 
 export async function writeClearance(dir: string, c: ClearanceFile): Promise<string> {
   const path = join(dir, `${c.reference}-${c.list}-${c.entryId}`.replace(/[^\w.-]/g, '_') + SUFFIX);

@@ -145,6 +145,8 @@ export interface Expiry {
 function expiryProblem(a: Approval, e: Expiry): string | undefined {
   const now = (e.now ?? new Date()).getTime();
   const at = Date.parse(a.signedAt);
+  if (Number.isNaN(at))
+    return `signedAt ${JSON.stringify(a.signedAt)} is not a date (an ISO 8601 time such as 2026-12-01T10:00:00Z): sign again`;
   // (five minutes for the clocks of the approver's machine and this one)
   if (!(at <= now + 5 * 60_000)) return `dated ${a.signedAt}, after now`;
   if (at >= now - e.afterMs) return undefined;

@@ -62,12 +62,13 @@ const WHERE =
     ' ',
   );
 
-/** A digest of the payee's name, every field of WHERE and the ultimate creditor's name: no account number in a clearance file. */
+/** A digest of the payee's name, every field of WHERE and the ultimate parties' names: no account number in a clearance file. */
 export const payeeDigest = (row: PayoutRow): string => {
   const b = { swiftCode: row.creditorAgentBic, ...row.beneficiary } as Partial<Record<string, string>>;
   const u = row.ultimateCreditor;
   const ultimate = u ? [u.name, ...(u.bic ? [u.bic] : [])] : []; // (none: the digest of clearances made before)
-  return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? ''), ...ultimate]));
+  const payer = row.ultimateDebtor ? [{ UltmtDbtr: row.ultimateDebtor }] : []; // (an object: never read as a creditor's BIC)
+  return sha256Hex(JSON.stringify([b.accountName ?? '', ...WHERE.map((k) => b[k] ?? ''), ...ultimate, ...payer]));
 };
 
 const covers = (c: Clearance, row: PayoutRow, h: Hit, now: number) =>
@@ -108,11 +109,13 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     if (!r.payout) continue;
     out.screened++;
     const payee = payeeOf(r.payout);
-    const ultimate = r.payout.ultimateCreditor;
-    const why = (h: Hit) => ({ ...h, why: `the ultimate creditor (UltmtCdtr) "${ultimate!.name || ultimate!.bic}": ${h.why}` });
+    const { ultimateCreditor: ultimate, ultimateDebtor: payer } = r.payout;
+    const party = (who: string, p: Omit<Payee, 'reference' | 'row'>) =>
+      screener.screen({ reference: payee.reference, row: payee.row, ...p }).map((h) => ({ ...h, why: `${who}: ${h.why}` }));
     const hits = [
       ...screener.screen(payee),
-      ...(ultimate ? screener.screen({ reference: payee.reference, row: payee.row, ...ultimate }).map(why) : []),
+      ...(ultimate ? party(`the ultimate creditor (UltmtCdtr) "${ultimate.name || ultimate.bic}"`, ultimate) : []),
+      ...(payer ? party(`the payer it is sent on behalf of (UltmtDbtr) "${payer}"`, { name: payer }) : []),
     ];
     if (!hits.length) continue;
     const used = new Set<Clearance>();

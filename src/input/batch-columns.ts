@@ -23,7 +23,7 @@ export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
 export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
 
 /** Account identifiers, in the order a row's account is named by: masked (last 4 kept) wherever shown. */
-export const ACCOUNT_ID_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'] as const;
+export const ACCOUNT_ID_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'openId', 'wechatUserId'] as const;
 
 /** Columns every file must have (narration: the initiate body requires it); a method's other columns are row errors when needed. */
 const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];

@@ -244,6 +244,8 @@ export class TeamDb {
     clearInterval(this.heartbeat);
     if (!this.lost) await this.session.query('DELETE FROM payout_batch.holders WHERE holder = $1', [this.holder]).catch(() => undefined);
     this.lost ??= new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);
+    // a silent host never answers an end (no FIN): the process would wait on its sockets until TCP gives up
+    setTimeout(() => this.sockets.forEach((s) => s.destroy()), Math.min(this.timeout, 5) * 1000).unref();
     await Promise.allSettled([this.session.end(), this.pool.end()]);
   }
 }

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { parse } from 'csv-parse';
+import { parse, type Info } from 'csv-parse';
 import { SaxesParser } from 'saxes';
 import { fileHead } from '../input/reader.ts';
 export interface Payee {
@@ -128,7 +128,8 @@ type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: s
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
 /**
- * A CSV's records keyed by the lower-cased header, hashing its bytes; OFAC's: arrays of at most `ofacWidth` cells, a field
+ * A CSV's records keyed by the lower-cased header, each with its row as a spreadsheet shows it (blank rows counted, a
+ * quoted cell of several lines one row), hashing its bytes; OFAC's: arrays of at most `ofacWidth` cells, a field
  * with a quote it does not double ("a.k.a. "X"; ...") read whole (one cut at a comma refused), and the end `mark` 0x1A required.
  */
 async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth) {
@@ -151,19 +152,20 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = 
   input.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[] & Record<string, string>; info: { lines: number } }>) {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[] & Record<string, string>; info: Info }>) {
+      const row = info.records + info.empty_lines + (ofacWidth ? 0 : 1); // (1: the header)
       // (an invalid byte reads as U+FFFD: an accented name of Excel's Windows-1252 would match nobody)
       if (Object.values(record).some((v) => v.includes('\uFFFD')))
-        throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} is not UTF-8 text: save the list as UTF-8`);
+        throw new ScreeningError('LIST_FORMAT', `${file}: row ${row} is not UTF-8 text: save the list as UTF-8`);
       if (ofacWidth && record.length > ofacWidth)
         throw new ScreeningError(
           'LIST_FORMAT',
-          `${file}: line ${info.lines} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
+          `${file}: row ${row} has ${record.length} fields, OFAC writes ${ofacWidth}: a quote inside a field is followed by a comma`,
         );
       if (ofacWidth && record.length === 1 && ['', '\x1a'].includes(record[0]!.trim())) continue;
       if (ofacWidth && !/^\d+$/.test(record[0]!.trim()))
-        throw new ScreeningError('LIST_FORMAT', `${file}: line ${info.lines} does not start with an entry number: the file is damaged`);
-      yield record;
+        throw new ScreeningError('LIST_FORMAT', `${file}: row ${row} does not start with an entry number: the file is damaged`);
+      yield [record, row] as const;
     }
     if (mark && last !== '\x1a')
       throw new ScreeningError(
@@ -188,7 +190,7 @@ function remarkIdentifiers(remarks: string, e: Entry) {
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
   const remarks = new Map<string, string>();
-  for await (const r of csvRecords(sdn, hash, 12)) {
+  for await (const [r] of csvRecords(sdn, hash, 12)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!name) continue;
     byId.set(id, entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', ')));
@@ -204,13 +206,13 @@ async function readOfac(sdn: string, hash: Hash) {
   const alt = await beside('alt');
   if (!alt)
     throw new ScreeningError('LIST_UNREADABLE', `${sdn}: no ${named('alt')} (in any case) beside it, with its aliases: download it too`);
-  for await (const r of csvRecords(alt, hash, 5)) {
+  for await (const [r] of csvRecords(alt, hash, 5)) {
     const name = ofacCell(r[3]);
     if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
   }
   const add = await beside('add');
   if (add)
-    for await (const r of csvRecords(add, hash, 6)) {
+    for await (const [r] of csvRecords(add, hash, 6)) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
     }
@@ -219,7 +221,7 @@ async function readOfac(sdn: string, hash: Hash) {
   const comments = await beside('sdn_comments');
   const cut = new Set([...remarks].flatMap(([id, text]) => (text.length >= 1000 ? [id] : [])));
   if (comments)
-    for await (const r of csvRecords(comments, hash, 2, false)) {
+    for await (const [r] of csvRecords(comments, hash, 2, false)) {
       const id = ofacCell(r[0]);
       if (remarks.has(id)) remarks.set(id, remarks.get(id)! + (r[1] ?? ''));
       cut.delete(id);
@@ -237,7 +239,7 @@ async function readOfac(sdn: string, hash: Hash) {
 async function readOpenSanctions(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let date = '';
-  for await (const r of csvRecords(file, hash)) {
+  for await (const [r] of csvRecords(file, hash)) {
     if (!r.id || !r.name) continue;
     const entry = entryOf(r.id, r.name, r.dataset, { aliases: split(r.aliases), countries: split(r.countries) });
     for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
@@ -252,9 +254,7 @@ async function readOpenSanctions(file: string, hash: Hash) {
 
 async function readPlain(file: string, hash: Hash) {
   const entries: Entry[] = [];
-  let row = 1;
-  for await (const r of csvRecords(file, hash)) {
-    row++;
+  for await (const [r, row] of csvRecords(file, hash)) {
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
     if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)
     entries.push(entryOf(r.id || `row ${row}`, r.name ?? '', r.programme, ids));

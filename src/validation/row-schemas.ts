@@ -131,6 +131,8 @@ export const PayoutRowSchema = z.object({
   notBefore: z.string().optional(),
   /** Whom the money is for, behind the beneficiary: a pain.001's UltmtCdtr, a column UltmtCdtr (and UltmtCdtrCtry, UltmtCdtrBIC) in any batch. */
   ultimateCreditor: z.object({ name: z.string(), country: z.string().optional(), bic: z.string().optional() }).optional(),
+  /** The payer it is sent on behalf of: a pain.001's UltmtDbtr/Nm (none when it names the debtor), a column UltmtDbtr in any batch; screened. */
+  ultimateDebtor: z.string().optional(),
   /** The creditor agent's BIC (swiftCode) the file gives and the method does not send: screened, never sent. */
   creditorAgentBic: z.string().optional(),
 });

@@ -158,6 +158,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   if (due) payout.notBefore = due;
   const { UltmtCdtr: name, UltmtCdtrCtry: country, UltmtCdtrBIC: bic } = row.cells;
   if (name || bic) payout.ultimateCreditor = { name: name ?? '', ...(country && { country }), ...(bic && { bic }) };
+  if (row.cells.UltmtDbtr) payout.ultimateDebtor = row.cells.UltmtDbtr;
   // the bank the file names, though the method does not send its BIC: where the money goes all the same, so screened
   if (r.cell('swiftCode') && !beneficiary.swiftCode) payout.creditorAgentBic = r.cell('swiftCode');
   return { problems, payout, duplicateKey };

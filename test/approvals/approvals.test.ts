@@ -1,5 +1,6 @@
 // Approvals of plan files, without the CLI: keys, signatures over a plan's exact content, the
 // approvals file, the approvers list and the four-eyes rule.
+import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -244,6 +245,19 @@ describe('the four-eyes rule (checkApprovals)', () => {
     expect(late.problems[0]).toMatch(/^Alice: signed .*: the account's policy counts approvals of the last 1h only, sign again$/);
     const early = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt - 3_600_000));
     expect(early.problems[0]).toMatch(/^Alice: dated .*, after now$/);
+  });
+
+  it('under an expiry, an approval signed with a signedAt that is not a date says so and what a date is', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const payload = planPayload(loadPlan(path));
+    const signedAt = 'last Tuesday';
+    const signature = cryptoSign(null, signedBytes(payload, { name: 'Alice', signedAt }), createPrivateKey(alice.privatePem));
+    const undated = { ...sign(path, 'Alice', alice), signedAt, signature: signature.toString('base64') };
+    const r = checkApprovals(loadPlan(path), [undated], approvers, 1, { afterMs: 3_600_000, label: '1h' });
+    expect(r.ok).toBe(false);
+    expect(r.problems).toEqual([
+      'Alice: signedAt "last Tuesday" is not a date (an ISO 8601 time such as 2026-12-01T10:00:00Z): sign again',
+    ]);
   });
 
   it('the same approver twice counts once', () => {

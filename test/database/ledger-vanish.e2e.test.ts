@@ -6,24 +6,30 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { TeamDb } from '../../src/ledger/pg-db.ts';
 import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb, until } from '../ops/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const dirs = tempDirs('pb-vanish-');
 
-/** A TCP proxy to `port` that can go silent: it stops forwarding bytes, and closes, either way, and keeps both sockets open. */
+/**
+ * A TCP proxy to `port` that can go silent: it stops forwarding bytes, ends and closes, either way, and keeps both sockets open
+ * (half-open: a client's end is forwarded, never answered here, as a silent host answers none).
+ */
 async function vanishingProxy(port: number) {
   let silent = false;
+  let at: Buffer | undefined;
   const open = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const server = connect(port, '127.0.0.1');
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    const server = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     for (const [from, to] of [
       [client, server],
       [server, client],
     ] as const) {
       open.add(from);
-      from.on('data', (d: Buffer) => silent || to.write(d));
+      from.on('data', (d: Buffer) => (silent ||= from === client && !!at && d.includes(at)) || to.write(d));
+      from.on('end', () => silent || to.end());
       from.on('close', () => (open.delete(from), silent || to.destroy()));
       from.on('error', () => undefined);
     }
@@ -33,9 +39,11 @@ async function vanishingProxy(port: number) {
   return {
     port: (server.address() as { port: number }).port,
     vanish: () => (silent = true),
+    /** Goes silent once a client sends these bytes (not forwarded). */
+    vanishAt: (bytes: string | Buffer) => (at = Buffer.from(bytes)),
     /** The network is back: the connections it held are gone (the server's ends too), new ones are forwarded. */
     restore: () => {
-      silent = false;
+      [silent, at] = [false, undefined];
       for (const s of open) s.destroy();
     },
     close: () => new Promise((r) => server.close(r)),
@@ -104,5 +112,54 @@ describe.runIf(withPostgres)('a team ledger whose host vanishes mid-run', () => 
       proxy.restore();
       await proxy.close();
     }
+  });
+});
+
+// A command closes its ledger at its end: a host gone silent then (no FIN, no reset) never answers the connections' ends, and a
+// cron job that had done its work waited on them until TCP gave up (many minutes), holding its process.
+describe.runIf(withPostgres)('a team ledger whose host goes silent as the command ends', () => {
+  let url: URL;
+  let proxy: Awaited<ReturnType<typeof vanishingProxy>>;
+  beforeAll(async () => {
+    url = new URL(await testDatabase());
+    proxy = await vanishingProxy(Number(url.port));
+    url.port = String(proxy.port);
+  });
+  afterAll(async () => {
+    proxy?.restore();
+    await proxy?.close();
+    await dirs.remove();
+  });
+
+  const terminate = Buffer.from([0x58, 0, 0, 0, 4]); // (the protocol's goodbye, which an end sends once the holder row is deleted)
+  it.each([
+    ['before it', () => proxy.vanish()],
+    ['with a statement pending', () => proxy.vanish()],
+    ['from its goodbye on', () => proxy.vanishAt(terminate)],
+  ])(
+    'close() ends, the host silent %s',
+    async (when, vanish) => {
+      proxy.restore();
+      const db = await TeamDb.open(url.toString(), { command: 'test', timeout: 2 });
+      await db.query('SELECT 1'); // (a connection of the pool too, idle)
+      vanish();
+      const pending = when.includes('pending') ? expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'LEDGER_LOST' }) : undefined;
+      // (a hang fails by this test's timeout)
+      await expect(db.close()).resolves.toBeUndefined();
+      await pending;
+    },
+    60_000,
+  );
+
+  it('a command whose host goes silent once its work is done exits with its exit code', async () => {
+    const dir = await dirs.make();
+    proxy.restore();
+    proxy.vanishAt('DELETE FROM payout_batch.holders'); // (its holder row, deleted as it closes the ledger)
+    const env = cleanEnv({ HOME: dir, PAYOUT_BATCH_LEDGER_URL: url.toString(), PAYOUT_BATCH_LEDGER_TIMEOUT: '2' });
+    // (a hang is killed after 60 s, with a signal)
+    const status = await runCli(['ledger', 'status'], { cwd: dir, env, timeoutMs: 60_000 });
+    expect(status.signal, status.stderr).toBeNull();
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('schema version');
   });
 });

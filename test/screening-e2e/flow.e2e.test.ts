@@ -13,6 +13,7 @@ import { ROOT, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
 import { install } from '../approvals/install.ts';
+import { pain001, sampleRows } from '../input/pain001-files.ts';
 import { testDatabase, withoutPassword, withPostgres } from '../pg/database.ts';
 
 const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
@@ -123,6 +124,39 @@ it('run: held rows are never sent; the others only with --allow-partial, and the
     expect(row.errorMessage).toContain('held by sanctions screening: ofac-sdn');
     expect(row.payoutId).toBe('');
   }
+});
+
+it('a pain.001 transfer made on behalf of a listed payer (UltmtDbtr), to a clean payee, is held until a clearance naming it', async () => {
+  const { dir, prefix, service, cli, approve, results } = await scene();
+  const rows = sampleRows()
+    .filter((r) => ['PAYROLL-2025-01-002', 'PAYROLL-2025-01-003'].includes(r.reference!))
+    .map((r) => ({ ...r, reference: r.reference!.replace('PAYROLL-2025-01-', `${prefix}-`) }));
+  // (the first transfer only, on behalf of a name on the sample list; both payees are clean)
+  const payer = '<UltmtDbtr><Nm>Adaeze Okafor</Nm><PstlAdr><TwnNm>Lagos</TwnNm><Ctry>NG</Ctry></PstlAdr></UltmtDbtr>';
+  writeFileSync(join(dir, 'payroll.xml'), pain001(rows, 'pain.001.001.09').replace('<Cdtr>', `${payer}<Cdtr>`));
+  const before = initiates(sb).length;
+  const docs = ['--documents', join(ROOT, 'samples/documents')];
+  const r = await cli('run', 'payroll.xml', ...docs, '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
+  expect(r.code, r.stderr).toBe(1);
+  expect(initiates(sb)).toHaveLength(before + 1);
+  const [held, sent] = results();
+  expect([held!.reference, held!.status, held!.payoutId]).toEqual([`${prefix}-002`, 'HELD_SCREENING', '']);
+  // the hit names the payer it is sent on behalf of, not the payee
+  expect(held!.errorMessage).toContain('ofac-sdn 90001 "OKAFOR, Adaeze"');
+  expect(held!.errorMessage).toContain('the payer it is sent on behalf of (UltmtDbtr) "Adaeze Okafor"');
+  expect([sent!.reference, sent!.payoutId]).toEqual([`${prefix}-003`, expect.stringMatching(/./)]);
+
+  // cleared as a payee's hit is: the clearance names that payer to its signers, and once signed the row goes
+  const clear = ['--clear', `${prefix}-002`, '--entry', 'ofac-sdn:90001', '--reason', 'another company', '--as', 'Dan'];
+  expect((await cli('screen', 'payroll.xml', '--sanctions-list', LIST, ...clear)).code).toBe(0);
+  const [clearance] = readdirSync(join(dir, 'clearances'));
+  const made = JSON.parse(readFileSync(join(dir, 'clearances', clearance!), 'utf8')) as { payeeText: string };
+  expect(made.payeeText).toMatch(/, on behalf of Adaeze Okafor$/);
+  expect((await approve(join('clearances', clearance!))).code).toBe(0);
+  const again = await cli('run', 'payroll.xml', ...docs, '--yes', '--sanctions-list', LIST, '--approvers', 'approvers.json', ...service);
+  expect(again.code, again.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + 2);
+  expect(results()[0]!.screeningClearance).toContain('ofac-sdn:90001, signed by Alice');
 });
 
 it('retry without --sanctions-list sends no row the screening held: they stay HELD_SCREENING', async () => {

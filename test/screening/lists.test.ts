@@ -88,7 +88,7 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     writeFileSync(join(d, 'sdn.csv'), lines.join('\n'));
     const e = await refusal(d);
     expect(e.code).toBe('LIST_FORMAT');
-    expect(e.message).toMatch(/sdn\.csv: line 4 does not start with an entry number/);
+    expect(e.message).toMatch(/sdn\.csv: row 4 does not start with an entry number/);
   });
 
   it('is as old as its oldest file: an alt.csv left from an older download ages the list', async () => {
@@ -141,7 +141,7 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
     writeFileSync(join(d, 'sdn_comments.csv'), '7001,"a.k.a. "NB", SWIFT/BIC LZRSKPPY."\r\n');
     const e = await refusal(d);
     expect(e.code).toBe('LIST_FORMAT');
-    expect(e.message).toMatch(/sdn_comments\.csv: line 1 has 3 fields/);
+    expect(e.message).toMatch(/sdn_comments\.csv: row 1 has 3 fields/);
   });
 
   it("refuses an sdn_comments.csv cut short: a cut remark's rest, and its BICs, would be missing silently", async () => {
@@ -251,10 +251,10 @@ describe("the business's own list (a CSV with a name column)", () => {
     expect(s.screen({ ...payee, bic: 'SOMEBANK' })).toMatchObject([{ entryId: 'W4', on: 'bic', band: 'hit' }]);
   });
 
-  it('names a row without an id by its row number', async () => {
+  it('names a row without an id by its row number as a spreadsheet shows it: blank rows counted, a cell of two lines one row', async () => {
     const d = tmp();
-    writeFileSync(join(d, 'names.csv'), 'Name\nAlpha Beta\n\nGamma Delta\n');
-    expect((await readList(join(d, 'names.csv'))).entries.map((e) => e.id)).toEqual(['row 2', 'row 3']);
+    writeFileSync(join(d, 'names.csv'), 'Name,Programme\nAlpha Beta,"SDGT\nsince 2001"\n\nGamma Delta,\n  \nEpsilon Zeta,\n');
+    expect((await readList(join(d, 'names.csv'))).entries.map((e) => e.id)).toEqual(['row 2', 'row 4', 'row 6']);
   });
 });
 
@@ -280,10 +280,13 @@ describe('a list that cannot be used is an error, never an empty list', () => {
 
   it("refuses a CSV that is not UTF-8 (Excel's Windows-1252): its accented names would match nobody", async () => {
     const d = tmp();
-    writeFileSync(join(d, 'own.csv'), Buffer.from('id,name\nW1,John Smith\nW2,Fran\xe7ois L\xe9v\xeaque\n', 'latin1'));
+    writeFileSync(
+      join(d, 'own.csv'),
+      Buffer.from('id,name,programme\nW1,John Smith,"SDGT\nsince 2001"\nW2,Fran\xe7ois L\xe9v\xeaque,\n', 'latin1'),
+    );
     const e = await refusal(join(d, 'own.csv'));
     expect(e.code).toBe('LIST_FORMAT');
-    expect(e.message).toMatch(/own\.csv: line 3 is not UTF-8 text/);
+    expect(e.message).toMatch(/own\.csv: row 3 is not UTF-8 text/);
   });
 
   it('loadScreener refuses the whole set when one list is unusable', async () => {

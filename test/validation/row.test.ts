@@ -113,6 +113,12 @@ describe('one row', () => {
     expect(JSON.stringify(parseRow(row('NIP', { accountNumber: '98765' }), ctx).problems)).not.toContain('98765');
   });
 
+  it('masks an e-mail that names the account (HK_FPS) as it masks a phone number', () => {
+    const problem = (over: Partial<Record<CanonicalField, string>>) => parseRow(row('HK_FPS', { fpsId: '', ...over }), ctx).problems[0];
+    expect(problem({ phoneNumber: '+852-9123-456x' })).toMatchObject({ code: 'INVALID_PHONE', value: '********456x' });
+    expect(problem({ email: 'chan.taiman@example' })).toMatchObject({ code: 'INVALID_EMAIL', column: 'email', value: '********mple' });
+  });
+
   it('warns about values in columns the method does not use', () => {
     expect(codes('NIP', { iban: 'DE89370400440532013000' })).toEqual(['w:FIELD_NOT_USED:iban']);
     expect(parseRow(row('NIP', { iban: 'DE89370400440532013000' }), ctx).payout?.beneficiary).not.toHaveProperty('iban');

@@ -84,7 +84,7 @@ async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screen
     v: 1,
     reference: payee.reference,
     payee: payeeDigest(p),
-    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name || p.ultimateCreditor.bic}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
+    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name || p.ultimateCreditor.bic}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}${p.ultimateDebtor ? `, on behalf of ${p.ultimateDebtor}` : ''}`,
     list,
     entryId: id,
     entryName: hit.entryName,
