@@ -46,6 +46,8 @@ async function scene() {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+  /** The same in this process, for steps that set a scene up and what is not about a process (a batch by its whole path). */
+  const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
   const list: { name: string; publicKey: string }[] = [];
   for (const name of ['Alice', 'Bob']) {
     const k = newKeyPair();
@@ -54,15 +56,16 @@ async function scene() {
   }
   writeFileSync(join(dir, 'approvers.json'), JSON.stringify(list));
   const results = () => parse<Record<string, string>>(readFileSync(join(dir, 'payroll.results.csv'), 'utf8'), { columns: true, bom: true });
-  /** `approve PATH` as Alice, her key checked against approvers.json. */
+  /** `approve PATH` as Alice, her key checked against approvers.json (in this process). */
   const approve = (path: string) =>
-    cli('approve', path, '--as', 'Alice', '--key-file', 'Alice.pem', '--approvers', 'approvers.json', '--yes');
+    inProcess('approve', path, '--as', 'Alice', '--key-file', 'Alice.pem', '--approvers', 'approvers.json', '--yes');
   return {
     dir,
     prefix,
     env,
     service,
     cli,
+    inProcess,
     approve,
     results,
     rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)),
@@ -220,8 +223,18 @@ it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brou
 });
 
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
-  const { dir, service, cli, approve } = await scene();
-  const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--sanctions-list', LIST, '--prepared-by', 'Dan', ...service);
+  const { dir, service, cli, inProcess, approve } = await scene();
+  const plan = await inProcess(
+    'plan',
+    join(dir, 'payroll.csv'),
+    '--out',
+    join(dir, 'payroll.plan.json'),
+    '--sanctions-list',
+    LIST,
+    '--prepared-by',
+    'Dan',
+    ...service,
+  );
   expect(plan.code, plan.stderr).toBe(1); // (rows held)
   expect(plan.stdout).toMatch(/^ {2}HELD {9}row 2 S\d+-001: ofac-sdn 90001/m);
   const file = JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')) as {
@@ -260,8 +273,18 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
 });
 
 it('a plan run that left the held rows out: a retry without --sanctions-list sends none of them', async () => {
-  const { prefix, service, cli, approve, results } = await scene();
-  await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--sanctions-list', LIST, '--prepared-by', 'Dan', ...service);
+  const { dir, prefix, service, cli, inProcess, approve, results } = await scene();
+  await inProcess(
+    'plan',
+    join(dir, 'payroll.csv'),
+    '--out',
+    join(dir, 'payroll.plan.json'),
+    '--sanctions-list',
+    LIST,
+    '--prepared-by',
+    'Dan',
+    ...service,
+  );
   expect((await approve('payroll.plan.json')).code).toBe(0);
   const gate = ['--require-approvals', '1', '--approvers', 'approvers.json', '--yes'];
   const before = initiates(sb).length;
@@ -277,10 +300,10 @@ it('a plan run that left the held rows out: a retry without --sanctions-list sen
 });
 
 /** `screen --clear REF` of the sample list's entry 90001 (the first row's hit), as a compliance officer writes it. */
-const clearFirst = (cli: Awaited<ReturnType<typeof scene>>['cli'], ref: string, ...more: string[]) =>
+const clearFirst = (cli: Awaited<ReturnType<typeof scene>>['cli'], dir: string, ref: string, ...more: string[]) =>
   cli(
     'screen',
-    'payroll.csv',
+    join(dir, 'payroll.csv'),
     '--sanctions-list',
     LIST,
     '--clear',
@@ -293,9 +316,9 @@ const clearFirst = (cli: Awaited<ReturnType<typeof scene>>['cli'], ref: string, 
   );
 
 it('a clearance its maker signed with their key: that key counts for nobody, under any name', async () => {
-  const { dir, prefix, cli, approve } = await scene();
+  const { dir, prefix, cli, inProcess, approve } = await scene();
   // Alice makes it under another name, signing it with her key as its maker, then approves it as herself
-  const made = await clearFirst(cli, `${prefix}-001`, '--as', 'Dan', '--approver-key', 'Alice.pem');
+  const made = await clearFirst(inProcess, dir, `${prefix}-001`, '--as', 'Dan', '--approver-key', 'Alice.pem');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   expect((await approve(join('clearances', clearance!))).code).toBe(0);
@@ -304,18 +327,18 @@ it('a clearance its maker signed with their key: that key counts for nobody, und
 });
 
 it('a clearance approvers signed lets its row go, the results name it; a changed account voids it', async () => {
-  const { dir, prefix, service, cli, approve, results, rewrite } = await scene();
+  const { dir, prefix, service, cli, inProcess, approve, results, rewrite } = await scene();
   const ref = `${prefix}-001`;
   const screen = (...more: string[]) =>
-    cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...more);
-  const made = await clearFirst(cli, ref, '--expires', '90d', '--as', 'Dan');
+    inProcess('screen', join(dir, 'payroll.csv'), '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...more);
+  const made = await clearFirst(inProcess, dir, ref, '--expires', '90d', '--as', 'Dan');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   // not in force until an approver signs it
   expect((JSON.parse((await screen()).stdout) as { held: { reference: string }[] }).held.map((h) => h.reference)).toContain(ref);
   const signed = await approve(join('clearances', clearance!));
   expect(signed.code, signed.stderr).toBe(0);
-  const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json');
+  const listed = await inProcess('screen', '--clearances', '--approvers', 'approvers.json');
   expect(listed.stdout).toContain(`clear ${ref}`);
   expect(listed.stdout).toContain('signed by Alice: counts');
   const now = JSON.parse((await screen()).stdout) as { held: { reference: string }[]; cleared: { row: number }[] };
@@ -383,7 +406,7 @@ it("screen counts a clearance as the account's policy does, not by the list it i
   expect(set.code, set.stderr).toBe(0);
   writeFileSync(join(dir, 'Dan.pem'), newKeyPair().privatePem, { mode: 0o600 });
   const ref = `${prefix}-001`;
-  const made = await clearFirst(cli, ref, '--as', 'Dan', '--approver-key', 'Dan.pem');
+  const made = await clearFirst(cli, dir, ref, '--as', 'Dan', '--approver-key', 'Dan.pem');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   const approve = (name: string) =>
