@@ -31,6 +31,12 @@ export interface BadCase {
 const MB = 1024 * 1024;
 /** A valid batch of n rows, as text. */
 const valid = (n = 3, prefix = 'BAD') => generateCsv({ rows: n, prefix });
+/** valid(n) as a sheet's rows of cells. */
+const validCells = (n = 3) =>
+  valid(n)
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(','));
 const col = (name: string) => HEADER.indexOf(name);
 const text = (s: string | Buffer) => (path: string) => writeFileSync(path, s);
 
@@ -233,12 +239,7 @@ export const BAD_CASES: BadCase[] = [
     exit: 2,
     code: 'UNSUPPORTED_FORMAT',
     write: (p) => {
-      const b = xlsxOf(
-        valid(20)
-          .trimEnd()
-          .split('\n')
-          .map((l) => l.split(',')),
-      );
+      const b = xlsxOf(validCells(20));
       writeFileSync(p, b.subarray(0, b.length >> 1));
     },
   },
@@ -557,16 +558,7 @@ export const BAD_CASES: BadCase[] = [
     exit: 2,
     code: 'SHEET_NOT_FOUND',
     args: ['--sheet', 'February'],
-    write: (p) =>
-      writeFileSync(
-        p,
-        xlsxOf(
-          valid(3)
-            .trimEnd()
-            .split('\n')
-            .map((l) => l.split(',')),
-        ),
-      ),
+    write: (p) => writeFileSync(p, xlsxOf(validCells(3))),
   },
   {
     name: 'sheet-on-csv.csv',
@@ -592,16 +584,7 @@ export const BAD_CASES: BadCase[] = [
     code: 'UNSUPPORTED_FORMAT',
     args: ['--documents', 'docs'],
     message: /--documents applies to pain\.001 files only; this is an Excel workbook: .*documents column/,
-    write: (p) =>
-      writeFileSync(
-        p,
-        xlsxOf(
-          valid(3)
-            .trimEnd()
-            .split('\n')
-            .map((l) => l.split(',')),
-        ),
-      ),
+    write: (p) => writeFileSync(p, xlsxOf(validCells(3))),
   },
   // ---- every row refused offline: exit 1, and still nothing sent
   {
@@ -624,10 +607,7 @@ export const BAD_CASES: BadCase[] = [
     exit: 1,
     code: 'EXCEL_DATE',
     write: (p) => {
-      const rows = valid(3)
-        .trimEnd()
-        .split('\n')
-        .map((l) => l.split(','));
+      const rows = validCells(3);
       const ws = XLSX.utils.aoa_to_sheet(rows);
       for (let r = 1; r < rows.length; r++) ws[XLSX.utils.encode_cell({ r, c: col('sourceAmount') })] = { t: 'n', v: 46143, z: 'm/d/yy' };
       const wb = XLSX.utils.book_new();

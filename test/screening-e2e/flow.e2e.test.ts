@@ -59,6 +59,19 @@ async function scene() {
   /** `approve PATH` as Alice, her key checked against approvers.json (in this process). */
   const approve = (path: string) =>
     inProcess('approve', path, '--as', 'Alice', '--key-file', 'Alice.pem', '--approvers', 'approvers.json', '--yes');
+  /** `plan` of the batch against the sample list, written to payroll.plan.json (in this process). */
+  const planHeld = () =>
+    inProcess(
+      'plan',
+      join(dir, 'payroll.csv'),
+      '--out',
+      join(dir, 'payroll.plan.json'),
+      '--sanctions-list',
+      LIST,
+      '--prepared-by',
+      'Dan',
+      ...service,
+    );
   return {
     dir,
     prefix,
@@ -66,6 +79,7 @@ async function scene() {
     service,
     cli,
     inProcess,
+    planHeld,
     approve,
     results,
     rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)),
@@ -223,18 +237,8 @@ it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brou
 });
 
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
-  const { dir, service, cli, inProcess, approve } = await scene();
-  const plan = await inProcess(
-    'plan',
-    join(dir, 'payroll.csv'),
-    '--out',
-    join(dir, 'payroll.plan.json'),
-    '--sanctions-list',
-    LIST,
-    '--prepared-by',
-    'Dan',
-    ...service,
-  );
+  const { dir, service, cli, planHeld, approve } = await scene();
+  const plan = await planHeld();
   expect(plan.code, plan.stderr).toBe(1); // (rows held)
   expect(plan.stdout).toMatch(/^ {2}HELD {9}row 2 S\d+-001: ofac-sdn 90001/m);
   const file = JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')) as {
@@ -273,18 +277,8 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
 });
 
 it('a plan run that left the held rows out: a retry without --sanctions-list sends none of them', async () => {
-  const { dir, prefix, service, cli, inProcess, approve, results } = await scene();
-  await inProcess(
-    'plan',
-    join(dir, 'payroll.csv'),
-    '--out',
-    join(dir, 'payroll.plan.json'),
-    '--sanctions-list',
-    LIST,
-    '--prepared-by',
-    'Dan',
-    ...service,
-  );
+  const { prefix, service, cli, planHeld, approve, results } = await scene();
+  await planHeld();
   expect((await approve('payroll.plan.json')).code).toBe(0);
   const gate = ['--require-approvals', '1', '--approvers', 'approvers.json', '--yes'];
   const before = initiates(sb).length;
