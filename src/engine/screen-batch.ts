@@ -2,7 +2,7 @@
 // hit or in the review band is held unless approved clearances cover every hit.
 import { loadScreener, ScreeningError, type Hit, type ListInfo, type Payee } from '../screening/screening.ts';
 import { maskAccount } from '../mask.ts';
-import { PARTY_IDS } from '../input/pain001-map.ts';
+import { payerName } from '../input/pain001-map.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { sha256Hex } from './identity.ts';
@@ -112,8 +112,7 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
     out.screened++;
     const payee = payeeOf(r.payout);
     const { ultimateCreditor: ultimate, ultimateDebtor: payer = '', ultimateDebtorBic: bic } = r.payout;
-    // (one shown by an identifier, or unnamed, has no name)
-    const name = payer.startsWith('(') || PARTY_IDS.some((id) => payer.startsWith(`${id} `)) ? '' : payer;
+    const name = payerName(payer);
     const party = (who: string, p: Omit<Payee, 'reference' | 'row'>) =>
       screener.screen({ reference: payee.reference, row: payee.row, ...p }).map((h) => ({ ...h, why: `${who}: ${h.why}` }));
     const hits = [

@@ -32,7 +32,10 @@ export const PAIN001_CARRIED = [
 ] as const;
 
 /** An organisation's identifiers (BIC .09, .03): an UltmtDbtr without Nm is shown as "Id/OrgId/Othr/Id 12345", never screened as a name. */
-export const PARTY_IDS = ['Id/OrgId/AnyBIC', 'Id/OrgId/BICOrBEI', 'Id/OrgId/LEI', 'Id/OrgId/Othr/Id'];
+const PARTY_IDS = ['Id/OrgId/AnyBIC', 'Id/OrgId/BICOrBEI', 'Id/OrgId/LEI', 'Id/OrgId/Othr/Id'];
+
+/** The name in an UltmtDbtr cell: '' for one shown by its identifier or unnamed ("(no name: Id/PrvtId)"). */
+export const payerName = (cell: string): string => (cell.startsWith('(') || PARTY_IDS.some((id) => cell.startsWith(`${id} `)) ? '' : cell);
 
 interface Transaction {
   tx: Elements;
