@@ -64,7 +64,9 @@ function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   // the service's reason (webhook data.reason) belongs to the status it came with
   if (u.reason) r.statusReason = u.reason;
   else if (moved) delete r.statusReason;
+  // (an update without its time, as a list item (spec §2), leaves the cell empty: the old one was the old status's)
   if (u.at) r.updatedAt = u.at;
+  else delete r.updatedAt;
   setNextStep(row);
 }
 

@@ -92,7 +92,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
     const listed = read.listed.get(payoutId);
     if (got) updates.push(updateOf(got));
     else if (listed && listed.status !== held.status)
-      updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
+      updates.push({ payoutId, status: listed.status, at: listed.updatedAt, reason: failureReasonOf(listed), source: 'get' });
   }
   const failures = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
