@@ -76,6 +76,7 @@ async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screen
   const p = rows.find((r) => r.payout?.reference === args.clear)!.payout!;
   const expires = durationFlag('expires', args.expires);
   const payee = payeeOf(p);
+  const payer = p.ultimateDebtor || p.ultimateDebtorBic; // (one known only by its BIC too, as the hit names it)
   const madeBy = args.as?.trim() || osUserName(io.env);
   const maker = args['approver-key'] === undefined ? undefined : makerSigner(madeBy, args['approver-key'], io.cwd);
   const now = new Date();
@@ -84,7 +85,7 @@ async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screen
     v: 1,
     reference: payee.reference,
     payee: payeeDigest(p),
-    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name || p.ultimateCreditor.bic}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}${p.ultimateDebtor ? `, on behalf of ${p.ultimateDebtor}` : ''}`,
+    payeeText: `${payee.name}${p.ultimateCreditor ? ` for ${p.ultimateCreditor.name || p.ultimateCreditor.bic}` : ''}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}${payer ? `, on behalf of ${payer}` : ''}`,
     list,
     entryId: id,
     entryName: hit.entryName,
