@@ -1,6 +1,6 @@
 // `screen` of a row sent on behalf of a payer known only by its BIC (a column UltmtDbtrBIC, no
 // UltmtDbtr): the hit, the clearance made of it and the clearances listed all name that payer, as
-// they name one known by name (test/screening-e2e/flow.e2e.test.ts).
+// they name one known by name (test/screening-e2e/flow.e2e.test.ts); and its counts, in the singular for one.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,5 +37,13 @@ describe('screen, a payer known only by its BIC', () => {
     expect(made.payeeText).toMatch(new RegExp(`, on behalf of ${BIC}$`));
     const listed = await screen('--clearances');
     expect(listed.stdout).toContain(`(${made.payeeText})`);
+  });
+
+  it('counts one payee screened and one row held in the singular', async () => {
+    const dir = await dirs.make();
+    batch(dir);
+    const r = await runMain(['screen', join(dir, 'payroll.csv'), '--sanctions-list', LIST], { cwd: dir, env: cleanEnv() });
+    expect(r.stdout).toMatch(/^Screened 1 payee of /);
+    expect(r.stdout).toMatch(/^1 row held: never sent until cleared\.$/m);
   });
 });

@@ -1,6 +1,7 @@
 // `payout-batch screen FILE --sanctions-list PATH...` (engine/screen-batch.ts), offline; --clear writes a clearance to sign,
 // --clearances lists them. A clearance counts as the account's policy counts it (as run does), when a service is named.
 import { osUserName } from '../../os-user.ts';
+import { plural } from '../../text.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
@@ -56,10 +57,12 @@ export default defineCommand(builder, async (args, io) => {
     if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
     if (args.json) printJson(io, screeningJson(s));
     else {
-      io.stdout.write(`Screened ${s.screened} payees of ${args.file} against:\n${s.lists.map((l) => `  ${listText(l)}\n`).join('')}`);
+      io.stdout.write(
+        `Screened ${plural(s.screened, 'payee')} of ${args.file} against:\n${s.lists.map((l) => `  ${listText(l)}\n`).join('')}`,
+      );
       for (const [row, h] of s.held) for (const hit of h.hits) io.stdout.write(`  HELD row ${row} ${h.reference}: ${hitText(hit)}\n`);
       for (const [row, cs] of s.cleared) io.stdout.write(`  cleared row ${row}: ${cs.map((c) => c.id).join(', ')}\n`);
-      io.stdout.write(s.held.size ? `${s.held.size} rows held: never sent until cleared.\n` : 'No payee held.\n');
+      io.stdout.write(s.held.size ? `${plural(s.held.size, 'row')} held: never sent until cleared.\n` : 'No payee held.\n');
     }
     return s.held.size ? ExitCode.ROWS_FAILED : ExitCode.OK;
   } catch (e) {
