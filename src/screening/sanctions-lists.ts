@@ -8,6 +8,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { parse, type Info } from 'csv-parse';
 import { SaxesParser } from 'saxes';
 import { fileHead } from '../input/reader.ts';
+import { detectDelimiter, sepLine } from '../input/detect.ts';
 export interface Payee {
   reference: string;
   row: number;
@@ -74,14 +75,16 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
   const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
-  const format = formatOf((await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e))).toString('utf8'));
+  const { format, layout } = formatOf(
+    (await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e))).toString('utf8'),
+  );
   if (!format)
     throw new ScreeningError(
       'LIST_FORMAT',
       `${path}: not a sanctions list this tool reads (OFAC SDN CSV, UN consolidated XML, OpenSanctions simple CSV, or a CSV with a "name" column)`,
     );
   const hash = createHash('sha256');
-  const read = await READERS[format](file, hash);
+  const read = await READERS[format](file, hash, layout);
   if (!read.entries.length) throw new ScreeningError('LIST_EMPTY', `${path}: the list holds no entry`);
   // (to the second: a list written yesterday afternoon is not a day old just after midnight)
   const times = await Promise.all([file, ...(read.files ?? [])].map(async (f) => (await stat(f)).mtime.getTime()));
@@ -110,21 +113,26 @@ function unreadable(path: string, e: NodeJS.ErrnoException): never {
   throw new ScreeningError('LIST_UNREADABLE', `${path}: cannot read the list (${e.code ?? e.message})`);
 }
 
-/** From the first bytes (trimStart drops a BOM too). */
-function formatOf(head: string): ListFormat | undefined {
+/** From the first bytes (trimStart drops a BOM too); a list with a header: its delimiter and Excel's "sep=;" line as a batch's (detect.ts). */
+function formatOf(head: string): { format?: ListFormat; layout?: CsvLayout } {
   const text = head.trimStart();
-  if (text.startsWith('<')) return /<CONSOLIDATED_LIST[\s>]/.test(text) ? 'un-xml' : undefined;
-  const firstLine = text.split(/\r?\n/, 1)[0] ?? '';
-  const cells = firstLine.split(',').map((c) => c.replace(/^"|"$/g, '').trim().toLowerCase());
-  if (['id', 'schema', 'name', 'aliases'].every((c, i) => cells[i] === c)) return 'opensanctions';
-  if (cells.includes('name')) return 'plain';
-  // sdn.csv has no header: ent_num, SDN_Name, SDN_Type, Program, ... Remarks (12 columns).
-  if (/^\d+$/.test(cells[0] ?? '') && cells.length >= 12) return 'ofac-sdn';
-  return undefined;
+  if (text.startsWith('<')) return /<CONSOLIDATED_LIST[\s>]/.test(text) ? { format: 'un-xml' } : {};
+  const sep = sepLine(text);
+  const table = sep ? text.slice(text.indexOf('\n') + 1) : text;
+  const layout = { delimiter: sep ?? detectDelimiter(table), fromLine: sep ? 2 : 1 };
+  const cellsOf = (line: string, d: string) => line.split(d).map((c) => c.replace(/^"|"$/g, '').trim().toLowerCase());
+  const cells = cellsOf(table.split(/\r\n?|\n/, 1)[0] ?? '', layout.delimiter);
+  if (['id', 'schema', 'name', 'aliases'].every((c, i) => cells[i] === c)) return { format: 'opensanctions', layout };
+  if (cells.includes('name')) return { format: 'plain', layout };
+  // sdn.csv has no header: ent_num, SDN_Name, SDN_Type, Program, ... Remarks (12 columns), by commas.
+  const ofac = cellsOf(text.split(/\r\n?|\n/, 1)[0] ?? '', ',');
+  return /^\d+$/.test(ofac[0] ?? '') && ofac.length >= 12 ? { format: 'ofac-sdn' } : {};
 }
 
 /** `files`: the companion files read beside `file`; the list is as old as the oldest of them. */
-type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string; files?: string[] }>;
+type Reader = (file: string, hash: Hash, layout?: CsvLayout) => Promise<{ entries: Entry[]; date?: string; files?: string[] }>;
+/** A list with a header: its delimiter, and the line of its header (2 under a "sep=" line). */
+type CsvLayout = { delimiter: string; fromLine: number };
 const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
 
 /**
@@ -132,9 +140,10 @@ const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': re
  * quoted cell of several lines one row), hashing its bytes; OFAC's: arrays of at most `ofacWidth` cells, a field
  * with a quote it does not double ("a.k.a. "X"; ...") read whole (one cut at a comma refused), and the end `mark` 0x1A required.
  */
-async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth) {
+async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = !!ofacWidth, layout?: CsvLayout) {
   const parser = parse({
     bom: true,
+    ...(layout && { delimiter: layout.delimiter, from_line: layout.fromLine }),
     info: true,
     columns: ofacWidth ? false : (header: string[]) => header.map((h) => h.trim().toLowerCase()),
     relax_column_count: true,
@@ -236,10 +245,10 @@ async function readOfac(sdn: string, hash: Hash) {
   return { entries: [...byId.values()], files: [alt, add, comments].filter((f) => f !== undefined) };
 }
 
-async function readOpenSanctions(file: string, hash: Hash) {
+async function readOpenSanctions(file: string, hash: Hash, layout?: CsvLayout) {
   const entries: Entry[] = [];
   let date = '';
-  for await (const [r] of csvRecords(file, hash)) {
+  for await (const [r] of csvRecords(file, hash, undefined, false, layout)) {
     if (!r.id || !r.name) continue;
     const entry = entryOf(r.id, r.name, r.dataset, { aliases: split(r.aliases), countries: split(r.countries) });
     for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
@@ -252,9 +261,9 @@ async function readOpenSanctions(file: string, hash: Hash) {
   return date ? { entries, date } : { entries };
 }
 
-async function readPlain(file: string, hash: Hash) {
+async function readPlain(file: string, hash: Hash, layout?: CsvLayout) {
   const entries: Entry[] = [];
-  for await (const [r, row] of csvRecords(file, hash)) {
+  for await (const [r, row] of csvRecords(file, hash, undefined, false, layout)) {
     const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
     if (!r.name && !ids.bics.length && !ids.ibans.length && !ids.accounts.length) continue; // (an account listed without a name is listed)
     entries.push(entryOf(r.id || `row ${row}`, r.name ?? '', r.programme, ids));

@@ -256,6 +256,32 @@ describe("the business's own list (a CSV with a name column)", () => {
     writeFileSync(join(d, 'names.csv'), 'Name,Programme\nAlpha Beta,"SDGT\nsince 2001"\n\nGamma Delta,\n  \nEpsilon Zeta,\n');
     expect((await readList(join(d, 'names.csv'))).entries.map((e) => e.id)).toEqual(['row 2', 'row 4', 'row 6']);
   });
+
+  it('reads one saved by Excel with a "sep=;" first line, its rows numbered as the spreadsheet shows them (no sep line)', async () => {
+    const d = tmp();
+    const table = 'name;iban;country\r\nSmith, John;;GB\r\nHarold Finch;GB33BUKB20201555555555;GB\r\n';
+    writeFileSync(join(d, 'own.csv'), `sep=;\r\n${table}`);
+    writeFileSync(join(d, 'no-sep.csv'), table); // (the delimiter found as a batch's is)
+    for (const file of ['own.csv', 'no-sep.csv']) {
+      const { info, entries } = await readList(join(d, file));
+      expect(info, file).toMatchObject({ format: 'plain', entries: 2 });
+      expect(entries, file).toMatchObject([
+        { id: 'row 2', name: 'Smith, John', countries: ['GB'] },
+        { id: 'row 3', name: 'Harold Finch', ibans: ['GB33BUKB20201555555555'] },
+      ]);
+    }
+  });
+
+  it('reads one whose lines end in CR alone (an old Mac), one entry a line, rows numbered as a spreadsheet shows them', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'own.csv'), 'id,name,country\rOWN-1,Quickfix Refunds Ltd,GB\r\r,Harold Finch,GB\r');
+    const { info, entries } = await readList(join(d, 'own.csv'));
+    expect(info).toMatchObject({ format: 'plain', entries: 2 });
+    expect(entries).toMatchObject([
+      { id: 'OWN-1', name: 'Quickfix Refunds Ltd', countries: ['GB'] },
+      { id: 'row 4', name: 'Harold Finch', countries: ['GB'] },
+    ]);
+  });
 });
 
 describe('a list that cannot be used is an error, never an empty list', () => {
