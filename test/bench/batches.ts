@@ -42,7 +42,7 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
 export async function writeCreatedJournal(
   file: string,
   o: { from?: number; baseUrl: string; stateDir: string },
-): Promise<{ rows: number; journal: string; bytes: number }> {
+): Promise<{ rows: number; batchId: string; journal: string; bytes: number }> {
   const from = o.from ?? 0;
   const batch = await loadBatch(file);
   const account = accountOf(o.baseUrl);
@@ -107,5 +107,5 @@ export async function writeCreatedJournal(
   }
   record(session, { t: 'run-end', at, kind: 'ok' }, { sync: true });
   session.writer.close();
-  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
+  return { rows: n, batchId: batch.identity.batchId, journal: session.journalPath, bytes: statSync(session.journalPath).size };
 }

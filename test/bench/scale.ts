@@ -16,7 +16,8 @@
 //                                          the lines a run writes: quote, initiating, created);
 //                                          it folds the journal, validates the file, finds nothing
 //                                          to send and rewrites the results file
-//   journal fold                           foldJournalFile of that journal alone (what run does)
+//   journal fold                           foldBatch of that journal alone, through the file ledger of its state folder, as
+//                                          run folds it (engine/session.ts)
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
 // Target: linear or better. The resume has no time target any more: 100,000 rows are 20 months of
 // a key's quota, and the journal's fold has one implementation, with no cache of its own (issue 19).
@@ -25,7 +26,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { foldJournalFile } from '../../src/journal/lines.ts';
+import { accountOf, foldBatch } from '../../src/ledger/account-ledger.ts';
+import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ROOT, cleanEnv } from '../engine/helpers.ts';
 import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
@@ -44,7 +46,9 @@ if (process.argv[2] === '--phase') {
     // A journal of every row created, as `run` would have left it.
     info = await writeCreatedJournal(a1!, { baseUrl: baseUrl!, stateDir: stateDir! });
   } else if (phase === 'fold') {
-    info = { rows: foldJournalFile(a1!).folded.rows.size };
+    // a1: the batch id
+    const account = accountOf(baseUrl!);
+    info = { rows: (await foldBatch(new FileLedger(account, ledgerDirFor(stateDir!, account)), a1!)).folded.rows.size };
   }
   const ms = performance.now() - t0;
   process.stdout.write(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, ...info }));
@@ -122,7 +126,7 @@ async function main(): Promise<number> {
     process.stdout.write(`journal of ${last.toLocaleString('en')} created rows ... `);
     const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', lastFile, sb.url, join(sub, 'state')], cleanEnv(), ROOT);
     if (j.code !== 0) throw new Error(j.stderr);
-    const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number };
+    const jr = JSON.parse(j.stdout) as { rows: number; batchId: string; bytes: number };
     console.log(`${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB`);
     const before = sb.requestLog().length;
     const runArgs = ['run', lastFile, '--yes', '--base-url', sb.url, '--rate', '1000'];
@@ -131,7 +135,7 @@ async function main(): Promise<number> {
     const bestFold = async (phase: string) => {
       const folds: { ms: number; maxRssMb: number; rows: number }[] = [];
       for (let k = 0; k < Math.max(runs, 3); k++) {
-        const f = await spawnChild(['--import', 'tsx', self, '--phase', phase, jr.journal], cleanEnv(), ROOT);
+        const f = await spawnChild(['--import', 'tsx', self, '--phase', phase, jr.batchId, sb.url, join(sub, 'state')], cleanEnv(), ROOT);
         folds.push(JSON.parse(f.stdout) as (typeof folds)[number]);
       }
       return folds.sort((a, b) => a.ms - b.ms)[0]!;
@@ -195,7 +199,7 @@ async function main(): Promise<number> {
         ...growth('validate'),
         ...growth('plan --no-quote'),
         ['resume: `run` with every row created', last, s2(resume.ms), s2(net(resume)), null, `${resume.rssMb.toFixed(0)} MB`],
-        ['journal fold alone (`foldJournalFile`)', fold.rows, s2(fold.ms), null, null, `${fold.maxRssMb.toFixed(0)} MB`],
+        ['journal fold alone (`foldBatch`, as run folds it)', fold.rows, s2(fold.ms), null, null, `${fold.maxRssMb.toFixed(0)} MB`],
       ],
       notes: [
         `Target: growth linear or better (net growth per 10× at most 10): ${linear ? 'MET' : 'MISSED'}.`,
