@@ -117,8 +117,10 @@ export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions)
       screener.screen({ reference: payee.reference, row: payee.row, ...p }).map((h) => ({ ...h, why: `${who}: ${h.why}` }));
     const hits = [
       ...screener.screen(payee),
-      ...(ultimate ? party(`the ultimate creditor (UltmtCdtr) "${ultimate.name || ultimate.bic}"`, ultimate) : []),
-      ...(name || bic ? party(`the payer it is sent on behalf of (UltmtDbtr) "${payer || bic}"`, { name, bic }) : []),
+      ...(ultimate
+        ? party(`the ultimate creditor (UltmtCdtr) "${ultimate.name || ultimate.bic}"`, { ...ultimate, party: 'ultimate creditor' })
+        : []),
+      ...(name || bic ? party(`the payer it is sent on behalf of (UltmtDbtr) "${payer || bic}"`, { name, bic, party: 'payer' }) : []),
     ];
     if (!hits.length) continue;
     const used = new Set<Clearance>();

@@ -492,7 +492,7 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
     });
   };
   for (const [whose, bic] of [
-    ['payee', payee.bic],
+    [payee.party ?? 'payee', payee.bic],
     ['intermediary bank', payee.intermediaryBic],
   ] as const)
     for (const r of bic ? (index.identifiers.get(`bic:${bank(bic)}`) ?? []) : []) {
@@ -517,7 +517,7 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
           on,
           band: 'hit',
           score: 1,
-          why: `the payee's ${on === 'iban' ? 'IBAN' : 'account'} is listed`,
+          why: `the ${payee.party ?? 'payee'}'s ${on === 'iban' ? 'IBAN' : 'account'} is listed`,
         });
   const best = new Map<Entry, { name: ListedName; score: number }>();
   for (const payeeTokens of [payee.name, ...latinOf(payee.name)].map(nameTokens))

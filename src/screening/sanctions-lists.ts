@@ -19,6 +19,8 @@ export interface Payee {
   intermediaryBic?: string;
   iban?: string;
   accountNumber?: string;
+  /** Whose identifiers a hit's why names (default the payee's): the payer's, the ultimate creditor's. */
+  party?: string;
 }
 export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
 export type ListInfo = ReadList['info'];
