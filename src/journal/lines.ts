@@ -307,10 +307,13 @@ function applySwap(swaps: Map<string, SwapState>, e: SwapEvent): void {
 function applyStatus(s: RowState, ev: Extract<RowEvent, { t: 'status' }>): void {
   const p = s.payout;
   if (!p || p.id !== ev.payoutId) return;
-  const when = ev.changedAt ?? ev.at;
+  // (the service's time only: a list item has none (spec §2), and when it was journalled is not when it changed)
+  const when = ev.changedAt;
   const from = { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt };
   if (!nextStatus(from, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) return;
-  s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
+  s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail };
+  if (when) s.payout.updatedAt = when;
+  else delete s.payout.updatedAt;
   if (ev.reason) s.payout.reason = ev.reason;
   else if (ev.status !== p.status) delete s.payout.reason;
   if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {

@@ -163,6 +163,13 @@ describe('journal: later statuses of a created payout', () => {
     expect(rowState(f, 'R1').payout).toMatchObject({ status: 'SUCCESSFUL', updatedAt: '2026-01-03T00:00:00Z' });
   });
 
+  it("a status without the service's time (a payout list's item) carries none: never the time it was journalled", () => {
+    const listed: JournalLine = { t: 'status', ref: 'R1', payoutId: 'p1', status: 'PROCESSING', source: 'get', at: '2026-01-05T09:00:00Z' };
+    const p = rowState(foldJournal([...created(), listed]), 'R1').payout!;
+    expect(p.status).toBe('PROCESSING');
+    expect(p.updatedAt).toBeUndefined();
+  });
+
   it('keeps statusDetail and the information requests while they apply', () => {
     const asked = JSON.stringify([{ title: 'Invoice', type: 'FILE' }]);
     let f = foldJournal([...created(), status('ADDITIONAL_INFO_REQUIRED', '2026-01-02T00:00:00Z', { informationRequests: asked })]);
