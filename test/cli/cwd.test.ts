@@ -1,7 +1,7 @@
 // main(argv, io) reads and writes every path a command is given relative to io.cwd, never to the
 // process's folder: the bin passes process.cwd(), a test running main() in its worker another folder.
 import { existsSync } from 'node:fs';
-import { copyFile, cp } from 'node:fs/promises';
+import { copyFile, cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -61,4 +61,10 @@ it('every command reads and writes the relative paths it is given in io.cwd, not
   made('paid.camt053.xml');
   const attached = await cli(0, 'attach', 'CWD-0001', 'invoice.pdf', '--results', 'paid.csv');
   expect(attached.stdout).toContain('Attached 1 document');
+
+  // the sandbox's seed file read (not found, it would say it cannot be read), the demo's folder made here
+  await writeFile(join(dir, 'seed.json'), '{');
+  expect((await cli(2, 'sandbox', '--seed', 'seed.json')).stderr).toContain(`bad seed file ${join(dir, 'seed.json')}: is not valid JSON`);
+  await cli(0, 'demo', '--dir', 'tour', '--json', '--rate', '200');
+  made('tour/payroll-2025-01.csv');
 });
