@@ -125,7 +125,7 @@ export function stateLedgers(args: { 'state-dir'?: (string | number)[] }, io: Cl
 /** stateLedgers, and the results file as named or by its batch id. */
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const { stateDirs, ledgers } = stateLedgers(args, io, conn);
-  return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? args.results };
+  return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? resolve(io.cwd, args.results) };
 }
 
 /** The results file of a batch named by its id (engine/retry-batch.ts resultsHere); undefined for a file name. */
@@ -277,10 +277,11 @@ export function batchFileOptions<T>(y: Argv<T>) {
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
-export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>) => ({
+/** (`cwd`: the folder --documents is named from, CliIO.cwd) */
+export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>, cwd: string) => ({
   encoding: args.encoding,
   sheet: args.sheet,
-  documents: args.documents,
+  documents: args.documents && resolve(cwd, args.documents),
   allowDuplicateRows: args['allow-duplicate-rows'],
 });
 

@@ -126,7 +126,7 @@ export async function sendBatch<
     return code;
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
-  if (o.named && !namesBatch(o.named) && !existsSync(resolve(io.cwd, o.named)))
+  if (o.named && !namesBatch(o.named, io.cwd) && !existsSync(resolve(io.cwd, o.named)))
     return failed(new InputError('FILE_NOT_FOUND', o.named, `${o.named}: no such file.`));
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)

@@ -71,11 +71,9 @@ export const retryResults = async (o: RetryOptions): Promise<RetryResult> => exe
 
 export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
-  const o = {
-    ...given,
-    resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.'), { sending: true }))?.path ?? given.resultsFile,
-  };
-  const resultsFile = resolve(o.resultsFile);
+  const here = given.here ?? resolve('.');
+  const o = { ...given, resultsFile: (await resultsHere([ledger], given.resultsFile, here, { sending: true }))?.path ?? given.resultsFile };
+  const resultsFile = resolve(here, o.resultsFile);
   const table = await spillResults(resultsFile);
   const { fields } = mapColumns(table.inputColumns, resultsFile);
   const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
@@ -151,7 +149,7 @@ export async function resultsHere(
   here: string,
   o: { sending?: boolean } = {},
 ): Promise<{ path: string; made?: 'copy' | 'ledger' } | undefined> {
-  const batch = await batchNamed(ledgers, arg);
+  const batch = await batchNamed(ledgers, arg, here);
   if (!batch) return undefined;
   const run = batch.folded.header?.results;
   const recorded = run && newestResults(run, batch.folded.header?.createdAt);

@@ -25,9 +25,9 @@ const READ_CHUNK = 64 * 1024;
 
 export const csvReader: BatchReader = {
   formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
-  async open({ file, head, encoding }) {
+  async open({ file, path, head, encoding }) {
     const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
-    const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
+    const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
     const input = detected.encoding === 'utf-8' ? fileStream : fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 
     const parser = parse({

@@ -16,9 +16,9 @@ export const excelReader: BatchReader = {
     misnamed: (file, ext) =>
       `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`,
   },
-  async open({ file, size, format, options }) {
+  async open({ file, path, size, format, options }) {
     checkWorkbookFileSize(file, size); // before reading it whole
-    const buf = await readFile(file).catch((e: Error) => {
+    const buf = await readFile(path).catch((e: Error) => {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${e.message}).`);
     });
     const { openExcel } = await import('./excel.ts');

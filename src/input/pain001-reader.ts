@@ -22,9 +22,9 @@ export const pain001Reader: BatchReader = {
     extensions: ['.xml'],
     misnamed: (file) => `${file}: named .xml but not an XML document in UTF-8 (as ISO 20022 messages are).`,
   },
-  async open({ file, options }) {
-    const documents = options.documents === undefined ? undefined : await documentFiles(options.documents, dirname(resolve(file)), file);
-    const source = streamTransactions(file, documents);
+  async open({ file, path, options }) {
+    const documents = options.documents === undefined ? undefined : await documentFiles(options.documents, dirname(path), file);
+    const source = streamTransactions(file, path, documents);
     const head = await source.next(); // up to the first transaction: the message id and version, or the refusal
     const fields = Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, f])) as Record<CanonicalField, CanonicalField>;
     const message = head.done ? undefined : (head.value as { id: string; version: string });
@@ -63,6 +63,7 @@ type Totals = ReturnType<typeof totals>;
 /** The message header first ({ id, version }), then one RawRow per transaction. */
 async function* streamTransactions(
   file: string,
+  path: string,
   documents?: Map<string, string[]>,
 ): AsyncGenerator<RawRow | { id: string; version: string }> {
   const fail = (code: InputErrorCode, message: string) => new InputError(code, file, `${file}: ${message}`);
@@ -169,7 +170,7 @@ async function* streamTransactions(
     stack.pop();
   });
 
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 });
+  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 64 * 1024 });
   try {
     try {
       for await (const chunk of stream as AsyncIterable<string>) {

@@ -1,5 +1,5 @@
 // Reading a batch file (README.md): each reader in turn says whether the first bytes are its format.
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { InputError, type Refuse } from './input-errors.ts';
 import { csvReader } from './csv-reader.ts';
 import { excelReader } from './excel-reader.ts';
@@ -18,8 +18,9 @@ const HEAD_BYTES = 1024 * 1024;
 /** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
 export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
-  const size = await fileSize(file, 'a batch file', refuse);
-  const head = await fileHead(file, Math.min(size, HEAD_BYTES)).catch((e: NodeJS.ErrnoException) => {
+  const path = resolve(options.dir ?? '', file);
+  const size = await fileSize(file, 'a batch file', refuse, path);
+  const head = await fileHead(path, Math.min(size, HEAD_BYTES)).catch((e: NodeJS.ErrnoException) => {
     throw refuse('UNREADABLE', `${file}: cannot read the file (${e.code ?? e.message}).`);
   });
 
@@ -34,7 +35,7 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
   const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));
   if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
   const encoding = encodingOption(file, found.format, options, refuse);
-  return found.reader.open({ file, head, size, format: found.format, options, encoding });
+  return found.reader.open({ file, path, head, size, format: found.format, options, encoding });
 }
 
 /** The latest ReqdExctnDt of a batch, a pain.001's or a column's (undefined for a file that cannot be read: its run says why). */

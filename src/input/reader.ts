@@ -16,6 +16,8 @@ export interface ReadOptions {
   documents?: string;
   /** `documents` is a watch claim's folder, used if the file is a pain.001 (a CSV or workbook names documents/NAME): never refused. */
   documentsIfPain001?: boolean;
+  /** The folder a relative file name is read from (a command's CliIO.cwd; default the process's): messages name it as given. */
+  dir?: string;
 }
 
 export interface BatchSource extends ShapedRows {
@@ -37,7 +39,9 @@ export interface BatchSource extends ShapedRows {
 
 /** What a reader is handed: the file, its first bytes (up to 1 MiB), its size and the options. */
 export interface ReaderInput {
+  /** As named in messages; read at `path`. */
   file: string;
+  path: string;
   head: Buffer;
   size: number;
   format: BatchFormat;
@@ -55,8 +59,8 @@ export interface BatchReader {
 }
 
 /** The size of a file to read; refused when it is missing, a folder (not `what`), unreadable or empty. */
-export async function fileSize(file: string, what: string, refuse: Refuse): Promise<number> {
-  const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
+export async function fileSize(file: string, what: string, refuse: Refuse, path = file): Promise<number> {
+  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
     throw refuse('UNREADABLE', `${file}: cannot read the file (${e.code ?? e.message}).`);
   });

@@ -1,6 +1,7 @@
 // The Ledger interface and the refusals its two implementations share (README.md beside this file).
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Dec } from '../money.ts';
 import type { LockOwner } from '../files/lock.ts';
 import { plural } from '../text.ts';
@@ -191,12 +192,12 @@ export async function foldAll(ledgers: Iterable<Ledger>): Promise<BatchFold[]> {
   return out;
 }
 
-/** An argument of 8 to 64 hex that is not a file names a batch. */
-export const namesBatch = (arg: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg) && !existsSync(arg);
+/** An argument of 8 to 64 hex that is not a file in `dir` (the command's folder) names a batch. */
+export const namesBatch = (arg: string, dir: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg) && !existsSync(resolve(dir, arg));
 
 /** A batch named by its id where a results file is expected, e.g. from another host of a team ledger. */
-export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promise<BatchFold | undefined> {
-  if (!namesBatch(arg)) return undefined;
+export async function batchNamed(ledgers: Iterable<Ledger>, arg: string, dir: string): Promise<BatchFold | undefined> {
+  if (!namesBatch(arg, dir)) return undefined;
   const prefix = arg.toLowerCase().slice(0, 16);
   for await (const { ledger, batchId } of eachJournal(ledgers)) if (batchId.startsWith(prefix)) return foldBatch(ledger, batchId);
   return undefined;

@@ -1,5 +1,5 @@
 // The report's view models: plain data, money as exact decimal strings; html.ts only lays it out.
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
@@ -51,7 +51,7 @@ const corridorKeyOf = (c: Corridor) =>
 
 /** Reads and validates a batch file offline: no key, no network (as `payout-batch validate`). */
 export async function readOfflineBatch(file: string, options: ValidateOptions = {}) {
-  const sha256 = await fileSha256(file);
+  const sha256 = await fileSha256(resolve(options.dir ?? '', file));
   const v = await validateBatch(file, options);
   const invalid: InvalidRow[] = [];
   let invalidOmitted = 0;

@@ -1,7 +1,7 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
@@ -115,30 +115,35 @@ export async function writeReportOf(
     approvalsOf?: (planPath: string) => ApprovalsInput;
     /** Where a results file's journal may be (its batch id). */
     ledgers?: Ledger[];
+    /** The folder relative names are read and written in (a command's CliIO.cwd); messages name them as given. */
+    dir?: string;
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
+  const at = (p: string) => resolve(o.dir ?? '', p);
   const unreadable = (e: NodeJS.ErrnoException): never => {
     throw new RangeError(e.code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${e.code ?? e.message}).`);
   };
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
-  const head = await readHead(input).catch(unreadable);
+  const head = await readHead(at(input)).catch(unreadable);
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
-    const bytes = await readFile(input).catch(unreadable);
+    const bytes = await readFile(at(input)).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
-    await writePlanPage(path, planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)));
+    await writePlanPage(at(path), planViewOfPlanFile(pf, offline, o.approvalsOf?.(at(input)), sha256Hex(bytes)));
     return { kind: 'plan', path };
   }
+  const path = o.out ?? reportPathFor(input);
   try {
-    return { kind: 'results', path: await writeResultsReport(input, o) };
+    await writeResultsReport(at(input), { ...o, out: at(path) });
+    return { kind: 'results', path };
   } catch (e) {
     if (!(e instanceof ResultsError && e.code === 'NOT_A_RESULTS_FILE')) throw e;
   }
-  const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding });
-  const path = o.out ?? planReportPathFor(input);
-  await writePlanPage(path, planViewOffline(offline));
-  return { kind: 'batch', path };
+  const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding, dir: o.dir });
+  const planPath = o.out ?? planReportPathFor(input);
+  await writePlanPage(at(planPath), planViewOffline(offline));
+  return { kind: 'batch', path: planPath };
 }
 
 /** An output's report: its path with .html for its extension (payroll.results.csv → payroll.results.html), never the output itself. */

@@ -58,9 +58,10 @@ export type BatchValidation = Awaited<ReturnType<typeof validateBatch>>;
 export async function validateBatch(path: string, options: ValidateOptions = {}) {
   const src = await readBatch(path, options);
   const { rows: rawRows, warnings, close, ...info } = src;
-  const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
+  const at = resolve(options.dir ?? '', path);
+  const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(at), checkDocument: options.checkDocument };
   ctx.encodingGuessed = src.encodingDetectedBy === GUESSED_1252;
-  if (ctx.encodingGuessed) ctx.misreadLine = await firstMisreadLine(path);
+  if (ctx.encodingGuessed) ctx.misreadLine = await firstMisreadLine(at);
   // Problems of no payout row (blank or totals rows, columns), and the summary: both complete once the rows are read.
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);

@@ -22,6 +22,8 @@ it("refused without approvals and with the maker's, run with two distinct listed
   await writeBatch(dir, 'payroll.csv', { rows: 3 });
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+  /** The same by main() in this process: the plan and the maker's approval set the runs up. */
+  const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
   const service = ['--base-url', sb.url, '--rate', '100'];
 
   // Alice's key through the command; Bob's and the maker's made here (the same function).
@@ -41,7 +43,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
     JSON.stringify([aliceEntry, { name: 'Bob', publicKey: bob.publicKey }, { name: 'Dan', publicKey: dan.publicKey }]),
   );
 
-  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', ...service);
+  const planned = await inProcess('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', ...service);
   expect(planned.code, planned.stderr).toBe(0);
   expect(JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')).preparedBy).toBe('Dan');
   const afterPlan = sb.requestLog().length;
@@ -52,7 +54,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('refused: 0 valid approvals of 2 required: no approvals. Nothing was sent.');
 
-  const byMaker = await cli(
+  const byMaker = await inProcess(
     'approve',
     'payroll.plan.json',
     '--as',

@@ -1,6 +1,7 @@
 // `run --dry-run` checks the control totals exactly as `run` does (issue 29, item 5): the same
 // reasons and exit 3 on a mismatch, 0 when they match; nothing is sent either way. A currency no
-// --expect-total names is a note unless --strict-totals (issue 31).
+// --expect-total names is a note unless --strict-totals (issue 31). A dry run and a plan send
+// nothing: most run main() in this process (inProcess); a process each test, and the real run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -35,9 +36,9 @@ const reasonsOf = (stderr: string) =>
 
 describe('run --dry-run and the control totals', () => {
   it('a wrong --expect-rows, --expect-total or --max-total: exit 3 naming it, as run says it; nothing sent', async () => {
-    const { cli, dir } = await twoGbpRows();
+    const { cli, inProcess, dir } = await twoGbpRows();
     const flags = ['--expect-rows', '3', '--expect-total', 'GBP:350.00', '--max-total', 'GBP:300'];
-    const dry = await cli('run', 'payroll.csv', '--dry-run', ...flags);
+    const dry = await inProcess('run', 'payroll.csv', '--dry-run', ...flags);
     expect(dry.code, dry.stderr).toBe(3);
     expect(dry.stdout).toContain('Plan for');
     const named = reasonsOf(dry.stderr);
@@ -54,16 +55,16 @@ describe('run --dry-run and the control totals', () => {
   });
 
   it('says truthfully that it quotes nothing, as `plan` without --out, and names `plan --out` for exact fees (issue 43, item 8)', async () => {
-    const { cli } = await twoGbpRows();
+    const { cli, inProcess } = await twoGbpRows();
     const quotes = () => sb.requestLog().filter((r) => r.route === 'quote').length;
     const before = quotes();
-    const dry = await cli('run', 'payroll.csv', '--dry-run');
+    const dry = await inProcess('run', 'payroll.csv', '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
     expect(quotes()).toBe(before);
     expect(dry.stdout).toContain('Nothing was quoted, fees are estimated: `payout-batch plan payroll.csv --out PLAN` quotes the rows');
     const help = await cli('run', '--help');
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('fees estimated, nothing quoted, no plan file');
-    const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    const planned = await inProcess('plan', 'payroll.csv', '--out', 'payroll.plan.json');
     expect(planned.code, planned.stderr).toBe(0);
     expect(quotes()).toBeGreaterThan(before);
     expect(planned.stdout).not.toContain('Nothing was quoted');
@@ -85,9 +86,9 @@ describe('run --dry-run and the control totals', () => {
   });
 
   it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {
-    const { cli } = await twoGbpRows();
+    const { cli, inProcess } = await twoGbpRows();
     const flags = ['--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400'];
-    const dry = await cli('run', 'payroll.csv', '--dry-run', ...flags);
+    const dry = await inProcess('run', 'payroll.csv', '--dry-run', ...flags);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stderr).not.toMatch(/refused/);
     const json = await cli('run', 'payroll.csv', '--dry-run', '--json', '--expect-rows', '1');
@@ -103,12 +104,12 @@ describe('run --dry-run and the control totals', () => {
       .slice(1)
       .join('\n');
     await writeFile(join(dir, 'payroll.csv'), generateCsv({ rows: 1, currencies: ['GBP'], amount: () => '100.00' }) + eur);
-    const { cli } = cliIn(dir, sb.url);
+    const { cli, inProcess } = cliIn(dir, sb.url);
     const named = ['--expect-total', 'GBP:100.00'];
-    const dry = await cli('run', 'payroll.csv', '--dry-run', ...named);
+    const dry = await inProcess('run', 'payroll.csv', '--dry-run', ...named);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/Control totals: --expect-total names no EUR, and the batch pays 100\.00 EUR: not checked/);
-    const json = await cli('run', 'payroll.csv', '--dry-run', '--json', ...named);
+    const json = await inProcess('run', 'payroll.csv', '--dry-run', '--json', ...named);
     expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, notes: [expect.stringMatching(/names no EUR/)] });
     const strict = await cli('run', 'payroll.csv', '--dry-run', '--json', '--strict-totals', ...named);
     expect(strict.code).toBe(3);

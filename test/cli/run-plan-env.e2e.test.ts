@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-run-plan-env-');
@@ -22,7 +22,11 @@ describe('run --plan and the plan environment', () => {
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'] });
     const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env: cleanEnv() });
-    const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--base-url', sb.url);
+    // (the plan, and its printed hint, by main() in this process: the runs are the processes)
+    const plan = await runMain(['plan', 'payroll.csv', '--out', 'payroll.plan.json', '--base-url', sb.url, '--rate', '100'], {
+      cwd: dir,
+      env: cleanEnv(),
+    });
     expect(plan.code, plan.stderr).toBe(0);
     const hint = /run it with `payout-batch ([^`]+)`/.exec(plan.stdout)?.[1];
     expect(hint).toBe('run --plan payroll.plan.json --yes');
@@ -55,7 +59,10 @@ it('a production plan pays only with --env production on the command line, as a 
     await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['USD'] });
     const env = cleanEnv({ PAYOUT_API_KEY: 'acme_unlabelled_key_0123456789', PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env });
-    const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--env', 'production', '--base-url', prod.url);
+    const plan = await runMain(
+      ['plan', 'payroll.csv', '--out', 'payroll.plan.json', '--env', 'production', '--base-url', prod.url, '--rate', '100'],
+      { cwd: dir, env },
+    );
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain('run it with `payout-batch run --plan payroll.plan.json --env production --yes`');
     const unnamed = await cli('run', '--plan', 'payroll.plan.json', '--yes');

@@ -24,8 +24,8 @@ describe('a created row renamed and retried', () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'pay.csv', { rows: 3, currencies: ['GBP'], prefix: 'DUP' });
-    const { cli, results } = cliIn(dir, sb.url);
-    const run = await cli('run', 'pay.csv', '--yes');
+    const { cli, inProcess, results } = cliIn(dir, sb.url);
+    const run = await inProcess('run', 'pay.csv', '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const paid = await results('pay.results.csv');
 

@@ -121,7 +121,8 @@ export async function writeBatch(dir: string, name: string, o: GenOptions): Prom
 
 /**
  * The CLI in `dir` against the sandbox at `url`, with the state folder `dir/state`, and the rows
- * of a results file written there.
+ * of a results file written there; `inProcess`: the same command by main() in this process, for
+ * a step that is not about a process.
  */
 export function cliIn(
   dir: string,
@@ -130,13 +131,16 @@ export function cliIn(
 ): {
   state: string;
   cli: (...args: string[]) => Promise<CliRun>;
+  inProcess: (...args: string[]) => Promise<CliRun>;
   results: (name: string) => Promise<Record<string, string>[]>;
 } {
   const state = join(dir, 'state');
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, ...extraEnv });
+  const service = ['--base-url', url, '--rate', '100'];
   return {
     state,
-    cli: (...args) => runCli([...args, '--base-url', url, '--rate', '100'], { cwd: dir, env }),
+    cli: (...args) => runCli([...args, ...service], { cwd: dir, env }),
+    inProcess: (...args) => runMain([...args, ...service], { cwd: dir, env }),
     results: async (name) => parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true }),
   };
 }

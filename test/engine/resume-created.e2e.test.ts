@@ -26,7 +26,9 @@ const setup = async () => {
   /** A case's first run, which only sets the scene, in this process (the bin's main()). */
   const firstRun = (...flags: string[]) =>
     runMain(['run', join(dir, 'payroll.csv'), '--yes', ...flags, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
-  const offline = (...args: string[]) => runCli(args, { cwd: dir, env });
+  /** validate, and a plan, by main() in this process: what they say is not about a process. */
+  const offline = (...args: string[]) => runMain(args, { cwd: dir, env });
+  const inProcess = (...args: string[]) => runMain([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
   // run keeps the journal in the account's ledger of the state folder (PAYOUT_BATCH_STATE_DIR)
   const journalFile = async () => ledgerJournals(join(dir, 'state'))[0]!;
   const journalLines = async () =>
@@ -36,7 +38,7 @@ const setup = async () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   const results = async (name = 'payroll.results.csv') =>
     parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
-  return { dir, run, firstRun, offline, journalLines, journalFile, results };
+  return { dir, run, firstRun, offline, inProcess, journalLines, journalFile, results };
 };
 
 describe('a resumed run and the rows created before', () => {
@@ -65,12 +67,12 @@ describe('a resumed run and the rows created before', () => {
   };
 
   it('a created row whose document was moved away since: invalid to validate, created to plan (which reads the journal), and on a resume stays created (not INVALID), nothing sent', async () => {
-    const { run, offline, results, sent } = await createdThenDocumentGone();
+    const { run, offline, inProcess, results, sent } = await createdThenDocumentGone();
     const check = await offline('validate', 'payroll.csv');
     expect(check.code, check.stdout + check.stderr).toBe(1);
     expect(check.stdout).toMatch(/row 2\b.*documents/i);
 
-    const plan = await run('plan', 'payroll.csv', '--no-quote');
+    const plan = await inProcess('plan', 'payroll.csv', '--no-quote');
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
     expect(plan.stdout).toMatch(/to send now\s+0; 3 already created/);
     expect(plan.stdout).toMatch(/3 valid, 0 invalid/);

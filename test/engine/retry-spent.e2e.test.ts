@@ -16,7 +16,7 @@ import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox
 import { testDatabase, withPostgres } from '../pg/database.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, type Front } from './front.ts';
-import { KEY, allPayouts, cleanEnv, cliIn, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, cleanEnv, cliIn, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 let front: Front | undefined;
@@ -70,7 +70,7 @@ async function aliceRunsIntoADrainedWallet(dir: string, env: Record<string, stri
     return answer;
   });
   const alice = cliIn(dir, front.url, env);
-  const run = await alice.cli('run', 'pay.csv', '--yes');
+  const run = await alice.inProcess('run', 'pay.csv', '--yes'); // (sets the scene: main() in this process)
   expect(run.code, run.stdout + run.stderr).toBe(1);
   const rows = await alice.results('pay.results.csv');
   expect(rows.map((r) => [r.status, r.errorCode])).toEqual([
@@ -95,7 +95,7 @@ async function bobRunsTheOriginal(dir: string): Promise<void> {
   await mkdir(bob);
   await copyFile(join(dir, 'pay.csv'), join(bob, 'payroll-copy.csv'));
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(bob, 'state') });
-  const r = await runCli(['run', 'payroll-copy.csv', '--yes', '--base-url', sb!.url], { cwd: bob, env });
+  const r = await runMain(['run', 'payroll-copy.csv', '--yes', '--base-url', sb!.url], { cwd: bob, env }); // (main() in this process)
   expect(r.code, r.stdout + r.stderr).not.toBe(4);
 }
 

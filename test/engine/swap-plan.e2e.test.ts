@@ -18,6 +18,8 @@ const dirs = tempDirs('pb-swap-plan-');
 let sb: LocalSandbox;
 let dir: string;
 let cli: ReturnType<typeof cliIn>['cli'];
+/** The same by main() in this process: the plans and approvals that set the runs up. */
+let inProcess: ReturnType<typeof cliIn>['inProcess'];
 
 beforeAll(async () => {
   const wallets = [
@@ -44,7 +46,7 @@ beforeAll(async () => {
   dir = await dirs.make();
   // three USD withdrawals of 400 to 402 (plus fees): the USD wallet's 100.00 is short
   await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['USD'], amount: (i) => `${400 + i}.00` });
-  cli = cliIn(dir, sb.url).cli;
+  ({ cli, inProcess } = cliIn(dir, sb.url));
 });
 afterAll(async () => {
   await sb?.close();
@@ -54,7 +56,7 @@ afterAll(async () => {
 const sent = () => sb.requestLog().filter((r) => r.route === 'swap' || r.route === 'initiate');
 
 it('plan proposes one swap from the EUR wallet, priced so the service converts it exactly; the pairs read once', async () => {
-  const json = await cli('plan', 'payroll.csv', '--json', '--no-report');
+  const json = await inProcess('plan', 'payroll.csv', '--json', '--no-report');
   expect(json.code, json.stderr).toBe(0);
   const plan = JSON.parse(json.stdout);
   expect(plan.swaps).toHaveLength(1);
@@ -77,7 +79,7 @@ it('plan proposes one swap from the EUR wallet, priced so the service converts i
 });
 
 it('plan --out shows the swap and holds it; the payload two approvers sign covers it', async () => {
-  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', '--no-report');
+  const planned = await inProcess('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', '--no-report');
   expect(planned.code, planned.stderr).toBe(0);
   const file = JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8'));
   expect(file.swaps).toHaveLength(1);
@@ -100,7 +102,7 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
       await approveAs(join(dir, 'payroll.plan.json'), name, pair.privatePem);
       continue;
     }
-    const ok = await runCli(
+    const ok = await runMain(
       ['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--approvers', 'approvers.json', '--yes'],
       {
         cwd: dir,

@@ -22,7 +22,7 @@ import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, ROOT, startSb, unattended, until, workDir } from '../ops/helpers.ts';
 import { runBatch, type EngineEvents, type RunSettings } from '../../src/engine/pipeline.ts';
 import { exitReasonText } from '../../src/cli/render.ts';
-import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
+import { cleanEnv, generateCsv, ledgerJournals, runCli, runMain, type CliRun } from './helpers.ts';
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
@@ -667,6 +667,8 @@ describe('payout-batch run with a swap', () => {
       state,
       cli: (args: string[], onSpawn?: (c: ChildProcess) => void): Promise<CliRun> =>
         runCli([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env, onSpawn }),
+      /** The same by main() in this process, for a step that sets a run up. */
+      inProcess: (args: string[]): Promise<CliRun> => runMain([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env }),
       routes: () =>
         sb
           .requestLog()
@@ -679,7 +681,7 @@ describe('payout-batch run with a swap', () => {
 
   it('plan --out; the rate moves past the tolerance: run --plan pays GBP, not USD (exit 3); back within it: one swap, then the USD rows', async () => {
     const b = await batchOf(9);
-    const plan = await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
+    const plan = await b.inProcess(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
     const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(9) });
     const id = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;

@@ -2,6 +2,7 @@
 // both sandbox readings by PB_SANDBOX_SHAPES): validate, plan, approve, run --plan, status,
 // retry, reconcile; every row paid once, the results carry the message, and the same payments
 // re-sent by the ERP pay nothing. A payment information dated later is not sent before its day.
+// The runs that pay are CLI processes; validate, plan, status, retry, reconcile run main() here.
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { readResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { PAIN001_VERSIONS, type Pain001Version } from '../../src/spec/iso20022.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, approveAs, cleanEnv, initiates, runCli, tempDirs, ROOT } from '../engine/helpers.ts';
+import { allPayouts, approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, ROOT } from '../engine/helpers.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { pain001, SAMPLES, sampleRows } from './pain001-files.ts';
 
@@ -31,13 +32,15 @@ async function setup() {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli([...args, ...service], { cwd: dir, env });
-  const offline = (...args: string[]) => runCli(args, { cwd: dir, env });
-  return { sb, dir, cli, offline };
+  /** The same in this process (main()), for the steps that are not about a process: validate, plan, status, a set-up run. */
+  const inProcess = (...args: string[]) => runMain([...args, ...service], { cwd: dir, env });
+  const offline = (...args: string[]) => runMain(args, { cwd: dir, env });
+  return { sb, dir, cli, inProcess, offline };
 }
 
 describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => {
   it('validate, plan, approve, run, status, retry, reconcile: every row paid once; a re-send pays nothing', async () => {
-    const { sb, dir, cli, offline } = await setup();
+    const { sb, dir, cli, inProcess, offline } = await setup();
     cpSync(join(ROOT, SAMPLES[version]), join(dir, 'payroll.xml'));
     const docs = ['--documents', 'documents'];
 
@@ -45,7 +48,7 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
     expect(validated.code, validated.stdout + validated.stderr).toBe(0);
     expect(validated.stdout).toContain(`ISO 20022 ${version}, message ACME-PAYROLL-2025-01`);
 
-    const planned = await cli('plan', 'payroll.xml', ...docs, '--out', 'payroll.plan.json', '--prepared-by', 'Dan');
+    const planned = await inProcess('plan', 'payroll.xml', ...docs, '--out', 'payroll.plan.json', '--prepared-by', 'Dan');
     expect(planned.code, planned.stdout + planned.stderr).toBe(0);
     // The message the ERP sent is shown in the plan and recorded for approvers (payloadText prints it).
     expect(planned.stdout).toMatch(new RegExp(`message +ISO 20022 ${version.replace(/\./g, '\\.')} ACME-PAYROLL-2025-01`));
@@ -93,11 +96,11 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
       await setStatus(sb, r.result.payoutId!, 'PROCESSING');
       await setStatus(sb, r.result.payoutId!, 'SUCCESSFUL');
     }
-    const status = await cli('status', 'payroll.results.csv');
+    const status = await inProcess('status', 'payroll.results.csv');
     expect(status.code, status.stdout + status.stderr).toBe(0);
-    const retry = await cli('retry', 'payroll.results.csv', '--yes');
+    const retry = await inProcess('retry', 'payroll.results.csv', '--yes');
     expect(retry.code, retry.stdout + retry.stderr).toBe(0);
-    const reconcile = await cli('reconcile', 'payroll.results.csv');
+    const reconcile = await inProcess('reconcile', 'payroll.results.csv');
     expect(reconcile.code, reconcile.stdout + reconcile.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(52);
 
@@ -115,13 +118,13 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
 });
 
 it('a payment information dated later: plan says so, run sends the others and leaves its rows NOT_SENT (NOT_DUE)', async () => {
-  const { sb, dir, cli } = await setup();
+  const { sb, dir, cli, inProcess } = await setup();
   const rows = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
   const later = pain001(rows.slice(0, 3), 'pain.001.001.09', { msgId: 'LATER' }).replaceAll('<Dt>2025-01-31</Dt>', '<Dt>2099-12-31</Dt>');
   const now = pain001(rows.slice(3), 'pain.001.001.03', { msgId: 'NOW' });
   writeFileSync(join(dir, 'later.xml'), later);
   writeFileSync(join(dir, 'now.xml'), now);
-  const planned = await cli('plan', 'later.xml', '--documents', 'documents');
+  const planned = await inProcess('plan', 'later.xml', '--documents', 'documents');
   expect(planned.stdout + planned.stderr).toContain('3 rows are not due until 2099-12-31 (ReqdExctnDt)');
   const run = await cli('run', 'later.xml', '--documents', 'documents', '--yes');
   expect(run.code, run.stdout + run.stderr).toBe(5); // not finished: run it again on its day
@@ -135,7 +138,7 @@ it('a payment information dated later: plan says so, run sends the others and le
 });
 
 it("a retry never sends a transfer the pain.001's reader found invalid: the row carries why", async () => {
-  const { sb, dir, cli } = await setup();
+  const { sb, dir, cli, inProcess } = await setup();
   const [cred, none, usd, agreed, grouped] = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
   const paid = sampleRows().find((r) => r.method === 'NIP')!; // (a row sent: a retry is of a batch that sent some)
   const xml = pain001([cred!, none!, usd!, agreed!, grouped!, paid], 'pain.001.001.09')
@@ -150,7 +153,7 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
     .replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''); // (the schema's 0..1: "1,500.00" is no xs:decimal to add up)
   expect(cred!.reference).toBe('PAYROLL-2025-01-032');
   writeFileSync(join(dir, 'erp.xml'), xml);
-  const run = await cli('run', 'erp.xml', '--documents', 'documents', '--yes');
+  const run = await inProcess('run', 'erp.xml', '--documents', 'documents', '--yes');
   expect(initiates(sb), run.stdout + run.stderr).toHaveLength(1);
   const retry = await cli('retry', 'erp.results.csv', '--yes');
   expect(initiates(sb), retry.stdout + retry.stderr).toHaveLength(1);
@@ -174,11 +177,11 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
 });
 
 it('a transfer on behalf of another payer (UltmtDbtr) is planned with its address as the remitter address', async () => {
-  const { dir, cli } = await setup();
+  const { dir, inProcess } = await setup();
   const paid = sampleRows().find((r) => r.method === 'NIP')!;
   const payer = '<UltmtDbtr><Nm>Client Holdings SA</Nm><PstlAdr><TwnNm>Geneva</TwnNm><Ctry>CH</Ctry></PstlAdr></UltmtDbtr>';
   writeFileSync(join(dir, 'erp.xml'), pain001([paid], 'pain.001.001.09').replace('<ChrgBr>', `${payer}<ChrgBr>`));
-  const planned = await cli('plan', 'erp.xml', '--documents', 'documents', '--out', 'erp.plan.json', '--prepared-by', 'Dan');
+  const planned = await inProcess('plan', 'erp.xml', '--documents', 'documents', '--out', 'erp.plan.json', '--prepared-by', 'Dan');
   expect(planned.code, planned.stdout + planned.stderr).toBe(0);
   // (the body signed is the body sent: verifyPlannedRows)
   expect(loadPlan(join(dir, 'erp.plan.json')).plan.rows.map((r) => r.body.remitterAddress)).toEqual(['Geneva, CH']);

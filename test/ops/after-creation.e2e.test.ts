@@ -15,8 +15,9 @@ afterEach(async () => {
 });
 
 const initiates = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'initiate').length;
+/** `status --json` read by main() in this process (reading a status is not about a process; the text one below is a process). */
 const status = (results: string, dir: string, env: Record<string, string>) =>
-  runCli(['status', results, '--base-url', sb!.url, '--rate', '100', '--json'], { cwd: dir, env });
+  runMain(['status', results, '--base-url', sb!.url, '--rate', '100', '--json'], { cwd: dir, env });
 
 describe('status: finished or not, in words, with money per currency', () => {
   it('exits 5 while in progress, 1 with a failure, and gives debited, refunded and net exactly', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb, workDir, writeBatch } from './helpers.ts';
+import { KEY, cleanEnv, paidBatch, runCli, runMain, sampleDoc, setStatus, startSb, workDir, writeBatch } from './helpers.ts';
 import { readResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 
@@ -45,7 +45,7 @@ describe('payout-batch attach', () => {
     const conn = ['--base-url', sb.url];
     for (const id of ids)
       await setStatus(sb, id, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
-    const midway = await runCli(['status', results, ...conn, '--json'], { cwd: dir, env });
+    const midway = await runMain(['status', results, ...conn, '--json'], { cwd: dir, env });
     expect(JSON.parse(midway.stdout).outcomes).toMatchObject({ waiting: 2 });
 
     // one named by its row's reference with --results, the other by its id alone (its journal names the results file)
@@ -70,7 +70,8 @@ describe('payout-batch attach', () => {
     const copy = join(dir, 'the same invoice.pdf');
     copyFileSync(sampleDoc(), copy);
     const attach = (id: string, file: string) => runCli(['attach', id, file, '--base-url', sb!.url], { cwd: dir, env: cleanEnv() });
-    expect((await attach(ids[0]!, sampleDoc())).code).toBe(0);
+    // (the first attach sets the scene: by main() in this process)
+    expect((await runMain(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env: cleanEnv() })).code).toBe(0);
     const [url] = (await payout(sb, ids[0]!)).supportingDocuments.map((d) => d.url);
     const [uploaded, patched] = [uploads(sb), patches(sb)];
 
@@ -91,11 +92,12 @@ describe('payout-batch attach', () => {
     sb = await startSb();
     const dir = await workDir('pb-ops-');
     await writeBatch(dir, 'kept.csv', { rows: 1, prefix: 'KEPT' });
-    const cli = (args: string[]) =>
-      runCli([...args, '--base-url', sb!.url, '--state-dir', join(dir, 'kept-state')], { cwd: dir, env: cleanEnv() });
-    const run = await cli(['run', 'kept.csv', '--yes']);
+    const flags = ['--base-url', sb.url, '--state-dir', join(dir, 'kept-state')];
+    const cli = (args: string[]) => runCli([...args, ...flags], { cwd: dir, env: cleanEnv() });
+    // (the run and the first attach set the scene: by main() in this process)
+    const run = await runMain(['run', 'kept.csv', '--yes', ...flags], { cwd: dir, env: cleanEnv() });
     expect(run.code, run.stderr).toBe(0);
-    const first = await cli(['attach', 'KEPT-0001', sampleDoc()]);
+    const first = await runMain(['attach', 'KEPT-0001', sampleDoc(), ...flags], { cwd: dir, env: cleanEnv() });
     expect(first.code, first.stderr).toBe(0);
     const [uploaded, patched] = [uploads(sb), patches(sb)];
     const again = await cli(['attach', 'KEPT-0001', sampleDoc()]);

@@ -17,7 +17,7 @@ import { TEST_SHAPES } from '../shapes.ts';
 export const signPayload = (rawBody: Uint8Array | string, secret: string): string =>
   `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
 
-export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts, ledgerJournals } from '../engine/helpers.ts';
+export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, runMain, allPayouts, ledgerJournals } from '../engine/helpers.ts';
 
 export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> =>
   startSandbox({ rateLimitPerSecond: null, shapes: TEST_SHAPES, ...o });

@@ -86,7 +86,7 @@ describe('reconcile looks past the batch', () => {
     // the run's report stays the run's: reconcile writes its own beside it
     const runReport = join(dir, 'batch.results.html');
     writeFileSync(runReport, 'the report run wrote');
-    const text = await runCli(['reconcile', results, ...conn], { cwd: dir, env });
+    const text = await runMain(['reconcile', results, ...conn], { cwd: dir, env }); // (the text: main() in this process)
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('1 unexplained debit, ');
     expect(text.stdout).toContain(`  - ${named}`);
@@ -100,7 +100,7 @@ describe('reconcile looks past the batch', () => {
 
     // The period ended before that debit: the batch ties out.
     const until = new Date(Date.parse(debit!.createdAt) - 30_000).toISOString();
-    const bounded = await runCli(['reconcile', results, ...conn, '--until', until, '--json'], { cwd: dir, env });
+    const bounded = await runMain(['reconcile', results, ...conn, '--until', until, '--json'], { cwd: dir, env });
     expect(bounded.code, bounded.stdout).toBe(0);
     expect(JSON.parse(bounded.stdout)).toMatchObject({ tiesOut: true, unexplained: [], period: { to: until } });
   }, 180_000);
@@ -130,7 +130,7 @@ describe('reconcile looks past the batch', () => {
     expect(j.superseded).toEqual({ rows: [3], latest });
     expect(j.rows[1].earlier).toEqual([expect.objectContaining({ payoutId: ids[1], net: '0.00', ok: true })]);
 
-    const text = await runCli(['reconcile', results, ...conn], { cwd: dir, env });
+    const text = await runMain(['reconcile', results, ...conn], { cwd: dir, env }); // (the text: main() in this process)
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`the latest results file is ${latest}`);
   }, 180_000);

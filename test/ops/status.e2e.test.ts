@@ -6,7 +6,7 @@ import { applyStatus } from '../../src/follow-up/apply-status.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, ledgerJournals, connectionTo, paidBatch, runCli, setStatus, startSb, until } from './helpers.ts';
+import { cleanEnv, ledgerJournals, connectionTo, paidBatch, runCli, runMain, setStatus, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -53,7 +53,8 @@ describe('payout-batch status', () => {
 
     // The service takes the answer of row 4 under review: the list says PENDING, only a GET says under review.
     await setStatus(sb, ids[2]!, 'PENDING');
-    const reviewed = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
+    // (the second read, by main() in this process: a status read is not about a process)
+    const reviewed = await runMain(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
     expect(reviewed.code, reviewed.stderr).toBe(1);
     expect(JSON.parse(reviewed.stdout)).toMatchObject({
       asked: 3,
@@ -136,7 +137,7 @@ describe('payout-batch status', () => {
       .replace(t.rows[1]!.result.payoutId!, '00000000-0000-4000-8000-000000000000');
     (await import('node:fs')).writeFileSync(results, text);
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-    const r = await runCli(['status', results, '--base-url', sb.url], { cwd: dir, env });
+    const r = await runMain(['status', results, '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/row 3: PAYOUT_NOT_FOUND: .*request id [0-9a-f-]{36}/);
   });
@@ -145,7 +146,7 @@ describe('payout-batch status', () => {
     sb = await startSb();
     const { dir, file } = await paidBatch(sb, { rows: 2 });
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-    const bad = await runCli(['status', file, '--base-url', sb.url], { cwd: dir, env });
+    const bad = await runMain(['status', file, '--base-url', sb.url], { cwd: dir, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('not a results file');
   });

@@ -1,7 +1,8 @@
 // Issue 42 end to end, with real processes against a sandbox over HTTP: the sample payroll and the
 // sample sanctions list (samples/sanctions) through screen, plan, approve and run; a clearance
 // signed and used, then voided by a changed account; a stale list refused under the account's
-// policy. Payouts are counted at the sandbox.
+// policy. Payouts are counted at the sandbox. The step each test is about runs as a process; the
+// steps that set it up, and refusals before anything is sent, run main() in this process.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -46,7 +47,7 @@ async function scene() {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
-  /** The same in this process, for steps that set a scene up and what is not about a process (a batch by its whole path). */
+  /** The same in this process, for steps that set a scene up and what is not about a process. */
   const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
   const list: { name: string; publicKey: string }[] = [];
   for (const name of ['Alice', 'Bob']) {
@@ -109,7 +110,7 @@ it('screen: the sample payroll against the sample list holds the five payees it 
     ['048', ['90005:bic']],
   ]);
   // a list that cannot be read is an error, never an empty list
-  const missing = await runCli(['screen', join(ROOT, 'samples/payroll-2025-01.csv'), '--sanctions-list', join(dir, 'nope.csv')], {
+  const missing = await runMain(['screen', join(ROOT, 'samples/payroll-2025-01.csv'), '--sanctions-list', join(dir, 'nope.csv')], {
     cwd: dir,
     env: cleanEnv(),
   });
@@ -117,9 +118,9 @@ it('screen: the sample payroll against the sample list holds the five payees it 
 });
 
 it('run: held rows are never sent; the others only with --allow-partial, and the results say HELD_SCREENING', async () => {
-  const { prefix, service, cli, results } = await scene();
+  const { prefix, service, cli, inProcess, results } = await scene();
   const before = initiates(sb).length;
-  const refused = await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service);
+  const refused = await inProcess('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service);
   expect(refused.code, refused.stderr).toBe(3);
   expect(refused.stderr).toContain('2 rows are held by sanctions screening');
   expect(initiates(sb)).toHaveLength(before);
@@ -141,7 +142,7 @@ it('run: held rows are never sent; the others only with --allow-partial, and the
 });
 
 it('a pain.001 transfer made on behalf of a listed payer (UltmtDbtr), to a clean payee, is held until a clearance naming it', async () => {
-  const { dir, prefix, service, cli, approve, results } = await scene();
+  const { dir, prefix, service, cli, inProcess, approve, results } = await scene();
   const rows = sampleRows()
     .filter((r) => ['PAYROLL-2025-01-002', 'PAYROLL-2025-01-003'].includes(r.reference!))
     .map((r) => ({ ...r, reference: r.reference!.replace('PAYROLL-2025-01-', `${prefix}-`) }));
@@ -150,7 +151,7 @@ it('a pain.001 transfer made on behalf of a listed payer (UltmtDbtr), to a clean
   writeFileSync(join(dir, 'payroll.xml'), pain001(rows, 'pain.001.001.09').replace('<Cdtr>', `${payer}<Cdtr>`));
   const before = initiates(sb).length;
   const docs = ['--documents', join(ROOT, 'samples/documents')];
-  const r = await cli('run', 'payroll.xml', ...docs, '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
+  const r = await inProcess('run', 'payroll.xml', ...docs, '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
   expect(r.code, r.stderr).toBe(1);
   expect(initiates(sb)).toHaveLength(before + 1);
   const [held, sent] = results();
@@ -162,7 +163,7 @@ it('a pain.001 transfer made on behalf of a listed payer (UltmtDbtr), to a clean
 
   // cleared as a payee's hit is: the clearance names that payer to its signers, and once signed the row goes
   const clear = ['--clear', `${prefix}-002`, '--entry', 'ofac-sdn:90001', '--reason', 'another company', '--as', 'Dan'];
-  expect((await cli('screen', 'payroll.xml', '--sanctions-list', LIST, ...clear)).code).toBe(0);
+  expect((await inProcess('screen', 'payroll.xml', '--sanctions-list', LIST, ...clear)).code).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances'));
   const made = JSON.parse(readFileSync(join(dir, 'clearances', clearance!), 'utf8')) as { payeeText: string };
   expect(made.payeeText).toMatch(/, on behalf of Adaeze Okafor$/);
@@ -174,9 +175,9 @@ it('a pain.001 transfer made on behalf of a listed payer (UltmtDbtr), to a clean
 });
 
 it('retry without --sanctions-list sends no row the screening held: they stay HELD_SCREENING', async () => {
-  const { prefix, service, cli } = await scene();
+  const { prefix, service, cli, inProcess } = await scene();
   const before = initiates(sb).length;
-  const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
+  const r = await inProcess('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
   expect(r.code, r.stderr).toBe(1);
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
   const again = await cli('retry', 'payroll.results.csv', '--yes', ...service);
@@ -190,11 +191,11 @@ it('retry without --sanctions-list sends no row the screening held: they stay HE
 });
 
 it('run again without --sanctions-list sends no row an earlier run held, also one refused whole, nor another batch', async () => {
-  const { dir, prefix, service, cli, results } = await scene();
+  const { dir, prefix, service, cli, inProcess, results } = await scene();
   const before = initiates(sb).length;
   const held = () => HELD.map((h) => results().find((x) => x.reference === `${prefix}-${h}`)!);
   // refused whole (no --allow-partial): nothing sent, but the hold is kept
-  expect((await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
+  expect((await inProcess('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
   const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', ...service);
   expect(r.code, r.stderr).toBe(1);
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
@@ -206,7 +207,7 @@ it('run again without --sanctions-list sends no row an earlier run held, also on
   expect(again.stderr).toContain('2 rows are held by sanctions screening');
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
   // screened again, the rows are judged afresh: still on the list, still held
-  expect((await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
+  expect((await inProcess('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service)).code).toBe(3);
   // the held rows alone in another file (another batch) are held too
   const lines = readFileSync(join(dir, 'payroll.csv'), 'utf8').trim().split('\n');
   writeFileSync(join(dir, 'held.csv'), [lines[0], ...lines.filter((l) => HELD.some((h) => l.startsWith(`${prefix}-${h},`)))].join('\n'));
@@ -237,7 +238,7 @@ it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brou
 });
 
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
-  const { dir, service, cli, planHeld, approve } = await scene();
+  const { dir, service, cli, inProcess, planHeld, approve } = await scene();
   const plan = await planHeld();
   expect(plan.code, plan.stderr).toBe(1); // (rows held)
   expect(plan.stdout).toMatch(/^ {2}HELD {9}row 2 S\d+-001: ofac-sdn 90001/m);
@@ -262,12 +263,12 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
   );
   for (const f of ['alt.csv', 'add.csv']) copyFileSync(join(ROOT, 'samples/sanctions', f), join(other, f));
   for (const lists of [['--sanctions-list', join(other, 'sdn.csv')], []]) {
-    const r = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', ...lists, ...service);
+    const r = await inProcess('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', ...lists, ...service);
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stderr).toContain('the plan was screened against');
   }
   // the approved lists, but without --allow-partial: the held rows are not left out silently
-  const partial = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--sanctions-list', LIST, ...service);
+  const partial = await inProcess('run', '--plan', 'payroll.plan.json', ...gate, '--sanctions-list', LIST, ...service);
   expect(partial.code).toBe(3);
   expect(partial.stderr).toContain('pass --allow-partial');
   expect(initiates(sb)).toHaveLength(before);
@@ -277,12 +278,12 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
 });
 
 it('a plan run that left the held rows out: a retry without --sanctions-list sends none of them', async () => {
-  const { prefix, service, cli, planHeld, approve, results } = await scene();
+  const { prefix, service, cli, inProcess, planHeld, approve, results } = await scene();
   await planHeld();
   expect((await approve('payroll.plan.json')).code).toBe(0);
   const gate = ['--require-approvals', '1', '--approvers', 'approvers.json', '--yes'];
   const before = initiates(sb).length;
-  const r = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', '--sanctions-list', LIST, ...service);
+  const r = await inProcess('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', '--sanctions-list', LIST, ...service);
   expect(r.code, r.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
   // the rows the plan left out say why: held, as a run's results say

@@ -32,7 +32,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
         client: conn.client,
         ...found,
         ledgers,
-        files: args.files.map(String),
+        files: args.files.map((f) => resolve(io.cwd, String(f))),
         merge: args.merge,
         force: args.force,
         logger,

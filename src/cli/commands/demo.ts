@@ -1,4 +1,5 @@
 // `payout-batch demo`: the sample payroll end to end on the embedded sandbox (src/demo).
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, printJson, str, UsageError } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
@@ -28,7 +29,7 @@ export default defineCommand(builder, async (args, io) => {
     events: progress.events,
     onClientEvent: progress.onClientEvent,
     rate: args.rate,
-    dir: args.dir,
+    dir: args.dir && resolve(io.cwd, args.dir),
     keep: args.keep || args.dir !== undefined,
   });
   progress.stop();

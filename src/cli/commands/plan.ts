@@ -55,22 +55,23 @@ export async function showPlan(
   const policy = await accountPolicyOf(args, io);
   const maker = makerSigner(args.as, args['approver-key'], io.cwd, typeof policy === 'object' ? policy.approvers : undefined);
   const stateDir = stateRootOf(args, io);
+  const out = args.out && resolve(io.cwd, args.out);
   return withConnection(
     args,
     io,
     'plan',
     async (conn) => {
       const r = await planBatch({
-        file: args.file,
+        file: resolve(io.cwd, args.file),
         conn,
-        out: args.out,
+        out,
         preparedBy: maker?.name ?? args['prepared-by'],
         stateDir,
         batchId: args['batch-id'],
         quote: args.quote,
         mergeDocuments: args['merge-documents'],
         ...planningFlags(args),
-        ...batchFileFlags(args),
+        ...batchFileFlags(args, io.cwd),
         ...duplicateFlags(args),
         ...swapFlags(args),
         fundBySwap: args['fund-by-swap'] ?? true,
@@ -84,7 +85,7 @@ export async function showPlan(
         stop: abortOn(io.stopSignal),
       });
       const p = r.plan;
-      if (maker && r.planFile && args.out) await maker.sign(resolve(io.cwd, args.out));
+      if (maker && r.planFile && out) await maker.sign(out);
       const totals = controlTotals?.(r);
       const refused = [...(r.refused ?? []), ...(totals?.refused ?? [])];
       const notes = totals?.notes ?? [];
@@ -100,8 +101,8 @@ export async function showPlan(
               environment: conn.environment.name,
               baseUrl: conn.environment.baseUrl,
               planFile: r.planFile,
-              planPath: args.out,
-              batchOptions: batchFileFlags(args),
+              planPath: out,
+              batchOptions: batchFileFlags(args, io.cwd),
             }),
           )
         : undefined;

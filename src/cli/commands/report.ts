@@ -24,7 +24,7 @@ const builder = (y: Argv) =>
 
 /** The results file of a batch named by its id (in the state folder's or the team's ledgers); undefined for a file. */
 async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promise<string | undefined> {
-  if (!namesBatch(args.input)) return undefined;
+  if (!namesBatch(args.input, io.cwd)) return undefined;
   const team = await openTeamLedger(args, io, makeLogger({}, io, 'report'));
   try {
     return await resultsNamed(await ledgersIn([stateRootOf(args, io)], team), args.input, io);
@@ -44,6 +44,7 @@ export default defineCommand(builder, async (args, io: CliIO) => {
     const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
     const r = await writeReportOf((await resultsOfBatchId(args, io)) ?? args.input, {
       out: args.out,
+      dir: io.cwd,
       sheet: args.sheet,
       encoding: args.encoding,
       ledgers: await ledgersIn([stateRootOf(args, io)]),

@@ -1,4 +1,5 @@
 // `payout-batch retry RESULTS`: the rows with no payout yet (engine/retry-batch.ts), sent as `run` sends (cli/send-batch.ts).
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str } from '../command.ts';
 import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../options.ts';
@@ -28,7 +29,7 @@ const command = defineCommand(builder, async (args, io) => {
         ...o,
         resultsFile: args.results,
         here: io.cwd,
-        resultsPath: args.out,
+        resultsPath: args.out && resolve(io.cwd, args.out),
         resendFailed: args['resend-failed'],
         ...duplicates,
       }),

@@ -58,11 +58,11 @@ const command = defineCommand(builder, async (flags, cliIO) => {
         ...o,
         guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
         settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
-        file: args.file,
-        planFile: approved.path ?? args.plan,
+        file: args.file && resolve(io.cwd, args.file),
+        planFile: approved.path ?? (args.plan && resolve(io.cwd, args.plan)),
         batchId: args['batch-id'],
-        resultsPath: args.results,
-        ...batchFileFlags(args),
+        resultsPath: args.results && resolve(io.cwd, args.results),
+        ...batchFileFlags(args, io.cwd),
         ...duplicateFlags(args),
       });
     return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });

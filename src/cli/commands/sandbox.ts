@@ -1,4 +1,5 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, flag, num, parseShapes, saying, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -49,7 +50,7 @@ export default defineCommand(builder, async (args, io) => {
   if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
     throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
   const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
-  const seedFile = args.seed;
+  const seedFile = args.seed && resolve(io.cwd, args.seed);
   const seed = seedFile
     ? saying(
         () => readSeedFile(seedFile),

@@ -50,7 +50,7 @@ export default defineCommand(builder, async (args, io) => {
     if (!args.file) throw new UsageError('name the batch file to screen');
     const screening = screeningOf(args, io, policy);
     if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
-    const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
+    const batch = await loadBatch(resolve(io.cwd, args.file), { sheet: args.sheet, encoding: args.encoding });
     const s = await screenRows(batch.rows, screening);
     // (as run refuses: a list too old for the account's policy, or none, screens nobody)
     if (s.refused.length) throw new CommandError(`refused: ${s.refused.join('; ')}`, ExitCode.REFUSED);

@@ -2,6 +2,7 @@
 // 2: the file cannot be used, or Ctrl-C / SIGTERM stopped the check.
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { resolve } from 'node:path';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import { batchFileFlags, documentsOption, fileReadingOptions } from '../options.ts';
@@ -60,10 +61,10 @@ function batchSummaryText(s: BatchSummary): string {
   return lines.join('\n') + '\n';
 }
 
-async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
+async function openReport(path: string, named: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
   const out = createWriteStream(path);
   await once(out, 'open').catch((e: NodeJS.ErrnoException) => {
-    throw new CommandError(`cannot write the report ${path}: ${e.code ?? e.message}`);
+    throw new CommandError(`cannot write the report ${named}: ${e.code ?? e.message}`);
   });
   const csv = stringify({ header: true, columns: [...REPORT_COLUMNS], bom: true });
   csv.pipe(out);
@@ -116,8 +117,8 @@ export default defineCommand(builder, async (args, io) => {
     return ExitCode.UNUSABLE_INPUT;
   };
   try {
-    v = await validateBatch(args.file, batchFileFlags(args));
-    if (args.report) report = await openReport(args.report);
+    v = await validateBatch(args.file, { ...batchFileFlags(args, io.cwd), dir: io.cwd });
+    if (args.report) report = await openReport(resolve(io.cwd, args.report), args.report);
     Object.assign(doc, { source: v.source, problems });
     const emit = async (p: Problem) => {
       total++;
