@@ -5,7 +5,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
