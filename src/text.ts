@@ -11,6 +11,13 @@ export function durationMs(text: string): number | undefined {
   return m ? Number(m[1]) * UNIT_MS[m[2]!.toLowerCase() as keyof typeof UNIT_MS] : undefined;
 }
 
+/** "7d", "12h", "90m", never 0 */
+export function parseDuration(text: string): number {
+  const ms = durationMs(text);
+  if (!ms) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
+  return ms;
+}
+
 /** The shortest of those for `ms`. */
 export const durationText = (ms: number): string =>
   ms % UNIT_MS.d === 0 ? `${ms / UNIT_MS.d}d` : ms % UNIT_MS.h === 0 ? `${ms / UNIT_MS.h}h` : `${ms / UNIT_MS.m}m`;
