@@ -20,6 +20,9 @@ export interface CliIO {
   tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
+/** A command's arguments, as its builder declares them. */
+export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
+
 export interface CliCommand<A> {
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;
