@@ -1,4 +1,10 @@
+import { createRequire } from 'node:module';
 import { groupThousands } from './money.ts';
+
+const requireCjs = createRequire(import.meta.url);
+let homoglyphs: ((text: string) => string) | undefined;
+/** Unicode TR39's confusable skeleton (unhomoglyph), loaded when first asked for, not bundled: only screening and approvers' names need its 118 KB table, which it makes a regex of as it loads. */
+export const unhomoglyph = (text: string): string => (homoglyphs ??= requireCjs('unhomoglyph') as (text: string) => string)(text);
 
 /** 3 -> "3 rows", 1 -> "1 row", 12000 -> "12,000 rows". */
 export const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
