@@ -1,4 +1,10 @@
+import { createRequire } from 'node:module';
 import { groupThousands } from './money.ts';
+
+const requireCjs = createRequire(import.meta.url);
+let homoglyphs: ((text: string) => string) | undefined;
+/** Unicode TR39's confusable skeleton (unhomoglyph), loaded when first asked for, not bundled: only screening and approvers' names need its 118 KB table, which it makes a regex of as it loads. */
+export const unhomoglyph = (text: string): string => (homoglyphs ??= requireCjs('unhomoglyph') as (text: string) => string)(text);
 
 /** 3 -> "3 rows", 1 -> "1 row", 12000 -> "12,000 rows". */
 export const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
@@ -9,6 +15,13 @@ const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
 export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d+)\s*([dhm])\s*$/i.exec(text);
   return m ? Number(m[1]) * UNIT_MS[m[2]!.toLowerCase() as keyof typeof UNIT_MS] : undefined;
+}
+
+/** "7d", "12h", "90m", never 0 */
+export function parseDuration(text: string): number {
+  const ms = durationMs(text);
+  if (!ms) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
+  return ms;
 }
 
 /** The shortest of those for `ms`. */

@@ -5,13 +5,13 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
-import { durationMs, durationText, plural } from '../text.ts';
+import { durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
@@ -190,13 +190,6 @@ function hostFolderRefusal(e: unknown, baseUrl: string): string {
 
 /** UTC, as the day's allowance and a ReqdExctnDt are counted. */
 export const utcDay = (): string => new Date().toISOString().slice(0, 10);
-
-/** "7d", "12h", "90m", never 0 */
-export function parseDuration(text: string): number {
-  const ms = durationMs(text);
-  if (!ms) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
-  return ms;
-}
 
 const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
   Object.entries(amounts)

@@ -3,7 +3,7 @@
 // approvers list, kept by whoever decides who may release a batch.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';

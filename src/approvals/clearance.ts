@@ -3,7 +3,7 @@
 // binds the reference, a digest of the payee's name and accounts, and one list entry.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';

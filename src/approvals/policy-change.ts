@@ -1,7 +1,7 @@
 // Changing or removing a policy takes the approvals it demands: a proposal, signed by its approvers,
 // applied only while the policy is still the one it was made against.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';

@@ -4,8 +4,7 @@ import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
 import type { SandboxShapes } from '../sandbox/contract.ts';
-import { parseDuration } from '../approvals/account-policy.ts';
-import { hasPassword } from '../ledger/pg-db.ts';
+import { parseDuration } from '../text.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -21,6 +20,9 @@ export interface CliIO {
   tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
+/** A command's arguments, as its builder declares them. */
+export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
+
 export interface CliCommand<A> {
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;
@@ -32,7 +34,8 @@ export const defineCommand = <A>(builder: (y: Argv) => Argv<A>, run: CliCommand<
     builder,
     // a password in --ledger refused by every command, whether it opens the ledger or not: `ps` shows it to every user
     run: async (args: A & { ledger?: string }, io: CliIO) => {
-      if (args.ledger && hasPassword(args.ledger))
+      // (loaded here, not at the top: main.ts imports this file, and `--version` should not load the ledger's code)
+      if (args.ledger && (await import('../ledger/pg-db.ts')).hasPassword(args.ledger))
         throw new UsageError(
           '--ledger takes no password (other users see it in ps): use PGPASSWORD, ~/.pgpass or $PAYOUT_BATCH_LEDGER_URL',
         );

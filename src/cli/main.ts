@@ -59,6 +59,14 @@ function usageMessage(msg: string, argv: string[], known: Set<string>): string {
   return flag ? `--${flag} needs a value` : msg;
 }
 
+/** yargs renders a command's help as its handler starts, kept to show should it fail; `.fail` here says one line instead: 0.07 s of `plan`'s CPU saved. */
+function skipHelpCache(y: unknown): void {
+  const usage = (y as { getInternalMethods: () => { getUsageInstance: () => { cacheHelpMessage: () => void } } })
+    .getInternalMethods()
+    .getUsageInstance();
+  usage.cacheHelpMessage = () => undefined;
+}
+
 /** A flag given an empty value (`--plan=`, `--plan "$UNSET"`): refused, never read as not given. */
 function emptyFlag(args: Record<string, unknown>): string | undefined {
   const empty = Object.entries(args).find(([k, v]) => k !== '_' && k !== '$0' && (v === '' || (Array.isArray(v) && v.includes(''))));
@@ -122,6 +130,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       io.stdout.write(`${await parser.getHelp()}\n`);
       return ExitCode.OK;
     }
+    skipHelpCache(parser);
     await parser.parseAsync();
     return code;
   } catch (err) {

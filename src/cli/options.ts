@@ -5,7 +5,19 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../log.ts';
-import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
+import {
+  CommandError,
+  flag,
+  num,
+  parseShapes,
+  SHAPES_VARIABLE,
+  str,
+  strs,
+  UsageError,
+  type ArgsOf,
+  type CliCommand,
+  type CliIO,
+} from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText, handleEngineError } from './render.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -32,9 +44,10 @@ import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 import { attempt } from '../files/attempt.ts';
-import { TEXT_ENCODINGS } from '../input/detect.ts';
 
-export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
+export { batchFileFlags, batchFileOptions, documentsOption, fileReadingOptions } from './file-options.ts';
+
+export type { ArgsOf } from './command.ts';
 
 export const STATE_DIR_HELP =
   'State folder holding the ledger of each service account (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
@@ -262,28 +275,6 @@ export async function statusReportOf(
     'the status report',
   );
 }
-
-export const documentsOption = str('pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb');
-
-export const fileReadingOptions = <T>(y: Argv<T>) =>
-  y
-    .option('encoding', str(`CSV encoding instead of detecting it: ${TEXT_ENCODINGS.join(', ')}`))
-    .option('sheet', str('Excel: the sheet to read (default: the first one not hidden)'));
-
-export function batchFileOptions<T>(y: Argv<T>) {
-  return fileReadingOptions(y)
-    .option('batch-id', str('A label naming the batch (its journal) instead of the content hash; never pays a reference again'))
-    .option('documents', documentsOption)
-    .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
-}
-
-/** (`cwd`: the folder --documents is named from, CliIO.cwd) */
-export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>, cwd: string) => ({
-  encoding: args.encoding,
-  sheet: args.sheet,
-  documents: args.documents && resolve(cwd, args.documents),
-  allowDuplicateRows: args['allow-duplicate-rows'],
-});
 
 export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
   expectRows: wholeNumber(args['expect-rows'], '--expect-rows takes a whole number of rows'),

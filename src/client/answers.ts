@@ -1,7 +1,7 @@
 // One tolerant zod schema per answer: it requires only what the spec states and the tool uses, and
 // reads every plausible shape of a "not shown" field into one value. Unknown fields pass through;
 // null means absent. test/contract/ holds hand-written bodies from the spec that each must read.
-import { z } from 'zod';
+import * as z from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { PayoutStatus } from '../spec/codes.ts';
 import { isRecord, jsonObject } from './definitive.ts';

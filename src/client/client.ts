@@ -1,7 +1,7 @@
 // PayoutClient: one method per route of the spec, in the spec's words, on the one sender it extends (http.ts).
 // Strict in what we send (src/spec/schemas.ts checks every body), liberal in what we accept (answers.ts).
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import * as requests from '../spec/schemas.ts';
 import * as answers from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/endpoints.ts';

@@ -2,7 +2,7 @@
 // the methods route's: estimated, with a margin), wallets after the batch, the swaps that would
 // fund a short wallet, corridors not enabled, and the requests by kind. Pure.
 import type { RowList } from '../files/spill.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Dec, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
 import { resendBegun, rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';

@@ -8,8 +8,7 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan, type payableTotals } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
-import { plural } from '../text.ts';
-import unhomoglyph from 'unhomoglyph';
+import { plural, unhomoglyph } from '../text.ts';
 
 /** CUR:AMOUNT (e.g. USD:12500.00). */
 export function parseMoneyFlag(text: string, flag: string) {

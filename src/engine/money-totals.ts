@@ -2,7 +2,7 @@
 // `reconcile`: amount plus fee debited (spec §2 Payout), a refund CREDIT for one FAILED or REJECTED
 // after creation (§2 Wallet transaction). An unreadable amount is a problem said, never a 0.
 import { basename, dirname, extname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Dec, formatAmount, formatApiAmount, fromApi } from '../money.ts';
 import { attempt } from '../files/attempt.ts';
 import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';

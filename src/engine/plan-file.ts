@@ -3,7 +3,7 @@
 // `run --plan` sends exactly those bodies or nothing.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InitiateRequest } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { canonicalJson } from '../text.ts';

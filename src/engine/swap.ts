@@ -1,5 +1,5 @@
 // A swap funding a short wallet before a batch pays from it (spec §4.7-§4.9): the plan's proposal, its reference and snapshot.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/answers.ts';
 import type { SwapSnapshot, SwapState } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';

@@ -13,7 +13,7 @@ function tempPathFor(target: string): string {
 export async function writeFileAtomic(
   path: string,
   /** A generator keeps only the chunk in hand in memory. */
-  chunks: string | Iterable<string | Uint8Array>,
+  chunks: string | Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
   o: { mode?: number } = {},
 ): Promise<void> {
   const target = resolve(path);

@@ -3,7 +3,7 @@
 // `<results name>.reconciliation.csv` (.xlsx beside an .xlsx) and `.reconciliation.json`, read back by the results report.
 import { existsSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
-import * as XLSX from 'xlsx';
+import type * as XLSX from 'xlsx';
 import type { RunKind } from '../engine/pipeline.ts';
 import { SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import type { UsageReport } from '../client/quota.ts';
@@ -301,16 +301,17 @@ function csvBytes(lines: ReturnType<typeof reconciliationLines>): string {
   return stringify([[...RECONCILIATION_COLUMNS], ...records], { bom: true, record_delimiter: 'windows', quoted_match: /^ | $|[\r\n]/ });
 }
 
-function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Uint8Array {
+async function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Promise<Uint8Array> {
+  const { utils, write } = await import('xlsx');
   const data: (XLSX.CellObject | undefined)[][] = [RECONCILIATION_COLUMNS.map((h) => ({ t: 's', v: h }))];
   for (const l of lines) data.push(RECONCILIATION_COLUMNS.map((c) => reconciliationCell(c, l[c])));
   const ws = {
     '!data': data as XLSX.CellObject[][],
-    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: lines.length, c: RECONCILIATION_COLUMNS.length - 1 } }),
+    '!ref': utils.encode_range({ s: { r: 0, c: 0 }, e: { r: lines.length, c: RECONCILIATION_COLUMNS.length - 1 } }),
   } as XLSX.WorkSheet;
-  const wb = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(wb, ws, 'Reconciliation');
-  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Uint8Array;
+  const wb = utils.book_new();
+  utils.book_append_sheet(wb, ws, 'Reconciliation');
+  return write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Uint8Array;
 }
 
 async function writeOne(path: string, bytes: string | Uint8Array): Promise<void> {
@@ -325,7 +326,7 @@ async function writeOne(path: string, bytes: string | Uint8Array): Promise<void>
 export async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
   const path = reconciliationPathFor(resultsFile, format);
   const lines = reconciliationLines(report);
-  await writeOne(path, format === 'csv' ? csvBytes(lines) : xlsxBytes(lines));
+  await writeOne(path, format === 'csv' ? csvBytes(lines) : await xlsxBytes(lines));
   const summary: TieOutSummary & TieOutReport = { ...report, file: path };
   await writeOne(reconciliationPathFor(resultsFile, 'json'), JSON.stringify(summary, null, 2) + '\n');
   return path;

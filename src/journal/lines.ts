@@ -1,6 +1,6 @@
 // The journal's lines and their fold into each row's state, by reference. Monotonic where money is concerned: once
 // `created`, no line makes a row look unsent, except `resend` of a FAILED or REJECTED payout whose refund is journalled.
-import { z } from 'zod';
+import * as z from 'zod';
 import { scanJournal, type JournalScan } from './journal.ts';
 import { nextStatus } from '../spec/status-order.ts';
 

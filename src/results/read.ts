@@ -5,23 +5,19 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
-import * as XLSX from 'xlsx';
 import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
-import { excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
 import { csvLayout } from '../input/csv-reader.ts';
 import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
 import { unneutralise } from '../input/neutralise.ts';
-import { numberText } from './numbers.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultRow, ResultsFormat, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
 import { attempt } from '../files/attempt.ts';
 import type { SourceRecord } from '../input/records.ts';
-import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
@@ -62,18 +58,9 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     // (SheetJS reads a workbook whole)
     const buf = await fh.readFile().catch(unreadable);
     await fh.close();
-    const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
-    const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
-    const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
-    const records = sheetRecords(ws);
-    // (a person's own sheets go back into the workbook when it is written again)
-    const others = workbook.SheetNames.filter((n) => n !== name && n !== SWAPS_SHEET);
-    const otherSheets = others.map((n): [string, XLSX.WorkSheet] => [n, writable(workbook.Sheets[n]!)]);
-    return {
-      ...resultsTableOf(file, 'xlsx', records, records),
-      ...(swaps.length ? { swaps } : {}),
-      ...(others.length ? { otherSheets } : {}),
-    };
+    // (SheetJS, 650 KB, loaded only when a workbook is read)
+    const { records, ...sheets } = (await import('./xlsx-reader.ts')).readResultsSheet(buf, file, options.sheet, refuse);
+    return { ...resultsTableOf(file, 'xlsx', records, records), ...sheets };
   } catch (e) {
     await fh.close();
     throw e;
@@ -237,100 +224,4 @@ async function* csvText(fh: FileHandle, { detected, sepLineFirst }: ReturnType<t
   // (a "sep=" line without a line break: the text as it is)
   const rest = (beforeSep ?? '') + (decoder.end() ?? '');
   if (rest) yield rest;
-}
-
-// ---------------------------------------------------------------- XLSX
-
-/** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */
-export function decodeOoxmlText(xml: string): string {
-  return xml
-    .replace(/\r\n?/g, '\n')
-    .replace(
-      /&(?:(amp|lt|gt|quot|apos)|#(\d+)|#x([0-9a-fA-F]+));/g,
-      (m, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
-        if (name) return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name]!;
-        const cp = dec !== undefined ? parseInt(dec, 10) : parseInt(hex!, 16);
-        return cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
-      },
-    )
-    .replace(/_x([0-9a-fA-F]{4})_/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-}
-
-const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
-const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
-
-function cellText(cell: XLSX.CellObject | undefined): string {
-  if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return '';
-  switch (cell.t) {
-    case 's': {
-      // the exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF)
-      const raw = (cell as { r?: unknown }).r;
-      if (typeof raw !== 'string' || !raw.includes('<')) return String(cell.v ?? '');
-      let out = '';
-      for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
-      return decodeOoxmlText(out);
-    }
-    case 'n': {
-      const v = cell.v as number;
-      const z = typeof cell.z === 'string' ? cell.z : undefined;
-      // as readBatch reads a date: an ISO date, not a serial number
-      return excelDateText(v, z) ?? numberText(v, z);
-    }
-    case 'b':
-      return cell.v ? 'TRUE' : 'FALSE';
-    // no 'd': read with cellDates false, SheetJS gives a date cell as its serial number ('n')
-    case 'e':
-      return cell.w ?? '#ERROR';
-    default:
-      return String(cell.v);
-  }
-}
-
-/** A number cell's value, unless it shows a date. */
-const numberOf = (cell: XLSX.CellObject | undefined): number | undefined =>
-  cell?.t === 'n' && excelDateText(cell.v as number, typeof cell.z === 'string' ? cell.z : undefined) === undefined
-    ? (cell.v as number)
-    : undefined;
-
-/** What a date-formatted cell shows (its text is an ISO date), for validation's Excel traps as readBatch hands it over. */
-const dateShown = (cell: XLSX.CellObject | undefined): string | undefined =>
-  cell?.t === 'n' && numberOf(cell) === undefined ? (cell.w ?? cellText(cell)) : undefined;
-
-/** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
-function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
-  const [header, ...lines] = records.map((r) => r.values);
-  const at = SWAP_COLUMNS.map((c) => header?.indexOf(c) ?? -1);
-  return lines.flatMap((values) => {
-    const cell = (k: number) => (at[k]! < 0 ? '' : unneutralise(values[at[k]!] ?? ''));
-    if (!cell(0)) return [];
-    const s: SwapLine = { currency: cell(0), reference: cell(1), status: cell(3) };
-    for (const [k, c] of SWAP_COLUMNS.entries()) if (cell(k)) s[c] = cell(k);
-    return [s];
-  });
-}
-
-/** A sheet as read made writable again: each row an array (SheetJS leaves out rows without cells), its range its cells'. */
-function writable(ws: XLSX.WorkSheet): XLSX.WorkSheet {
-  const rows = (ws as { '!data'?: (XLSX.CellObject[] | undefined)[] })['!data'] ?? [];
-  const data = Array.from({ length: Math.max(1, rows.length) }, (_, r) => rows[r] ?? []);
-  const lastCol = data.reduce((last, line) => Math.max(last, line.length - 1), 0);
-  return { '!data': data, '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: lastCol } }) };
-}
-
-/** Every line of a sheet's cells as text. */
-function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
-  const ref = ws['!ref'];
-  if (!ref) return [];
-  const range = XLSX.utils.decode_range(ref);
-  const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
-  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells, or fewer than are there)
-  const lastRow = data.length - 1;
-  const lastCol = data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1);
-  const out: SourceRecord[] = [];
-  for (let r = range.s.r; r <= lastRow; r++) {
-    const line = data[r];
-    const cells = Array.from({ length: lastCol - range.s.c + 1 }, (_, k) => line?.[range.s.c + k]);
-    out.push({ rowNumber: r + 1, values: cells.map(cellText), numbers: cells.map(numberOf), dates: cells.map(dateShown) });
-  }
-  return out;
 }

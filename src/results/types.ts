@@ -53,5 +53,5 @@ export interface ResultsWriter {
   /** The batches whose results are written in this format: by the format read, or (unread) by extension. */
   forBatches: { formats: readonly BatchFormat[]; extensions: readonly string[] };
   /** The file, in chunks made one at a time (the CSV writer never holds it whole). */
-  chunks(table: ResultsSource): Iterable<string | Uint8Array>;
+  chunks(table: ResultsSource): Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>;
 }

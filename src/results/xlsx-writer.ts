@@ -1,7 +1,7 @@
 // The XLSX results file (SheetJS): text cells neutralised as in CSV (a sheet saved as CSV stays
 // safe, and both formats read back the same); rates and amounts numeric when exact (numbers.ts).
 // The batch's swaps go on a second sheet, "Swaps".
-import * as XLSX from 'xlsx';
+import type * as XLSX from 'xlsx';
 import { matchHeader } from '../input/batch-columns.ts';
 import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS } from '../input/result-columns.ts';
 import { inRowOrder, resultsHeader, resultsOf } from './layout.ts';
@@ -21,7 +21,10 @@ export const xlsxWriter: ResultsWriter = {
   format: 'xlsx',
   extensions: ['.xlsx'],
   forBatches: { formats: ['xlsx', 'xls'], extensions: ['.xlsx', '.xls', '.xlsm'] },
-  chunks: (table) => [xlsxBytes(table)],
+  // (SheetJS, 650 KB, loaded only when a workbook is written)
+  chunks: async function* (table) {
+    yield xlsxBytes(await import('xlsx'), table);
+  },
 };
 
 function textCell(text: string): XLSX.CellObject | undefined {
@@ -34,7 +37,7 @@ function textCell(text: string): XLSX.CellObject | undefined {
 }
 
 /** The whole workbook (SheetJS writes it whole). */
-function xlsxBytes(table: ResultsSource): Uint8Array {
+function xlsxBytes({ utils, write }: typeof XLSX, table: ResultsSource): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
   const amount = input.map((h) => matchHeader(h)?.field === 'sourceAmount');
   const data: (XLSX.CellObject | undefined)[][] = [header.map((h) => textCell(h))];
@@ -47,28 +50,28 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
       ...result.map((c) => (NUMERIC.has(c) && numberCell(values[c] ?? '', MONEY.has(c))) || textCell(values[c] ?? '')),
     ]);
   }
-  const wb = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(wb, sheetOf(header, data), RESULTS_SHEET);
-  if (table.swaps?.length) XLSX.utils.book_append_sheet(wb, swapsSheet(table.swaps), SWAPS_SHEET);
-  for (const [name, sheet] of table.otherSheets ?? []) XLSX.utils.book_append_sheet(wb, sheet, name);
-  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
+  const wb = utils.book_new();
+  utils.book_append_sheet(wb, sheetOf(utils, header, data), RESULTS_SHEET);
+  if (table.swaps?.length) utils.book_append_sheet(wb, swapsSheet(utils, table.swaps), SWAPS_SHEET);
+  for (const [name, sheet] of table.otherSheets ?? []) utils.book_append_sheet(wb, sheet, name);
+  return write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
 }
 
 /** The second sheet "Swaps": the batch's swaps, after the results sheet so `retry` still reads the rows first. */
-function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
+function swapsSheet(utils: typeof XLSX.utils, swaps: readonly SwapLine[]): XLSX.WorkSheet {
   const cell = (c: (typeof SWAP_COLUMNS)[number], text = '') =>
     (c === 'exchangeRate' || SWAP_AMOUNT_COLUMNS.includes(c) ? numberCell(text, c !== 'exchangeRate') : undefined) ?? textCell(text);
-  return sheetOf(SWAP_COLUMNS, [SWAP_COLUMNS.map((c) => textCell(c)), ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c])))]);
+  return sheetOf(utils, SWAP_COLUMNS, [SWAP_COLUMNS.map((c) => textCell(c)), ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c])))]);
 }
 
 /** A sheet of `data` (its first line `header`'s cells); a column's width in characters: its header's, widened to the longest of the first 200 rows, at most 60. */
-function sheetOf(header: readonly string[], data: (XLSX.CellObject | undefined)[][]): XLSX.WorkSheet {
+function sheetOf(utils: typeof XLSX.utils, header: readonly string[], data: (XLSX.CellObject | undefined)[][]): XLSX.WorkSheet {
   const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
   for (const line of data.slice(1, 201))
     for (const [k, cell] of line.entries()) if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
   return {
     '!data': data,
-    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: header.length - 1 } }),
+    '!ref': utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: header.length - 1 } }),
     '!cols': widths.map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
 }

@@ -1,5 +1,5 @@
 // The public face of the sandbox (tests, the demo, `--env local`, `payout-batch sandbox`): add to it, never break it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentContentType } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { ErrorBody } from '../spec/schemas.ts';

@@ -1,6 +1,6 @@
 // The seed: businesses with keys, wallets and pairs, and the countries (spec §2 Country), checked by zod.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 // Imported, not read from disk: the build puts it inside the bundle.
 import defaultSeedJson from './default-seed.json' with { type: 'json' };
 import { Dec, isCurrencyCode, minorUnits } from '../money.ts';

@@ -1,7 +1,7 @@
 // Records as the spec's response shapes (§2, §4), in the strict reading (shapes.ts rewrites them).
 // Amounts leave as JSON numbers via toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseWith, type Request } from './http.ts';
 import { ownedBy, type PairRec, type PayoutRec, type SwapRec, type TransactionRec, type WalletRec } from './store.ts';
 

@@ -7,7 +7,7 @@
 // - eventType is "payout.status.changed" even for a subscription to the legacy ".v1" (spec §9.2);
 //   eventTypes filters payout events only (§4.13).
 import { createHmac } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookUpdateRequest } from '../spec/schemas.ts';

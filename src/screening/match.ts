@@ -1,8 +1,8 @@
 // A payee against the listed names and identifiers (README: Names, Identifiers, Speed).
 import { createHash } from 'node:crypto';
 import { jaroWinkler } from '@skyra/jaro-winkler';
-import unhomoglyph from 'unhomoglyph';
 import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
+import { unhomoglyph } from '../text.ts';
 
 export function tokens(name: string): string[] {
   // invisible characters (a soft hyphen, a Hangul filler, which is a letter) and modifier letters (a transliteration's ʿ, ʾ, ʻ) are no part of a word

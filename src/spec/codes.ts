@@ -1,5 +1,5 @@
 // The vocabulary of the payout service, as its interface specification writes it (§2, §3, §7).
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Spec §3: payout statuses, identical in API responses and webhooks. */
 export const PAYOUT_STATUSES = ['PENDING', 'ADDITIONAL_INFO_REQUIRED', 'PROCESSING', 'SUCCESSFUL', 'FAILED', 'REJECTED'] as const;

@@ -1,6 +1,6 @@
 // One zod schema per request body of the spec (§4) and the error body (§7), checked by the client
 // before sending and by the sandbox on receipt. Answers are read elsewhere (client/answers.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentContentType, PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from './codes.ts';
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');

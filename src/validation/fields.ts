@@ -9,7 +9,7 @@ import {
   ValidationErrorsIBAN,
   ValidationErrorsBIC,
 } from 'ibantools';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isCurrencyCode } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 

@@ -1,6 +1,6 @@
 // Each method's beneficiary fields and rules, from the spec's method table (src/spec/methods.ts) and
 // the field validators (fields.ts): the row is checked by them, the templates list their fields.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';

@@ -1,7 +1,7 @@
 // DIR/payout-batch.json. Unknown fields are refused (a misspelt guard must not pass as no guard), and
 // so is a key written in it: the key comes from a key file or the environment.
 import { join, resolve, sep } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';

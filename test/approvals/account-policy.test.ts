@@ -9,9 +9,9 @@ import { countUnapproved } from '../../src/ledger/account-ledger.ts';
 import { addApproval, approvalsPathFor, newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { applyProposal, loadProposal, proposalPayload, proposalText, writeProposal } from '../../src/approvals/policy-change.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
+import { parseDuration } from '../../src/text.ts';
 import {
   needsApprovals,
-  parseDuration,
   policyGuard,
   type AccountPolicy,
   type PolicyRecord,

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
-import { batchFileFlags, documentsOption, fileReadingOptions } from '../options.ts';
+import { batchFileFlags, documentsOption, fileReadingOptions } from '../file-options.ts';
 import { CommandError, defineCommand, flag, num, plural } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';

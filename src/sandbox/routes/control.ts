@@ -1,6 +1,6 @@
 // The control routes under /_sandbox, standing in for the service's operations staff and dashboard
 // (status changes, top-ups, rates) and exposing state to tests. No x-api-key, no limits.
-import { z } from 'zod';
+import * as z from 'zod';
 import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';

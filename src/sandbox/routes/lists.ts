@@ -1,5 +1,5 @@
 // Spec §4.12 wallets, §4.14 countries and §4.15 wallet transactions.
-import { z } from 'zod';
+import * as z from 'zod';
 import { COUNTRIES_DEFAULT_LIMIT } from '../../spec/codes.ts';
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH } from '../../spec/endpoints.ts';
 import { route } from '../context.ts';

@@ -1,6 +1,6 @@
 // Spec §4.1-4.6: quote, initiate, get payout, list payouts, PATCH documents, and the uploads: upload-url, the PUT
 // to object storage, the owner's GET (readings in ../storage.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
 import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, UploadUrlRequest } from '../../spec/schemas.ts';
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
