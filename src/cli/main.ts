@@ -61,10 +61,11 @@ function usageMessage(msg: string, argv: string[], known: Set<string>): string {
 
 /** yargs renders a command's help as its handler starts, kept to show should it fail; `.fail` here says one line instead: 0.07 s of `plan`'s CPU saved. */
 function skipHelpCache(y: unknown): void {
-  const usage = (y as { getInternalMethods: () => { getUsageInstance: () => { cacheHelpMessage: () => void } } })
-    .getInternalMethods()
-    .getUsageInstance();
-  usage.cacheHelpMessage = () => undefined;
+  // (yargs' internals, absent from its types: a yargs without them renders the help as before)
+  const usage = (y as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage: () => void } } })
+    .getInternalMethods?.()
+    .getUsageInstance?.();
+  if (usage) usage.cacheHelpMessage = () => undefined;
 }
 
 /** A flag given an empty value (`--plan=`, `--plan "$UNSET"`): refused, never read as not given. */
