@@ -548,8 +548,10 @@ function elsewhereWarnings(notSent: Map<number, LeftOut>): string[] {
 function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings: string[]; withoutDocument?: number } {
   const byCode = new Map<ProblemCode, number[]>();
   for (const r of batch.rows)
-    if (toSend.has(r.rowNumber))
-      for (const p of r.problems) if (p.severity === 'warning') byCode.set(p.code, [...(byCode.get(p.code) ?? []), r.rowNumber]);
+    for (const p of toSend.has(r.rowNumber) ? r.problems : []) {
+      // (added to in place: a copy a row made this quadratic in the rows that warn)
+      if (p.severity === 'warning' && !byCode.get(p.code)?.push(r.rowNumber)) byCode.set(p.code, [r.rowNumber]);
+    }
   const warnings = [
     ...batch.fileProblems.filter((p) => p.severity === 'warning').map((p) => p.message),
     ...[...byCode].map(([code, rows]) => `${rowsText(rows)} ${code}: ${PROBLEM_CODES[code]}`),
