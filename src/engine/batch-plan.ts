@@ -302,7 +302,10 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
   const candidates: Candidate[] = [];
   const created: CreatedRow[] = [];
   let valid = 0;
+  // (every row of the batch, not --plan's or retry's alone: the plan, its run and reconcile name the same swap)
+  const paying: { reference: string; currency: string }[] = [];
   for (const r of batch.rows) {
+    if (r.payout) paying.push({ reference: r.payout.reference, currency: r.payout.sourceCurrency });
     const v = verdictOf(r, folded, pf, o);
     // (out of scope too: a row `run --plan` leaves out says why in the results)
     if (v.kind === 'elsewhere') notSent.set(r.rowNumber, v.issue);
@@ -328,7 +331,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
     b.rows++;
     blockedCorridors.set(k, b);
   }
-  return { invalidRows, notSent, blockedCorridors, candidates, created, valid };
+  return { invalidRows, notSent, blockedCorridors, candidates, created, valid, paying };
 }
 
 /** The wallets; one without a readable balance (spec §2) is left to the service's INSUFFICIENT_FUNDS. */
@@ -523,8 +526,10 @@ function planWarnings(
 /** One warning per later date (ReqdExctnDt) of the rows not sent before it. */
 function notDueWarnings(all: RowList<EngineRow>, notSent: Map<number, LeftOut>): string[] {
   const byDate = new Map<string, number>();
-  for (const r of all)
-    if (notSent.get(r.rowNumber)?.code === NOT_DUE) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);
+  // (a pass over the rows only when some row is not due)
+  if ([...notSent.values()].some((i) => i.code === NOT_DUE))
+    for (const r of all)
+      if (notSent.get(r.rowNumber)?.code === NOT_DUE) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);
   return [...byDate]
     .sort()
     .map(
@@ -548,8 +553,10 @@ function elsewhereWarnings(notSent: Map<number, LeftOut>): string[] {
 function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings: string[]; withoutDocument?: number } {
   const byCode = new Map<ProblemCode, number[]>();
   for (const r of batch.rows)
-    if (toSend.has(r.rowNumber))
-      for (const p of r.problems) if (p.severity === 'warning') byCode.set(p.code, [...(byCode.get(p.code) ?? []), r.rowNumber]);
+    for (const p of toSend.has(r.rowNumber) ? r.problems : []) {
+      // (added to in place: a copy a row made this quadratic in the rows that warn)
+      if (p.severity === 'warning' && !byCode.get(p.code)?.push(r.rowNumber)) byCode.set(p.code, [r.rowNumber]);
+    }
   const warnings = [
     ...batch.fileProblems.filter((p) => p.severity === 'warning').map((p) => p.message),
     ...[...byCode].map(([code, rows]) => `${rowsText(rows)} ${code}: ${PROBLEM_CODES[code]}`),
@@ -559,9 +566,7 @@ function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
-  // (every row of the batch, not --plan's or retry's alone: the plan, its run and reconcile name the same swap)
-  const paying = batch.rows.flatMap(({ payout: p }) => (p ? [{ reference: p.reference, currency: p.sourceCurrency }] : []));
-  const referenceOf = swapReferences(paying);
+  const referenceOf = swapReferences(rows.paying);
   // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
   const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
     currency,

@@ -73,6 +73,7 @@ export async function refuseRecentDuplicates(
 ): Promise<void> {
   if (!batch.rows.some((r) => !!r.payout && fresh(r))) return;
   const earlier = await recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS);
+  if (!earlier.size) return; // (nothing recent to repeat: no pass over the rows)
   const allow = new Set(o.allowDuplicates);
   const mine = rowLookup(batch.rows, referenceOf);
   batch.rows.forEach((row, i) => {

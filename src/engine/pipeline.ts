@@ -5,7 +5,7 @@ import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
+import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal, type RowState } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor } from '../results/paths.ts';
@@ -245,17 +245,20 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
   const edited: string[] = [];
-  batch.rows.forEach((r, i) => {
-    const s = r.payout && rowState(folded, r.payout.reference);
-    if (!s?.body || (s.phase !== 'initiating' && s.phase !== 'unknown')) return;
-    const { supportingDocument: _url, ...sent } = JSON.parse(s.body) as InitiateRequest & Pick<PayoutRow, 'method'>;
-    if (bodyDigest(sent) === bodyDigest(initiateBody(r.payout!))) return;
-    const payout = { ...r.payout!, remitterAddress: undefined, ...sent, sourceAmount: fromApi(sent.sourceAmount) };
-    batch.rows.set(i, { ...r, payout });
-    edited.push(
-      `row ${r.rowNumber} (${formatAmount(payout.sourceAmount, sent.sourceCurrency)} ${sent.sourceCurrency} to ${sent.beneficiary.accountName})`,
-    );
-  });
+  const settles = (s?: RowState): s is RowState & { body: string } => !!s?.body && (s.phase === 'initiating' || s.phase === 'unknown');
+  // (a pass over the rows only when the journal has a row to settle)
+  if ([...folded.rows.values()].some(settles))
+    batch.rows.forEach((r, i) => {
+      const s = r.payout && rowState(folded, r.payout.reference);
+      if (!settles(s)) return;
+      const { supportingDocument: _url, ...sent } = JSON.parse(s.body) as InitiateRequest & Pick<PayoutRow, 'method'>;
+      if (bodyDigest(sent) === bodyDigest(initiateBody(r.payout!))) return;
+      const payout = { ...r.payout!, remitterAddress: undefined, ...sent, sourceAmount: fromApi(sent.sourceAmount) };
+      batch.rows.set(i, { ...r, payout });
+      edited.push(
+        `row ${r.rowNumber} (${formatAmount(payout.sourceAmount, sent.sourceCurrency)} ${sent.sourceCurrency} to ${sent.beneficiary.accountName})`,
+      );
+    });
   // (offline, before any request: a list that cannot be read stops the command here)
   const screened = o.screening && (await screenRows(batch.rows.filter(validInScope), o.screening));
   // (the places of the rows to check, not the rows: they are read again one at a time)

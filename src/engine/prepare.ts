@@ -113,7 +113,11 @@ export function rowLookup<K>(rows: RowList<EngineRow>, keyOf: (r: EngineRow) => 
   };
 }
 
-export const rowByNumber = (rows: RowList<EngineRow>) => rowLookup(rows, (r) => r.rowNumber);
+/** rowLookup by row number, made at the first look-up (a row's number stays when it is `set`): no pass when none is looked up. */
+export function rowByNumber(rows: RowList<EngineRow>): (n: number) => EngineRow | undefined {
+  let lookup: ((n: number) => EngineRow | undefined) | undefined;
+  return (n) => (lookup ??= rowLookup(rows, (r) => r.rowNumber))(n);
+}
 
 /** A row as its JSON reads back: cells without a prototype (a header may be named `toString`), the amount a decimal again. */
 function reviveRow(json: unknown): EngineRow {

@@ -91,6 +91,30 @@ describe("validate's warnings in the plan, the confirmation and the run's log (i
   });
 });
 
+describe("validate's warnings of many rows in the plan", () => {
+  it('counts every row of a code and names its first three, each code once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pb-plan-warnings-'));
+    dirs.push(dir);
+    const file = join(dir, 'payroll.csv');
+    const [header, ...rows] = generateCsv({ rows: 5, currencies: ['GBP'], prefix: 'WARN' })
+      .trimEnd()
+      .split('\n');
+    // every row fills alipayId, which its method does not use; row 4 is not a withdrawal and has no document either
+    const alipay = header!.split(',').indexOf('alipayId');
+    const filled = rows.map((r, i) => {
+      const cells = r.split(',');
+      cells[alipay] = 'someone';
+      return i === 2 ? cells.join(',').replace(/,true$/, ',false') : cells.join(',');
+    });
+    await writeFile(file, [header, ...filled, ''].join('\n'));
+    const plan = buildPlan(await loadBatch(file), preflight(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
+    expect(plan.warnings.filter((w) => / (FIELD_NOT_USED|NO_DOCUMENT): /.test(w)).map((w) => w.slice(0, w.indexOf(':')))).toEqual([
+      '5 rows (rows 2, 3, 4 and 2 more) FIELD_NOT_USED',
+      '1 row (row 4) NO_DOCUMENT',
+    ]);
+  });
+});
+
 describe('the plan of a resumed batch', () => {
   it('a created row whose document moved away is validated again (its problem kept) and planned as created', async () => {
     const file = await documentMovedAway();
