@@ -4,16 +4,14 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Dec } from '../money.ts';
-import { STATE_VERSION } from './contract.ts';
-import type { FaultConfig, SandboxOptions, SandboxState } from './contract.ts';
+import { STATE_VERSION, type FaultConfig, type SandboxOptions, type SandboxState } from './contract.ts';
 import { buildSandbox, type Sandbox } from './context.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
-export type * from './contract.ts';
+export * from './contract.ts';
 export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed, type Seed } from './seed.ts';
-export { SandboxStateSchema } from './contract.ts';
 
 export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;
 
