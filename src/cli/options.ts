@@ -45,10 +45,6 @@ import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals
 
 import { attempt } from '../files/attempt.ts';
 
-export { batchFileFlags, batchFileOptions, documentsOption, fileReadingOptions } from './file-options.ts';
-
-export type { ArgsOf } from './command.ts';
-
 export const STATE_DIR_HELP =
   'State folder holding the ledger of each service account (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
 

@@ -1,12 +1,11 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
 // with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, printJson, str, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, printJson, str, type ArgsOf, type CliIO } from '../command.ts';
+import { batchFileFlags, batchFileOptions } from '../file-options.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
-  batchFileFlags,
-  batchFileOptions,
   duplicateFlags,
   planningFlags,
   planningOptions,
@@ -16,7 +15,6 @@ import {
   swapFlags,
   swapOptions,
   withConnection,
-  type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/write-report.ts';
 import { makerSigner } from './approve.ts';

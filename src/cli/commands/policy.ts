@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceOf, type ArgsOf } from '../options.ts';
+import type { ArgsOf } from '../command.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceOf } from '../options.ts';
 import {
   describePolicy,
   hostStore,
