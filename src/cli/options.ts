@@ -45,10 +45,6 @@ import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals
 
 import { attempt } from '../files/attempt.ts';
 
-export { batchFileFlags, batchFileOptions, documentsOption, fileReadingOptions } from './file-options.ts';
-
-export type { ArgsOf } from './command.ts';
-
 export const STATE_DIR_HELP =
   'State folder holding the ledger of each service account (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
 
@@ -165,7 +161,7 @@ export function planningOptions<T>(y: Argv<T>) {
 /** run and retry: the planning options, the confirmation, the control totals and how rows are sent. */
 export function sendOptions<T>(y: Argv<T>) {
   return statusReportOptions(planningOptions(y))
-    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
+    .option('yes', { ...flag('Unattended: no confirmation (combine with control totals)'), alias: 'y' })
     .option('expect-rows', num('Control total: the number of rows the batch pays, or nothing is sent'))
     .option('expect-total', strs('Control total CUR:AMOUNT before fees, repeatable: must match or nothing is sent (others are reported)'))
     .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))

@@ -1,7 +1,7 @@
 // The one handler of `run` and `retry` (README.md): they differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { abortOn, plural, printJson, UsageError, type CliCommand, type CliIO } from './command.ts';
+import { abortOn, plural, printJson, UsageError, type ArgsOf, type CliCommand, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
@@ -21,7 +21,6 @@ import {
   sendOptions,
   wholeNumber,
   withConnection,
-  type ArgsOf,
   type ConnectionArgs,
 } from './options.ts';
 import { exitReasonText, handleEngineError, planJson, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, saying, str, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, plural, saying, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import {
   KeyError,
@@ -31,7 +31,7 @@ const builder = (y: Argv) =>
     .option('as', { type: 'string', demandOption: true, describe: 'Your name, as the approvers list names you' })
     .option('key-file', { ...str('Your private approver key (PEM, from `approver-key new`)'), demandOption: true })
     .option('approvers', str('The approvers list naming you with your key (default $PAYOUT_BATCH_APPROVERS)'))
-    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
+    .option('yes', { ...flag('Sign without the question (after reading the plan)'), alias: 'y' });
 
 export function personName(text: string): string {
   const name = text.trim();

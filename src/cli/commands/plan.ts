@@ -1,12 +1,11 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
 // with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, printJson, str, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, printJson, str, type ArgsOf, type CliIO } from '../command.ts';
+import { batchFileFlags, batchFileOptions } from '../file-options.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
-  batchFileFlags,
-  batchFileOptions,
   duplicateFlags,
   planningFlags,
   planningOptions,
@@ -16,7 +15,6 @@ import {
   swapFlags,
   swapOptions,
   withConnection,
-  type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/write-report.ts';
 import { makerSigner } from './approve.ts';
@@ -33,11 +31,7 @@ const builder = (y: Argv) =>
     .option('prepared-by', str('Who makes the plan, recorded in it (default the OS user): they cannot approve it'))
     .option('as', str('With --out and --approver-key: you, the maker, sign the plan under this name'))
     .option('approver-key', str('Your private approver key (PEM, `approver-key new`): signs the plan as its maker'))
-    .option('quote', {
-      type: 'boolean',
-      default: true,
-      describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)',
-    });
+    .option('quote', { ...flag('With --out: quote each row for exact fees (--no-quote: estimated only)'), default: true });
 
 /** `run --dry-run` gives its own flags, without --out or --prepared-by. */
 type PlanFlags = ArgsOf<typeof builder>;

@@ -2,9 +2,10 @@
 // (approvals/account-policy.ts). The first is set at once; a change is a proposal its approvers sign.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, durationFlag, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, durationFlag, flag, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceOf, type ArgsOf } from '../options.ts';
+import type { ArgsOf } from '../command.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceOf } from '../options.ts';
 import {
   describePolicy,
   hostStore,
@@ -35,7 +36,7 @@ const builder = (y: Argv) =>
     .option('approvals-expire-after', str('set: an approval signed longer ago than this (7d, 12h) no longer counts'))
     .option('screening-max-age', str('set: every run screens payees against lists at most this old (1d, 12h), else is refused'))
     .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
+    .option('json', flag('Print the policy as JSON'));
 
 type Args = ArgsOf<typeof builder>;
 

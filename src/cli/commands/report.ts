@@ -1,7 +1,8 @@
 // `payout-batch report FILE|PLAN|RESULTS`: the HTML report (src/report), offline: never costs quota.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, str, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, str, type ArgsOf, type CliIO } from '../command.ts';
+import { fileReadingOptions } from '../file-options.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { ResultsError } from '../../results/results-errors.ts';
@@ -10,7 +11,7 @@ import { writeReportOf } from '../../report/write-report.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { approvalsView } from '../../approvals/view.ts';
 import { PlanFileError } from '../../approvals/payload.ts';
-import { fileReadingOptions, makeLogger, openTeamLedger, resultsNamed, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { makeLogger, openTeamLedger, resultsNamed, STATE_DIR_HELP, stateRootOf } from '../options.ts';
 import { namesBatch } from '../../ledger/account-ledger.ts';
 import { ledgersIn } from '../../ledger/open.ts';
 

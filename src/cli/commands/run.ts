@@ -3,10 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, num, str, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, num, str, UsageError, type ArgsOf, type CliIO } from '../command.ts';
+import { batchFileFlags, batchFileOptions } from '../file-options.ts';
 import {
-  batchFileFlags,
-  batchFileOptions,
   controlTotalFlags,
   duplicateFlags,
   outputFolderChecked,
@@ -16,7 +15,6 @@ import {
   swapOptions,
   swapRateTolerance,
   withPlanEnvironment,
-  type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, jsonOnThrow, refused, sendBatch } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';

@@ -4,7 +4,8 @@ import { osUserName } from '../../os-user.ts';
 import { plural } from '../../text.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type ArgsOf, type CliIO } from '../command.ts';
+import { fileReadingOptions } from '../file-options.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { loadBatch, type LoadedBatch } from '../../engine/prepare.ts';
 import { hitText, listText, payeeDigest, payeeOf, screenRows, type Screened } from '../../engine/screen-batch.ts';
@@ -18,7 +19,7 @@ import {
 } from '../../approvals/clearance.ts';
 import { makerSigner } from './approve.ts';
 import { maskAccount } from '../../mask.ts';
-import { connectionOptions, fileReadingOptions, screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
+import { connectionOptions, screeningOf, screeningOptions } from '../options.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import type { AccountPolicy } from '../../approvals/account-policy.ts';
 import { handleEngineError, screeningJson } from '../render.ts';
