@@ -10,7 +10,7 @@ import { ResultsError, streamResults, writeResults } from '../results/results.ts
 import { batchColumns } from '../results/read.ts';
 import { SpillList } from '../files/spill.ts';
 import { resultsLockPath } from '../results/paths.ts';
-import type { ResultRow, ResultsTable } from '../results/types.ts';
+import type { ResultRow } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from '../files/lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
@@ -82,7 +82,7 @@ export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): bool
   c.decision.why !== 'newer-details' || c.from !== c.to;
 
 /** Applies `updates` to each row given to `row`, in turn; `done`: the changes in the updates' order, and the journal's lines of the updates applied to a row, each once, in order. */
-function statusApplier(file: string, updates: StatusUpdate[]) {
+export function statusApplier(file: string, updates: StatusUpdate[]) {
   const byId = new Map<string, number[]>();
   updates.forEach((u, i) => byId.set(u.payoutId, [...(byId.get(u.payoutId) ?? []), i]));
   const changes: [update: number, change: RowChange][] = [];
@@ -106,13 +106,6 @@ function statusApplier(file: string, updates: StatusUpdate[]) {
     return { out, lines: statusLines(updates.filter((_, i) => used.has(i))) };
   };
   return { row, done };
-}
-
-export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
-  const apply = statusApplier(file, updates);
-  const column = batchColumns(table).reference;
-  table.rows.forEach((r) => apply.row(r, column));
-  return apply.done().out;
 }
 
 /** Where the batch's journal is searched, in this order (`stateRoots` defaults to the per-user one). */

@@ -88,11 +88,9 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
   const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p, todo.get(p.id)!.status));
   const updates: StatusUpdate[] = [];
   for (const [payoutId, held] of todo) {
-    const got = read.got.get(payoutId);
     const listed = read.listed.get(payoutId);
-    if (got) updates.push(updateOf(got));
-    else if (listed && listed.status !== held.status)
-      updates.push({ payoutId, status: listed.status, at: listed.updatedAt, reason: failureReasonOf(listed), source: 'get' });
+    const p = read.got.get(payoutId) ?? (listed?.status !== held.status ? listed : undefined);
+    if (p) updates.push(updateOf(p));
   }
   const failures = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,

@@ -2,7 +2,7 @@
 // journal, refreshed from the swaps list, never sent. A results file names no batch: its journal is
 // the one whose rows carry the file's idempotency keys (or whose header names the file).
 import { resolve } from 'node:path';
-import { LIST_MAX_LIMIT } from '../spec/codes.ts';
+import { isFinalStatus, LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
@@ -50,12 +50,9 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
   return (named || sent) && batchId ? { ledger, batchId, swaps: foldSwaps(lines), sent, since } : undefined;
 }
 
-/** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
-const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
-
-/** The swaps not final, from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
+/** The swaps not final (spec §3: SUCCESSFUL or REJECTED, a payout's final statuses), from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
 export async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests: RequestCounts) {
-  const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
+  const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
   const moved: { currency: string; reference: string; id: string; from: string; to: string }[] = [];
   if (!asked.size) return { moved, failures: [] };
   const read = await readItems(asked.keys(), {

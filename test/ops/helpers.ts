@@ -7,8 +7,10 @@ import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import type { GuardOptions } from '../../src/engine/guards.ts';
 import type { RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { statusApplier, type ApplyResult, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
+import { batchColumns } from '../../src/results/read.ts';
 import { runBatch, type RunSettings } from '../../src/engine/pipeline.ts';
-import { readResults, writeResults } from '../../src/results/results.ts';
+import { readResults, writeResults, type ResultsTable } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, ROOT, tempDirs, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -18,6 +20,14 @@ export const signPayload = (rawBody: Uint8Array | string, secret: string): strin
   `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
 
 export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, runMain, allPayouts, ledgerJournals } from '../engine/helpers.ts';
+
+/** What applyStatus does to a results file, on a table held whole: what its streamed rewrite must equal. */
+export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
+  const apply = statusApplier(file, updates);
+  const column = batchColumns(table).reference;
+  table.rows.forEach((r) => apply.row(r, column));
+  return apply.done().out;
+}
 
 export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> =>
   startSandbox({ rateLimitPerSecond: null, shapes: TEST_SHAPES, ...o });

@@ -6,10 +6,10 @@ import { describe, expect, it, afterEach } from 'vitest';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
-import { applyToTable, isRealMove } from '../../src/follow-up/apply-status.ts';
+import { isRealMove } from '../../src/follow-up/apply-status.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { allPayouts, unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+import { allPayouts, applyToTable, unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {

@@ -5,13 +5,13 @@
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyStatus, applyToTable, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
+import { applyStatus, type StatusUpdate } from '../../src/follow-up/apply-status.ts';
 import { startListener } from '../../src/follow-up/webhook-receiver.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults, type ResultRow, type ResultsTable } from '../../src/results/results.ts';
 import { tempDir } from '../results/helpers.ts';
-import { connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+import { applyToTable, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 const tmp = tempDir('pb-rewrite-streamed-');
 afterAll(tmp.cleanup);
