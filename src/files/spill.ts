@@ -7,20 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { attempt } from './attempt.ts';
 
-/** What the engine reads of a batch's rows: an array, a SpillList, or a view of either. */
-export interface RowList<T> extends Iterable<T> {
-  readonly length: number;
-  at(i: number): T | undefined;
-  map<U>(f: (item: T, i: number) => U): U[];
-  filter(f: (item: T) => boolean): T[];
-  flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[];
-  some(f: (item: T) => boolean): boolean;
-  find(f: (item: T) => boolean): T | undefined;
-  forEach(f: (item: T, i: number) => void): void;
-}
+/** What the engine reads of a batch's rows: an array, a SpillList, or a view of either (ReadList's methods). */
+export type RowList<T> = Iterable<T> & Pick<ReadList<T>, 'length' | 'at' | 'map' | 'filter' | 'flatMap' | 'some' | 'find' | 'forEach'>;
 
 /** A list read item by item: the array methods the engine uses, one item alive at a time. */
-abstract class ReadList<T> implements RowList<T> {
+abstract class ReadList<T> {
   abstract readonly length: number;
   /** Item i, 0 <= i < length. */
   protected abstract item(i: number): T;

@@ -236,9 +236,10 @@ export class FolderWatch {
   async tick(): Promise<void> {
     for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
       if (this.stopped) return;
-      if (notDueYet(readClaim(claimDir))) continue;
+      const claim = readClaim(claimDir);
+      if (notDueYet(claim)) continue;
       this.halted.delete(claimDir);
-      if (existsSync(claimDir)) await this.process(claimDir, true);
+      if (existsSync(claimDir)) await this.settle(claimDir, claim!, await this.judge(claimDir, claim!, true));
     }
     if (this.stopped) return;
     await this.takeNewFiles();
@@ -317,7 +318,7 @@ export class FolderWatch {
     const claim = readClaim(c.claimDir)!;
     if (c.refused) return this.settle(c.claimDir, claim, failed(false, c.refused));
     await this.o.onClaim?.(join(c.claimDir, claim.name));
-    await this.process(c.claimDir, false);
+    await this.settle(c.claimDir, claim, await this.judge(c.claimDir, claim, false));
   }
 
   private locked<T>(job: () => Promise<T> | T): Promise<T> {
@@ -388,7 +389,7 @@ export class FolderWatch {
       }
       this.mine.add(claimDir);
       attempt(() => unlinkSync(`${src}.ready`)); // (no marker)
-      // its plan and approvals go with it, renamed, never followed (one not dropped: process() says so)
+      // its plan and approvals go with it, renamed, never followed (one not dropped: judge() says so)
       if (this.companions)
         for (const c of Object.values(companionsOf(name))) attempt(() => renameSync(join(this.L.inbox, c), join(claimDir, c)));
       const claimed = join(claimDir, name);
@@ -458,11 +459,6 @@ export class FolderWatch {
     // (a team ledger named only in DIR/payout-batch.json: without it the command finds no journal; its name holds no password)
     if (this.o.conn.shared) parts.push('--ledger', this.o.conn.shared.where);
     return parts.map(shellWord).join(' ');
-  }
-
-  private async process(claimDir: string, resumed: boolean): Promise<void> {
-    const claim = readClaim(claimDir)!;
-    await this.settle(claimDir, claim, await this.judge(claimDir, claim, resumed));
   }
 
   /** Refused before sending, or its run through the engine judged. */
