@@ -120,10 +120,9 @@ function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undef
 
 /** Promise.all that waits for every promise before it throws the first error (in list order). */
 async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  await Promise.allSettled(promises);
+  // (every one settled: Promise.all rejects with the first rejected in list order)
+  return Promise.all(promises);
 }
 
 /** A terminal shows the step preflight is at (`run --plan` waits on it for seconds). */
@@ -157,7 +156,7 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
-  // (refused: the swap's pairs are read alone, readSwapPairs)
+  // (refused: the swap's pairs are read alone, pipeline.ts planStage)
   const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs) ?? [])));
   const toggled = new Map<string, Promise<unknown>>();
   /** A corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
@@ -211,12 +210,6 @@ export async function listedPairs(client: PayoutClient, all?: boolean): Promise<
     if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
     return undefined;
   }
-}
-
-/** The pairs a short wallet's swap is priced from: planStage reads them once, when preflight read none. */
-export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
-  pf.requests++;
-  pf.pairs = (await listedPairs(client)) ?? [];
 }
 
 /** Why the service blocks the row: its destination's country, or the beneficiary's (countryCode, SWIFT's beneficiaryCountry). */
