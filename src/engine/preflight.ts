@@ -161,10 +161,8 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   const toggled = new Map<string, Promise<unknown>>();
   /** A corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
   const loadCorridor = async (c: CorridorInfo) => {
-    if (countries.get(c.destinationCountryCode)?.isProhibited) {
-      c.error = 'PROHIBITED_DESTINATION';
-      return;
-    }
+    // (no methods read: its rows are refused as prohibited, checkRows)
+    if (countries.get(c.destinationCountryCode)?.isProhibited) return;
     const { sourceCurrency, destinationCurrency, destinationCountryCode } = c;
     const load = async () => {
       const r = await counted(() => client.listMethods({ sourceCurrency, destinationCurrency, destinationCountryCode }));
