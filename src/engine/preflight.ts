@@ -33,7 +33,6 @@ export interface RowIssue {
 export interface PreflightResult {
   wallets: WalletAnswer[];
   corridors: CorridorInfo[];
-  countries: Map<string, CountryAnswer>;
   rowIssues: Map<number, RowIssue>;
   /** Per row, in its source currency, from the methods route's fee. */
   estimatedFees: Map<number, DecT>;
@@ -137,8 +136,7 @@ interface PreflightOptions {
 export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, options: PreflightOptions = {}): Promise<PreflightResult> {
   let requests = 0;
   // nothing to send: no request of the monthly quota
-  if (!rows.length)
-    return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], countries: new Map(), requests: 0 };
+  if (!rows.length) return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], requests: 0 };
   const counted = <T>(request: () => Promise<T>): Promise<T> => {
     requests++;
     return request();
@@ -197,7 +195,7 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   methodsStep(done);
   await settledAll([...corridors.values()].map((c) => loadCorridor(c).then(() => methodsStep(++done))));
   const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
-  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
+  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], requests, ...loaded };
 }
 
 /** Spec §4.9's "400 when no pair is enabled" (or a service refusing `all`, not in the spec): undefined. */

@@ -284,7 +284,6 @@ export async function wallets(sb: { url: string }, key = KEY): Promise<Map<strin
 export const preflightOf = (over: Partial<PreflightResult> = {}): PreflightResult => ({
   wallets: [{ currency: 'GBP', balance: 1_000_000 } as PreflightResult['wallets'][number]],
   corridors: [],
-  countries: new Map(),
   rowIssues: new Map(),
   estimatedFees: new Map(),
   feesUnknown: new Set(),
