@@ -17,7 +17,7 @@ import { hitText, type Screened } from './screen-batch.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
-export interface CurrencyPlan {
+export type CurrencyPlan = {
   currency: string;
   rows: number;
   amount: string;
@@ -35,7 +35,7 @@ export interface CurrencyPlan {
   swap?: string;
   balanceAfter?: string;
   shortfall?: string;
-}
+};
 
 /** A valid row left out, and why; ALREADY_PAID: with the payout that paid its reference, when the ledger has it. */
 export type LeftOut = RowIssue & { payout?: PayoutSnapshot };

@@ -57,9 +57,3 @@ export function idempotencyKey(reference: string, attempt: number, kind: keyof t
   const tag = KEY_VERSIONS[kind];
   return `${tag}-${sha256Hex(`${tag}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
 }
-
-/** The attempt of a payout key of this tool; undefined for any other text. */
-export function parseIdempotencyKey(key: string): { attempt: number } | undefined {
-  const m = /^pb3-[0-9a-f]{32}-(\d+)$/.exec(key.trim());
-  return m ? { attempt: Number(m[1]) } : undefined;
-}

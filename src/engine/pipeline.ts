@@ -38,7 +38,7 @@ import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type P
 import { refuseRecentDuplicates } from './duplicates.ts';
 import { fundBySwaps, unsettled, type Stopped, type SwapFunding } from './swap-send.ts';
 import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, readSwapPairs, type PreflightStep } from './preflight.ts';
+import { listedPairs, preflight, type PreflightStep } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -278,7 +278,8 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   const first = await planned();
   // A wallet is short and no pair was read: the pairs price its swap (spec §4.9), one request.
   if (!first.plan.swapRefusals.length || pf.pairs || o.approvedSwaps) return first;
-  await readSwapPairs(conn.client, pf);
+  pf.requests++;
+  pf.pairs = (await listedPairs(conn.client)) ?? [];
   return planned();
 }
 

@@ -228,7 +228,7 @@ export function planFileOf(
     account: accountOf(extra.baseUrl),
     // (those not given are left out of the file: JSON has no undefined)
     ...extra,
-    currencies: plan.currencies as unknown as Record<string, unknown>[],
+    currencies: plan.currencies,
     warnings: plan.warnings,
     requests: plan.requests,
     rowsInBatch: plan.rows,

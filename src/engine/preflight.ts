@@ -33,7 +33,6 @@ export interface RowIssue {
 export interface PreflightResult {
   wallets: WalletAnswer[];
   corridors: CorridorInfo[];
-  countries: Map<string, CountryAnswer>;
   rowIssues: Map<number, RowIssue>;
   /** Per row, in its source currency, from the methods route's fee. */
   estimatedFees: Map<number, DecT>;
@@ -120,10 +119,9 @@ function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undef
 
 /** Promise.all that waits for every promise before it throws the first error (in list order). */
 async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  await Promise.allSettled(promises);
+  // (every one settled: Promise.all rejects with the first rejected in list order)
+  return Promise.all(promises);
 }
 
 /** A terminal shows the step preflight is at (`run --plan` waits on it for seconds). */
@@ -138,8 +136,7 @@ interface PreflightOptions {
 export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, options: PreflightOptions = {}): Promise<PreflightResult> {
   let requests = 0;
   // nothing to send: no request of the monthly quota
-  if (!rows.length)
-    return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], countries: new Map(), requests: 0 };
+  if (!rows.length) return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], requests: 0 };
   const counted = <T>(request: () => Promise<T>): Promise<T> => {
     requests++;
     return request();
@@ -157,15 +154,13 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
-  // (refused: the swap's pairs are read alone, readSwapPairs)
+  // (refused: the swap's pairs are read alone, pipeline.ts planStage)
   const pairsAll = () => (allPairs ??= counted(() => listedPairs(client, true).then((pairs) => (loaded.pairs = pairs) ?? [])));
   const toggled = new Map<string, Promise<unknown>>();
   /** A corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
   const loadCorridor = async (c: CorridorInfo) => {
-    if (countries.get(c.destinationCountryCode)?.isProhibited) {
-      c.error = 'PROHIBITED_DESTINATION';
-      return;
-    }
+    // (no methods read: its rows are refused as prohibited, checkRows)
+    if (countries.get(c.destinationCountryCode)?.isProhibited) return;
     const { sourceCurrency, destinationCurrency, destinationCountryCode } = c;
     const load = async () => {
       const r = await counted(() => client.listMethods({ sourceCurrency, destinationCurrency, destinationCountryCode }));
@@ -200,7 +195,7 @@ export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, 
   methodsStep(done);
   await settledAll([...corridors.values()].map((c) => loadCorridor(c).then(() => methodsStep(++done))));
   const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
-  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests, ...loaded };
+  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], requests, ...loaded };
 }
 
 /** Spec §4.9's "400 when no pair is enabled" (or a service refusing `all`, not in the spec): undefined. */
@@ -211,12 +206,6 @@ export async function listedPairs(client: PayoutClient, all?: boolean): Promise<
     if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
     return undefined;
   }
-}
-
-/** The pairs a short wallet's swap is priced from: planStage reads them once, when preflight read none. */
-export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
-  pf.requests++;
-  pf.pairs = (await listedPairs(client)) ?? [];
 }
 
 /** Why the service blocks the row: its destination's country, or the beneficiary's (countryCode, SWIFT's beneficiaryCountry). */

@@ -10,11 +10,10 @@
 //            --json (the gateway answers JSON of its own shape instead of HTML)
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
-import { allPayouts, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
+import { allPayouts, cleanEnv, parseIdempotencyKey, runCli, workDir, writeBatch } from '../engine/helpers.ts';
 
 const f = readFlags(process.argv.slice(2), ['rows', 'probability', 'retries', 'rate', 'seed'], ['json']);
 const ROWS = f.num('rows') ?? 300;

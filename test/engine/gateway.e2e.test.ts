@@ -4,11 +4,11 @@
 // a new attempt. Exactly one payout per reference at the sandbox. The CLI against the sandbox over
 // real HTTP, as a user runs it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { idempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, refusal, type Front } from './front.ts';
-import { allPayouts, cliIn, initiates, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cliIn, initiates, parseIdempotencyKey, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 let front: Front | undefined;

@@ -19,6 +19,12 @@ import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 
+/** The attempt of a payout key of this tool (engine/identity.ts idempotencyKey); undefined for any other text. */
+export function parseIdempotencyKey(key: string): { attempt: number } | undefined {
+  const m = /^pb3-[0-9a-f]{32}-(\d+)$/.exec(key.trim());
+  return m ? { attempt: Number(m[1]) } : undefined;
+}
+
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';
 
@@ -278,7 +284,6 @@ export async function wallets(sb: { url: string }, key = KEY): Promise<Map<strin
 export const preflightOf = (over: Partial<PreflightResult> = {}): PreflightResult => ({
   wallets: [{ currency: 'GBP', balance: 1_000_000 } as PreflightResult['wallets'][number]],
   corridors: [],
-  countries: new Map(),
   rowIssues: new Map(),
   estimatedFees: new Map(),
   feesUnknown: new Set(),

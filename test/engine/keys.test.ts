@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference } from '../../src/engine/swap.ts';
 import { BatchUnusable } from '../../src/engine/engine-errors.ts';
-import { generateCsv, workDir } from './helpers.ts';
+import { generateCsv, parseIdempotencyKey, workDir } from './helpers.ts';
 
 const F = 'f'.repeat(64);
 

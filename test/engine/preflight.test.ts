@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
-import { preflight, readSwapPairs } from '../../src/engine/preflight.ts';
+import { listedPairs, preflight } from '../../src/engine/preflight.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import type { RouteName } from '../../src/sandbox/contract.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
@@ -202,7 +202,7 @@ describe('preflight at an account with no pair enabled', () => {
     const [row] = (await loadBatch(file)).rows.flatMap((r) => (r.payout ? [r.payout] : []));
     const r = await preflight(globex, [row!]);
     expect(r.rowIssues.get(row!.rowNumber)).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
-    await readSwapPairs(globex, r);
-    expect(r.pairs!.map((p) => `${p.baseCurrency}/${p.quoteCurrency}`)).toEqual(['USD/EUR']);
+    const pairs = (await listedPairs(globex)) ?? [];
+    expect(pairs.map((p) => `${p.baseCurrency}/${p.quoteCurrency}`)).toEqual(['USD/EUR']);
   });
 });

@@ -7,10 +7,9 @@
 // payout). The CLI against the sandbox over real HTTP, as a user runs it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cliIn, ledgerJournals, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cliIn, ledgerJournals, parseIdempotencyKey, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-resend-hazard-');
