@@ -73,12 +73,6 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
   return { events, skipped, tornTail };
 }
 
-/** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
-export function readJournal<E extends JournalEvent = JournalEvent>(path: string): Omit<JournalScan, 'events'> & { events: E[] } {
-  const events: E[] = [];
-  return { ...scanJournal<E>(path, (e) => events.push(e)), events };
-}
-
 /** The events of the complete lines appended after byte `from` (by `listen`, `status` during a run), and where to read next. */
 export function readAppended<E extends JournalEvent = JournalEvent>(
   path: string,
