@@ -345,8 +345,6 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   return folded;
 }
 
-export const foldSwaps = (lines: Iterable<JournalLine>): Map<string, SwapState> => foldJournal(lines).swaps;
-
 /** The state of one row (a fresh one when the journal never named it). */
 export function rowState(folded: FoldedJournal, ref: string): RowState {
   return folded.rows.get(ref) ?? fresh(ref);
