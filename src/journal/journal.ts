@@ -73,15 +73,9 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
   return { events, skipped, tornTail };
 }
 
-/** The events of the complete lines appended after byte `from` (by `listen`, `status` during a run), and where to read next. */
-export function readAppended<E extends JournalEvent = JournalEvent>(
-  path: string,
-  from: number,
-): { events: E[]; next: number; skipped: number } {
-  const events: E[] = [];
-  const { next, skipped } = readEvents<E>(path, from, CHUNK, false, (e) => events.push(e));
-  return { events, next, skipped };
-}
+/** Hands each event of the complete lines appended after byte `from` (by `listen`, `status` during a run) to `onEvent`; `next`: where to read next. */
+export const scanAppended = <E extends JournalEvent = JournalEvent>(path: string, from: number, onEvent: (e: E) => void) =>
+  readEvents(path, from, CHUNK, false, onEvent);
 
 /** An open journal. Writes are synchronous: concurrent rows cannot interleave bytes. */
 export class JournalWriter {

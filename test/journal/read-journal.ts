@@ -1,5 +1,5 @@
 // Reading a journal file whole, for tests: the commands read it through their ledger (ledger/file.ts), folding while reading.
-import { scanJournal, type JournalEvent, type JournalScan } from '../../src/journal/journal.ts';
+import { scanAppended, scanJournal, type JournalEvent, type JournalScan } from '../../src/journal/journal.ts';
 import { applyEvent, emptyFold, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
 
 /** Every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
@@ -13,4 +13,14 @@ export function foldJournalFile(path: string): JournalScan & { folded: FoldedJou
   const folded = emptyFold();
   const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
   return { folded, ...scan };
+}
+
+/** The events of the complete lines appended after byte `from`, into an array, and where to read next (FileLedger.read from a position). */
+export function readAppended<E extends JournalEvent = JournalEvent>(
+  path: string,
+  from: number,
+): { events: E[]; next: number; skipped: number } {
+  const events: E[] = [];
+  const { next, skipped } = scanAppended<E>(path, from, (e) => events.push(e));
+  return { events, next, skipped };
 }
