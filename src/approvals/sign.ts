@@ -16,7 +16,6 @@ import {
   readApprovers,
   type Approval,
   type Approver,
-  type KeyError,
 } from './approvals-file.ts';
 
 /** `where`: the key file, named in errors only. */
@@ -27,17 +26,12 @@ export function signPlan(payload: object, name: string, pem: string, where: stri
   return { name, publicKey: k.publicKey, publicKeyFingerprint: k.fingerprint, signedAt, signature };
 }
 
-/** By the public key the approval carries. */
+/** By the public key the approval carries (its callers name an unusable key first: approvalProblem, makerKeys). */
 export function verifyApproval(payload: object, a: Approval): { ok: true } | { ok: false; reason: string } {
-  let key;
-  try {
-    key = parsePublicKey(a.publicKey).key;
-  } catch (e) {
-    return { ok: false, reason: `its public key is unusable (${(e as KeyError).message})` };
-  }
+  const key = attempt(() => parsePublicKey(a.publicKey).key);
   const sig = Buffer.from(a.signature, 'base64');
-  // (a malformed signature matches nothing)
-  if (sig.length === 64 && attempt(() => verify(null, signedBytes(payload, a), key, sig))) return { ok: true };
+  // (a malformed signature, or key, matches nothing)
+  if (key && sig.length === 64 && attempt(() => verify(null, signedBytes(payload, a), key, sig))) return { ok: true };
   return { ok: false, reason: 'signature does not match this plan' };
 }
 

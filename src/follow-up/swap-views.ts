@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { isFinalStatus, LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
-import { foldSwaps, type SwapEvent } from '../journal/lines.ts';
+import { foldJournal, type SwapEvent } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
 import { plural } from '../text.ts';
 import { readResults, writeResults } from '../results/results.ts';
@@ -47,7 +47,7 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
     } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) sent = true;
     else if (e.t === 'swap') lines.push(e as SwapEvent);
   });
-  return (named || sent) && batchId ? { ledger, batchId, swaps: foldSwaps(lines), sent, since } : undefined;
+  return (named || sent) && batchId ? { ledger, batchId, swaps: foldJournal(lines).swaps, sent, since } : undefined;
 }
 
 /** The swaps not final (spec §3: SUCCESSFUL or REJECTED, a payout's final statuses), from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */

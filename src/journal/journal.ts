@@ -73,21 +73,9 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
   return { events, skipped, tornTail };
 }
 
-/** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
-export function readJournal<E extends JournalEvent = JournalEvent>(path: string): Omit<JournalScan, 'events'> & { events: E[] } {
-  const events: E[] = [];
-  return { ...scanJournal<E>(path, (e) => events.push(e)), events };
-}
-
-/** The events of the complete lines appended after byte `from` (by `listen`, `status` during a run), and where to read next. */
-export function readAppended<E extends JournalEvent = JournalEvent>(
-  path: string,
-  from: number,
-): { events: E[]; next: number; skipped: number } {
-  const events: E[] = [];
-  const { next, skipped } = readEvents<E>(path, from, CHUNK, false, (e) => events.push(e));
-  return { events, next, skipped };
-}
+/** Hands each event of the complete lines appended after byte `from` (by `listen`, `status` during a run) to `onEvent`; `next`: where to read next. */
+export const scanAppended = <E extends JournalEvent = JournalEvent>(path: string, from: number, onEvent: (e: E) => void) =>
+  readEvents(path, from, CHUNK, false, onEvent);
 
 /** An open journal. Writes are synchronous: concurrent rows cannot interleave bytes. */
 export class JournalWriter {

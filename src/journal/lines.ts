@@ -1,7 +1,6 @@
 // The journal's lines and their fold into each row's state, by reference. Monotonic where money is concerned: once
 // `created`, no line makes a row look unsent, except `resend` of a FAILED or REJECTED payout whose refund is journalled.
 import * as z from 'zod';
-import { scanJournal, type JournalScan } from './journal.ts';
 import { nextStatus } from '../spec/status-order.ts';
 
 export const JOURNAL_VERSION = 1;
@@ -344,15 +343,6 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   const folded = emptyFold();
   for (const e of lines) applyEvent(folded, e);
   return folded;
-}
-
-export const foldSwaps = (lines: Iterable<JournalLine>): Map<string, SwapState> => foldJournal(lines).swaps;
-
-/** Reads and folds a journal file in one pass: no array of events, only the row states. */
-export function foldJournalFile(path: string): JournalScan & { folded: FoldedJournal } {
-  const folded = emptyFold();
-  const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
-  return { folded, ...scan };
 }
 
 /** The state of one row (a fresh one when the journal never named it). */

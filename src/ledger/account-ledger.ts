@@ -119,7 +119,7 @@ export interface Ledger {
 /** A ledger every host of the account shares keeps its approval policy (open.ts `policyKeeperOf`). */
 export interface PolicyKeeper extends Pick<Ledger, 'account' | 'where'> {
   /** As last set. */
-  policy(): Promise<{ text: string; where: string } | undefined>;
+  policy(): Promise<{ text: string } | undefined>;
   /** A new version; the earlier ones stay. */
   setPolicy(text: string): Promise<void>;
 }

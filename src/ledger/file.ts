@@ -8,7 +8,7 @@ import { writeFileAtomicSync } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
 import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
-import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
+import { JournalWriter, scanAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
   batchInProgress,
   batchKey,
@@ -83,11 +83,7 @@ export class FileLedger implements Ledger {
   /** The size is taken before the lines are read: a line appended meanwhile is read again next time (twice is once), never skipped. */
   async read(batchId: string, onEvent: (e: JournalEvent) => void, from = 0): Promise<LinesRead> {
     const path = this.journalOf(batchId);
-    if (from > 0) {
-      const { events, next, skipped } = readAppended(path, from);
-      events.forEach(onEvent);
-      return { events: events.length, skipped, tornTail: false, next, lastWriteMs: 0 };
-    }
+    if (from > 0) return { ...scanAppended(path, from, onEvent), lastWriteMs: 0 };
     const st = statSync(path, { throwIfNoEntry: false }); // (none: a new journal)
     return { ...scanJournal(path, onEvent), next: st?.size ?? 0, lastWriteMs: st?.mtimeMs ?? 0 };
   }

@@ -198,13 +198,12 @@ export class PgLedger implements Ledger, PolicyKeeper {
     };
   }
 
-  async policy(): Promise<{ text: string; where: string } | undefined> {
+  async policy(): Promise<{ text: string } | undefined> {
     const r = await this.db.query<{ policy: string }>(
       'SELECT policy FROM payout_batch.account_policies WHERE account = $1 ORDER BY id DESC LIMIT 1',
       [this.account],
     );
-    const text = r.rows[0]?.policy;
-    return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
+    return r.rows[0] && { text: r.rows[0].policy };
   }
 
   /** On disk before it returns (tx: synchronous_commit on), as a policy that reverts in a crash would let payouts go unapproved. */

@@ -5,7 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAppended } from '../../src/journal/journal.ts';
+import { readAppended } from './read-journal.ts';
 import { catchUpStatuses, openSession } from '../../src/engine/session.ts';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { FileLedger } from '../../src/ledger/file.ts';

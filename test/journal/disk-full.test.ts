@@ -23,7 +23,8 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, writeSync, fsyncSync, default: { ...fs, writeSync, fsyncSync } };
 });
 
-const { JournalWriter, readJournal } = await import('../../src/journal/journal.ts');
+const { JournalWriter } = await import('../../src/journal/journal.ts');
+const { readJournal } = await import('./read-journal.ts');
 const { FileLedger } = await import('../../src/ledger/file.ts');
 
 describe('journal: the disk fills mid-line', () => {

@@ -4,8 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readJournal } from '../../src/journal/journal.ts';
-import { foldJournal, foldJournalFile, rowState, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
+import { foldJournal, rowState, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
+import { foldJournalFile, readJournal } from './read-journal.ts';
 import { body, dir, mixedJournal, removeDirs } from './journals.ts';
 
 afterAll(removeDirs);

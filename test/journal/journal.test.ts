@@ -3,7 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
+import { JournalWriter } from '../../src/journal/journal.ts';
+import { readJournal } from './read-journal.ts';
 import { foldJournal, rowState, type JournalLine } from '../../src/journal/lines.ts';
 
 const dir = () => mkdtemp(join(tmpdir(), 'pb-journal-'));

@@ -2,7 +2,8 @@
 // a page of the account's other movements in between: reconcile reads the wallet transactions down
 // to the swap too, so both its legs tie out.
 import { expect, it } from 'vitest';
-import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
+import { JournalWriter } from '../../src/journal/journal.ts';
+import { readJournal } from '../journal/read-journal.ts';
 import { swapSnapshotOf } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';

@@ -2,7 +2,8 @@
 // put back in both wallets): reconcile reads the swap's status as it reads the payouts', so the two
 // legs and their reversal tie out, without a `status` first.
 import { expect, it } from 'vitest';
-import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
+import { JournalWriter } from '../../src/journal/journal.ts';
+import { readJournal } from '../journal/read-journal.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference, swapSnapshotOf } from '../../src/engine/swap.ts';
 import type { SwapEvent } from '../../src/journal/lines.ts';

@@ -4,7 +4,8 @@
 // out apart from the payouts, and the run's summary lists it. Before the swap, status asks the
 // swaps list nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
+import { JournalWriter } from '../../src/journal/journal.ts';
+import { readJournal } from '../journal/read-journal.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference, swapSnapshotOf } from '../../src/engine/swap.ts';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
 import { swapLinesOf } from '../../src/engine/outcome.ts';
 import { swapReference } from '../../src/engine/swap.ts';
-import { foldSwaps, type SwapEvent } from '../../src/journal/lines.ts';
+import { foldJournal, type SwapEvent } from '../../src/journal/lines.ts';
 import { csvText } from '../../src/results/csv-writer.ts';
 import { readResults, writeResults, type SwapLine } from '../../src/results/results.ts';
 import { table, tempDir } from './helpers.ts';
@@ -45,7 +45,7 @@ const LINES: SwapEvent[] = [
 ];
 
 describe('the swaps of the results', () => {
-  const lines = swapLinesOf(foldSwaps(LINES).values());
+  const lines = swapLinesOf(foldJournal(LINES).swaps.values());
 
   it('gives one line per currency, in currency order: the swap as last known, else the state in the results words', () => {
     const { payoutRef: _, ...fields } = snapshot;
