@@ -203,12 +203,3 @@ function totalsOf(corridors: Map<string, RunningTotal>): Pick<BatchSummary, 'tot
     corridors: byKey(corridors).map(([, { corridor: c, amount }]) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) })),
   };
 }
-
-/** validateBatch read to the end, every row and problem kept: for tests, templates and small files. */
-export async function collectBatch(path: string, options: ValidateOptions = {}) {
-  const v = await validateBatch(path, options);
-  const rows: ValidatedRow[] = [];
-  for await (const r of v.rows) rows.push(r);
-  const problems = [...v.fileProblems, ...rows.flatMap((r) => r.problems)].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
-  return { source: v.source, rows, problems, summary: v.summary };
-}
