@@ -8,7 +8,7 @@ import iconv from 'iconv-lite';
 import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import type { Refuse } from '../input/input-errors.ts';
-import { csvLayout } from '../input/csv-reader.ts';
+import { csvLayout, CSV_OPTIONS } from '../input/csv-reader.ts';
 import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
@@ -140,14 +140,6 @@ function notResults(file: string, headerRow: number, missing: readonly ResultCol
 
 // ---------------------------------------------------------------- CSV
 
-const CSV_OPTIONS = {
-  bom: false, // the BOM was skipped by detectEncoding's byte count: a second U+FEFF belongs to the first header
-  relax_column_count: true,
-  relax_quotes: true,
-  skip_empty_lines: false,
-  record_delimiter: ['\r\n', '\n', '\r'],
-};
-
 async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: TextEncoding) {
   const layout = csvLayout(start, encoding);
   const malformed = (e: unknown) => {
@@ -160,7 +152,8 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   };
   /** The file's records, parsed as they are read (stopping early closes the pass, not the file). */
   const parsed = (delimiter: string): AsyncIterable<string[]> => {
-    const parser = parseCsvStream({ ...CSV_OPTIONS, delimiter });
+    // (bom false: the BOM was skipped by detectEncoding's byte count; a second U+FEFF belongs to the first header)
+    const parser = parseCsvStream({ ...CSV_OPTIONS, bom: false, delimiter });
     pipeline(Readable.from(csvText(fh, layout)), parser, () => {});
     return parser;
   };
