@@ -1,7 +1,7 @@
 // A results workbook read back (read.ts loads this file only for a workbook: SheetJS is 650 KB): every
 // cell as the text the CSV would hold, the batch's swaps of the Swaps sheet, a person's own sheets kept.
 import * as XLSX from 'xlsx';
-import { excelDateText, readSheet } from '../input/excel.ts';
+import { excelCell, excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { unneutralise } from '../input/neutralise.ts';
@@ -64,16 +64,6 @@ function cellText(cell: XLSX.CellObject | undefined): string {
   }
 }
 
-/** A number cell's value, unless it shows a date. */
-const numberOf = (cell: XLSX.CellObject | undefined): number | undefined =>
-  cell?.t === 'n' && excelDateText(cell.v as number, typeof cell.z === 'string' ? cell.z : undefined) === undefined
-    ? (cell.v as number)
-    : undefined;
-
-/** What a date-formatted cell shows (its text is an ISO date), for validation's Excel traps as readBatch hands it over. */
-const dateShown = (cell: XLSX.CellObject | undefined): string | undefined =>
-  cell?.t === 'n' && numberOf(cell) === undefined ? (cell.w ?? cellText(cell)) : undefined;
-
 /** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
 function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
   const [header, ...lines] = records.map((r) => r.values);
@@ -108,7 +98,9 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
     const cells = Array.from({ length: lastCol - range.s.c + 1 }, (_, k) => line?.[range.s.c + k]);
-    out.push({ rowNumber: r + 1, values: cells.map(cellText), numbers: cells.map(numberOf), dates: cells.map(dateShown) });
+    // (a number cell's value unless it shows a date, and what a date cell shows: for validation's Excel traps, as readBatch hands them over)
+    const read = cells.map((c) => excelCell(c));
+    out.push({ rowNumber: r + 1, values: cells.map(cellText), numbers: read.map((c) => c.number), dates: read.map((c) => c.date) });
   }
   return out;
 }
