@@ -6,16 +6,13 @@ import { GUESSED_1252 } from '../input/detect.ts';
 import { firstMisreadLine } from '../input/csv-reader.ts';
 import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
-import type { DocumentCheck } from './document-files.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './row-schemas.ts';
 
-export interface ValidateOptions extends ReadOptions {
+export interface ValidateOptions extends ReadOptions, Pick<RowContext, 'checkDocument'> {
   /** Two rows with the same beneficiary account, amount and currency: a warning instead of an error. */
   allowDuplicateRows?: boolean;
-  /** Replaces the document checker (tests). */
-  checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
   /** References an earlier run created: such a row keeps its place in the probable-duplicate rule even when now invalid. */
   createdBefore?: (reference: string) => boolean;
 }

@@ -11,7 +11,7 @@ import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type Ca
 import type { RawRow } from '../input/records.ts';
 import { misreadCodePage, utf8ReadAs1252 } from '../input/detect.ts';
 import { parseAmount } from './amount.ts';
-import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
+import { checkDocumentFile } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import { RISKY_WARNINGS, type Problem, type ProblemCode, type Severity } from './problems.ts';
 import {
@@ -31,7 +31,8 @@ export interface RowContext {
   fields: Partial<Record<CanonicalField, string>>;
   /** The batch file's folder, where document paths start. */
   baseDir: string;
-  checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+  /** Replaces the document checker (tests). */
+  checkDocument?: typeof checkDocumentFile;
   /** The file's encoding was guessed (GUESSED_1252): text that reads like another code page is refused. */
   encodingGuessed?: boolean;
   /** Its first line that reads so: a text beyond ASCII on any other line is suspect too (the file is in another code page). */
