@@ -23,8 +23,8 @@ const SSF = XLSX.SSF as {
   format(format: string | number, value: unknown, opts?: { date1904?: boolean }): string;
 };
 
-/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
-export function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
+/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. */
+function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
