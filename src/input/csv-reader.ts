@@ -23,6 +23,14 @@ import type { BatchReader } from './reader.ts';
 /** Bytes read at a time: csv-parse makes a chunk's records at once, so a small one keeps them young (not promoted). */
 const READ_CHUNK = 64 * 1024;
 
+/** How both readers, of batches and of results files, parse a CSV: every record as it is, rows of any length, a lone CR or LF ends one. */
+export const CSV_OPTIONS = {
+  relax_column_count: true,
+  relax_quotes: true,
+  skip_empty_lines: false,
+  record_delimiter: ['\r\n', '\n', '\r'],
+};
+
 export const csvReader: BatchReader = {
   formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
   async open({ file, path, head, encoding }) {
@@ -31,12 +39,9 @@ export const csvReader: BatchReader = {
     const input = detected.encoding === 'utf-8' ? fileStream : fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 
     const parser = parse({
+      ...CSV_OPTIONS,
       delimiter,
       bom: true,
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: false,
-      record_delimiter: ['\r\n', '\n', '\r'],
       from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
       encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
       max_record_size: MAX_RECORD_BYTES,

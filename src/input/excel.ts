@@ -23,8 +23,8 @@ const SSF = XLSX.SSF as {
   format(format: string | number, value: unknown, opts?: { date1904?: boolean }): string;
 };
 
-/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. Shared with the results reader. */
-export function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
+/** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. */
+function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
@@ -36,8 +36,8 @@ type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
 
 // Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
 // date, with what it shows handed over too (so validation can refuse a date in an amount or
-// identifier column), and a numeric cell hands over its raw number (the Excel traps).
-function cellText(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
+// identifier column), and a numeric cell hands over its raw number (the Excel traps). Shared with the results reader.
+export function excelCell(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
@@ -65,7 +65,7 @@ function pickSheet({ SheetNames: sheets, Workbook }: XLSX.WorkBook, file: string
 function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.ParsingOptions = {}): XLSX.WorkBook {
   try {
     // cellNF: each cell's number format, without which a date cell is only its serial number;
-    // cellDates false: a date cell is that number (t 'n', never 'd'), read by cellText.
+    // cellDates false: a date cell is that number (t 'n', never 'd'), read by excelCell.
     // dense: rows as arrays of the cells present, so the rows walked are those of the cells, not of
     // the sheet's <dimension>, which may claim A1:XFD1048576 (17 billion cells) for a few rows.
     return XLSX.read(buf, { type: 'buffer', cellNF: true, cellDates: false, cellFormula: false, cellHTML: false, dense: true, ...opts });
@@ -171,7 +171,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
     if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);
     else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v, { date1904: book.date1904 });
   } catch {
-    // SheetJS leaves such a cell unformatted too: cellText shows its value
+    // SheetJS leaves such a cell unformatted too: excelCell shows its value
   }
   return cell;
 }
@@ -325,14 +325,14 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       let dates: (string | undefined)[] | undefined;
       const end = width === undefined ? cells.length : Math.min(cells.length, start.c + width);
       for (let c = start.c; c < end; c++) {
-        const { text, number, date } = cellText(cells[c], date1904);
+        const { text, number, date } = excelCell(cells[c], date1904);
         values.push(text);
         if (number !== undefined) (numbers ??= [])[c - start.c] = number;
         if (date !== undefined) (dates ??= [])[c - start.c] = date;
       }
       if (end < cells.length) {
         // beyond the header: the cells present only (the keys of a sparse array), packed after it
-        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)], date1904).text);
+        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(excelCell(cells[Number(k)], date1904).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) [width, header] = [values.length, r];
       return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }), ...(hidden && { hidden }) };

@@ -5,26 +5,20 @@ import { createInflateRaw } from 'node:zlib';
 import { InputError } from './input-errors.ts';
 import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYTES, mb } from './size-limits.ts';
 
-const ADVICE = 'save the sheet as CSV or split it';
+/** A workbook too large to read: what is too large, and what to do instead. */
+const tooLarge = (file: string, what: string) => new InputError('TOO_LARGE', file, `${file}: ${what}; save the sheet as CSV or split it.`);
 
 export function checkWorkbookFileSize(file: string, bytes: number): void {
-  if (bytes > MAX_EXCEL_FILE_BYTES) {
-    throw new InputError(
-      'TOO_LARGE',
-      file,
-      `${file}: the workbook is ${mb(bytes)}, over the ${mb(MAX_EXCEL_FILE_BYTES)} limit for Excel files; ${ADVICE}.`,
-    );
-  }
+  if (bytes > MAX_EXCEL_FILE_BYTES)
+    throw tooLarge(file, `the workbook is ${mb(bytes)}, over the ${mb(MAX_EXCEL_FILE_BYTES)} limit for Excel files`);
 }
 
-const tooBig = (file: string) =>
-  new InputError('TOO_LARGE', file, `${file}: the workbook unpacks to more than ${mb(MAX_UNPACKED_BYTES)}; ${ADVICE}.`);
+const tooBig = (file: string) => tooLarge(file, `the workbook unpacks to more than ${mb(MAX_UNPACKED_BYTES)}`);
 
 const bomb = (file: string, part: string, out: number, packed: number) =>
-  new InputError(
-    'TOO_LARGE',
+  tooLarge(
     file,
-    `${file}: part ${part} of the workbook unpacks to ${mb(out)} from ${Math.max(1, Math.round(packed / 1024))} KB, over ${MAX_PART_RATIO} times its size (a zip bomb?); ${ADVICE}.`,
+    `part ${part} of the workbook unpacks to ${mb(out)} from ${Math.max(1, Math.round(packed / 1024))} KB, over ${MAX_PART_RATIO} times its size (a zip bomb?)`,
   );
 
 export const unreadable = (file: string, why: string) =>

@@ -3,10 +3,10 @@
 // or LF, or starts or ends with a space (a spreadsheet would trim it).
 import { stringify } from 'csv-stringify/sync';
 import { NUMERIC_RESULT_COLUMNS } from '../input/result-columns.ts';
-import { inRowOrder, resultsHeader, resultsOf, sourceOf } from './layout.ts';
+import { inRowOrder, resultsHeader, resultsOf } from './layout.ts';
 import { neutralise } from '../input/neutralise.ts';
 import { isPlainDecimal } from './numbers.ts';
-import type { ResultsSource, ResultsTable, ResultsWriter } from './types.ts';
+import type { ResultsSource, ResultsWriter } from './types.ts';
 
 export const csvWriter: ResultsWriter = {
   format: 'csv',
@@ -48,5 +48,3 @@ export function* csvChunks(table: ResultsSource): Generator<string> {
   }
   if (lines.length) yield text(lines);
 }
-
-export const csvText = (table: ResultsTable): string => [...csvChunks(sourceOf(table))].join('');

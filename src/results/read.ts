@@ -8,7 +8,7 @@ import iconv from 'iconv-lite';
 import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import type { Refuse } from '../input/input-errors.ts';
-import { csvLayout } from '../input/csv-reader.ts';
+import { csvLayout, CSV_OPTIONS } from '../input/csv-reader.ts';
 import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
@@ -140,14 +140,6 @@ function notResults(file: string, headerRow: number, missing: readonly ResultCol
 
 // ---------------------------------------------------------------- CSV
 
-const CSV_OPTIONS = {
-  bom: false, // the BOM was skipped by detectEncoding's byte count: a second U+FEFF belongs to the first header
-  relax_column_count: true,
-  relax_quotes: true,
-  skip_empty_lines: false,
-  record_delimiter: ['\r\n', '\n', '\r'],
-};
-
 async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: TextEncoding) {
   const layout = csvLayout(start, encoding);
   const malformed = (e: unknown) => {
@@ -160,7 +152,8 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   };
   /** The file's records, parsed as they are read (stopping early closes the pass, not the file). */
   const parsed = (delimiter: string): AsyncIterable<string[]> => {
-    const parser = parseCsvStream({ ...CSV_OPTIONS, delimiter });
+    // (bom false: the BOM was skipped by detectEncoding's byte count, a second U+FEFF belongs to the first header; the "sep=;" line is no record)
+    const parser = parseCsvStream({ ...CSV_OPTIONS, bom: false, delimiter, from_line: layout.sepLineFirst ? 2 : 1 });
     pipeline(Readable.from(csvText(fh, layout)), parser, () => {});
     return parser;
   };
@@ -204,24 +197,17 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   return { head: head.map((values, i) => ({ rowNumber: i + 1, values })), records: records(), delimiter, encodingGuessed };
 }
 
-/** The CSV's text a piece at a time, decoded, without its BOM nor its "sep=" line. */
-async function* csvText(fh: FileHandle, { detected, sepLineFirst }: ReturnType<typeof csvLayout>): AsyncGenerator<string> {
+/** The CSV's text a piece at a time, decoded, without its BOM. */
+async function* csvText(fh: FileHandle, { detected }: ReturnType<typeof csvLayout>): AsyncGenerator<string> {
   const decoder = iconv.getDecoder(detected.encoding, { stripBOM: false });
-  let beforeSep = sepLineFirst ? '' : undefined; // (the text up to the end of the "sep=" line)
   // (read at positions, not through a stream of the file: a stream closes the file when it is left)
   for (let at = detected.bomBytes; ;) {
     const { buffer, bytesRead } = await fh.read(Buffer.alloc(PIECE), 0, PIECE, at);
     if (!bytesRead) break;
     at += bytesRead;
-    let text = decoder.write(buffer.subarray(0, bytesRead));
-    if (beforeSep !== undefined) {
-      beforeSep += text;
-      if (!beforeSep.includes('\n')) continue;
-      [text, beforeSep] = [beforeSep.slice(beforeSep.indexOf('\n') + 1), undefined];
-    }
+    const text = decoder.write(buffer.subarray(0, bytesRead));
     if (text) yield text;
   }
-  // (a "sep=" line without a line break: the text as it is)
-  const rest = (beforeSep ?? '') + (decoder.end() ?? '');
+  const rest = decoder.end();
   if (rest) yield rest;
 }

@@ -2,6 +2,7 @@ import type { WorkSheet } from 'xlsx';
 import type { RowList } from '../files/spill.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
+import type { RawRow } from '../input/records.ts';
 import type { SwapLine } from './swap-summary.ts';
 
 /** The formats a results file is written in (paths.ts RESULTS_WRITERS has a writer for each). */
@@ -10,17 +11,11 @@ export type ResultsFormat = 'csv' | 'xlsx';
 /** Numbers as exact decimal strings; documentUrls '; '-joined. An empty cell reads back as absent. */
 export type ResultValues = Partial<Record<ResultColumn, string>>;
 
-export interface ResultRow {
-  /** Writing: the batch's row number (the order). Reading: the row's number as a spreadsheet shows it. */
-  rowNumber: number;
-  /** The batch's own cells by header (a missing header is written empty). */
-  cells: Record<string, string>;
-  /** Reading XLSX: the batch's cells (not its amount) stored as numbers, by header, for the Excel traps. */
-  numbers?: Record<string, number>;
-  /** Reading XLSX: the batch's cells formatted as dates, by header, with what they show (for the Excel traps). */
-  dates?: Record<string, string>;
-  result: ResultValues;
-}
+/**
+ * A batch row (its number orders the rows written; a missing header is written empty) and its results. Reading
+ * XLSX, `numbers` and `dates` are the batch's cells (not its amount) for retry's Excel traps, as readBatch gives them.
+ */
+export type ResultRow = Pick<RawRow, 'rowNumber' | 'cells' | 'numbers' | 'dates'> & { result: ResultValues };
 
 export interface ResultsTable {
   format: ResultsFormat;

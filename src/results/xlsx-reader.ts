@@ -1,7 +1,7 @@
 // A results workbook read back (read.ts loads this file only for a workbook: SheetJS is 650 KB): every
 // cell as the text the CSV would hold, the batch's swaps of the Swaps sheet, a person's own sheets kept.
 import * as XLSX from 'xlsx';
-import { excelDateText, readSheet } from '../input/excel.ts';
+import { excelCell, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/input-errors.ts';
 import type { SourceRecord } from '../input/records.ts';
 import { unneutralise } from '../input/neutralise.ts';
@@ -37,42 +37,18 @@ export function decodeOoxmlText(xml: string): string {
 const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
 const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
 
-function cellText(cell: XLSX.CellObject | undefined): string {
-  if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return '';
-  switch (cell.t) {
-    case 's': {
-      // the exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF)
-      const raw = (cell as { r?: unknown }).r;
-      if (typeof raw !== 'string' || !raw.includes('<')) return String(cell.v ?? '');
-      let out = '';
-      for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
-      return decodeOoxmlText(out);
-    }
-    case 'n': {
-      const v = cell.v as number;
-      const z = typeof cell.z === 'string' ? cell.z : undefined;
-      // as readBatch reads a date: an ISO date, not a serial number
-      return excelDateText(v, z) ?? numberText(v, z);
-    }
-    case 'b':
-      return cell.v ? 'TRUE' : 'FALSE';
-    // no 'd': read with cellDates false, SheetJS gives a date cell as its serial number ('n')
-    case 'e':
-      return cell.w ?? '#ERROR';
-    default:
-      return String(cell.v);
+/** A cell's text as the CSV would hold it: as readBatch reads it (excel.ts: a date an ISO date), but a string and a number exactly. */
+function cellText(cell: XLSX.CellObject | undefined, read = excelCell(cell)): string {
+  if (cell?.t === 's') {
+    // the exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF)
+    const raw = (cell as { r?: unknown }).r;
+    if (typeof raw !== 'string' || !raw.includes('<')) return String(cell.v ?? '');
+    let out = '';
+    for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
+    return decodeOoxmlText(out);
   }
+  return read.number === undefined ? read.text : numberText(read.number, typeof cell?.z === 'string' ? cell.z : undefined);
 }
-
-/** A number cell's value, unless it shows a date. */
-const numberOf = (cell: XLSX.CellObject | undefined): number | undefined =>
-  cell?.t === 'n' && excelDateText(cell.v as number, typeof cell.z === 'string' ? cell.z : undefined) === undefined
-    ? (cell.v as number)
-    : undefined;
-
-/** What a date-formatted cell shows (its text is an ISO date), for validation's Excel traps as readBatch hands it over. */
-const dateShown = (cell: XLSX.CellObject | undefined): string | undefined =>
-  cell?.t === 'n' && numberOf(cell) === undefined ? (cell.w ?? cellText(cell)) : undefined;
 
 /** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
 function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
@@ -108,7 +84,10 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
     const cells = Array.from({ length: lastCol - range.s.c + 1 }, (_, k) => line?.[range.s.c + k]);
-    out.push({ rowNumber: r + 1, values: cells.map(cellText), numbers: cells.map(numberOf), dates: cells.map(dateShown) });
+    // (a number cell's value unless it shows a date, and what a date cell shows: for validation's Excel traps, as readBatch hands them over)
+    const read = cells.map((c) => excelCell(c));
+    const values = cells.map((c, k) => cellText(c, read[k]));
+    out.push({ rowNumber: r + 1, values, numbers: read.map((c) => c.number), dates: read.map((c) => c.date) });
   }
   return out;
 }

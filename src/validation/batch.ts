@@ -6,16 +6,13 @@ import { GUESSED_1252 } from '../input/detect.ts';
 import { firstMisreadLine } from '../input/csv-reader.ts';
 import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
-import type { DocumentCheck } from './document-files.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './row-schemas.ts';
 
-export interface ValidateOptions extends ReadOptions {
+export interface ValidateOptions extends ReadOptions, Pick<RowContext, 'checkDocument'> {
   /** Two rows with the same beneficiary account, amount and currency: a warning instead of an error. */
   allowDuplicateRows?: boolean;
-  /** Replaces the document checker (tests). */
-  checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
   /** References an earlier run created: such a row keeps its place in the probable-duplicate rule even when now invalid. */
   createdBefore?: (reference: string) => boolean;
 }
@@ -202,13 +199,4 @@ function totalsOf(corridors: Map<string, RunningTotal>): Pick<BatchSummary, 'tot
     byMethod: Object.fromEntries(byKey(byMethod).map(([m, v]) => [m, { rows: v.rows, totals: formatted(v.totals) }])),
     corridors: byKey(corridors).map(([, { corridor: c, amount }]) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) })),
   };
-}
-
-/** validateBatch read to the end, every row and problem kept: for tests, templates and small files. */
-export async function collectBatch(path: string, options: ValidateOptions = {}) {
-  const v = await validateBatch(path, options);
-  const rows: ValidatedRow[] = [];
-  for await (const r of v.rows) rows.push(r);
-  const problems = [...v.fileProblems, ...rows.flatMap((r) => r.problems)].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
-  return { source: v.source, rows, problems, summary: v.summary };
 }

@@ -230,8 +230,7 @@ export const wechatUserId: FieldCheck = (raw) => {
 };
 
 /** Control characters (C0 and C1: a terminal acts on both) and line breaks; a tab is allowed. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
+const CONTROL = /(?!\t)\p{Cc}/u;
 export const text =
   (max: number, what: string): FieldCheck =>
   (raw) => {

@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
-import { Beneficiary } from '../spec/schemas.ts';
+import { InitiateRequest } from '../spec/schemas.ts';
 import { Dec } from '../money.ts';
 import type { BeneficiaryColumn, CanonicalField } from '../input/batch-columns.ts';
 import * as F from './fields.ts';
@@ -111,19 +111,15 @@ export const PAYOUT_FIELDS: Record<PayoutField, { check: F.FieldCheck; required?
   withdrawal: { check: F.booleanText },
 };
 
-/** A valid row, ready to become an initiate body (plus its documents to upload). */
-export const PayoutRowSchema = z.object({
+/**
+ * A valid row, ready to become an initiate body (plus its documents to upload): the body's fields, its beneficiary
+ * only the method's fields, only the non-empty ones, normalized (IBAN without spaces, ...).
+ */
+export const PayoutRowSchema = InitiateRequest.omit({ sourceAmount: true, supportingDocument: true }).extend({
   rowNumber: z.number().int().positive(),
   reference: z.string().min(1).max(100),
   sourceAmount: z.instanceof(Dec).refine((d) => d.greaterThan(0)),
-  sourceCurrency: z.string().length(3),
-  destinationCurrency: z.string().length(3),
-  destinationCountryCode: z.string().length(3),
   method: PayoutMethod,
-  /** Only the method's fields, only the non-empty ones, normalized (IBAN without spaces, ...). */
-  beneficiary: Beneficiary,
-  narration: z.string().min(1).max(140),
-  remitterAddress: z.string().optional(),
   /** Absolute paths of the supporting documents, checked to exist and be PDF, JPEG or PNG. */
   documents: z.array(z.string()).max(5),
   withdrawal: z.boolean(),

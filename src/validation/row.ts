@@ -11,7 +11,7 @@ import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type Ca
 import type { RawRow } from '../input/records.ts';
 import { misreadCodePage, utf8ReadAs1252 } from '../input/detect.ts';
 import { parseAmount } from './amount.ts';
-import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
+import { checkDocumentFile } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import { RISKY_WARNINGS, type Problem, type ProblemCode, type Severity } from './problems.ts';
 import {
@@ -31,7 +31,8 @@ export interface RowContext {
   fields: Partial<Record<CanonicalField, string>>;
   /** The batch file's folder, where document paths start. */
   baseDir: string;
-  checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+  /** Replaces the document checker (tests). */
+  checkDocument?: typeof checkDocumentFile;
   /** The file's encoding was guessed (GUESSED_1252): text that reads like another code page is refused. */
   encodingGuessed?: boolean;
   /** Its first line that reads so: a text beyond ASCII on any other line is suspect too (the file is in another code page). */
@@ -94,7 +95,9 @@ function readerOf(row: RawRow, ctx: RowContext) {
   // Excel only: a field's cell as a number, or what a date-formatted cell shows
   const number = (f: string) => of(row.numbers, f);
   const date = (f: string) => of(row.dates, f);
-  return { row, ctx, problems, cell, number, date, add };
+  /** The fields an Excel trap refused: no other problem is told of them, and a refused amount is no amount. */
+  const trapped = new Set<string>();
+  return { row, ctx, problems, cell, number, date, add, trapped };
 }
 
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
@@ -127,11 +130,11 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       r.cell('reference'),
     );
   const method = top.method as PayoutMethod | undefined;
-  const trapped = excelDateTraps(r);
-  const overrides = excelNumberTraps(r, method, trapped);
-  const amount = sourceAmount(r, top.sourceCurrency, trapped);
-  const beneficiary = method ? beneficiaryOf(r, method, overrides, trapped) : undefined;
-  checkCombinations(r, top, method, beneficiary);
+  excelDateTraps(r);
+  const overrides = excelNumberTraps(r, method);
+  const amount = sourceAmount(r, top.sourceCurrency);
+  const beneficiary = method ? beneficiaryOf(r, method, overrides) : undefined;
+  checkCombinations(r, top, beneficiary);
   const withdrawal = top.withdrawal === 'true';
   const documents = documentsOf(r, withdrawal);
 
@@ -343,13 +346,12 @@ function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   return top;
 }
 
-/** Excel traps: a date-formatted amount or identifier (German Excel makes "1.5" 1 May); the fields refused. */
-function excelDateTraps(r: RowReader): Set<string> {
-  const trapped = new Set<string>();
+/** Excel traps: a date-formatted amount or identifier (German Excel makes "1.5" 1 May), refused (`trapped`). */
+function excelDateTraps(r: RowReader): void {
   for (const f of DATE_TRAP_FIELDS) {
     const shown = r.date(f);
     if (shown === undefined) continue;
-    trapped.add(f);
+    r.trapped.add(f);
     const amount = f === 'sourceAmount';
     r.add(
       'error',
@@ -362,11 +364,10 @@ function excelDateTraps(r: RowReader): Set<string> {
       shown,
     );
   }
-  return trapped;
 }
 
 /** Excel traps: identifiers that arrived as numbers, refused (`trapped`) when digits were lost; else their digits (the overrides). */
-function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trapped: Set<string>): Record<string, string> {
+function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined): Record<string, string> {
   const overrides: Record<string, string> = {};
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
@@ -377,7 +378,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
     const digits = /^\d+$/.test(shown) && Number(shown) === n && String(n).length < (min ?? Infinity) ? shown : String(n);
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
-      trapped.add(f);
+      r.trapped.add(f);
     };
     const scientific = /e/i.test(r.cell(f));
     if (scientific || Math.abs(n) >= 1e15)
@@ -418,11 +419,11 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
 }
 
 /** The amount, exact, in the source currency's minor units (a numeric Excel cell as Excel shows it). */
-function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped: Set<string>): Dec | undefined {
+function sourceAmount(r: RowReader, sourceCurrency: string | undefined): Dec | undefined {
   const number = r.number('sourceAmount');
   const cell = r.cell('sourceAmount');
   const text = number !== undefined ? excelNumberText(number) : cell;
-  if (trapped.has('sourceAmount')) return undefined; // refused as a date: a date is no amount
+  if (r.trapped.has('sourceAmount')) return undefined; // refused as a date: a date is no amount
   if (text === '') {
     r.add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
     return undefined;
@@ -449,12 +450,7 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
 }
 
 /** The beneficiary, by the method's fields and rules (spec §4.2); a value in a column the method does not use is not sent. */
-function beneficiaryOf(
-  r: RowReader,
-  method: PayoutMethod,
-  overrides: Record<string, string>,
-  trapped: Set<string>,
-): Beneficiary | undefined {
+function beneficiaryOf(r: RowReader, method: PayoutMethod, overrides: Record<string, string>): Beneficiary | undefined {
   const fields = methodFields(method);
   const required = new Set<string>(requiredFields(method));
   // the method's non-empty fields (an empty cell is a missing value)
@@ -475,7 +471,7 @@ function beneficiaryOf(
     if (f === undefined) {
       const group = new Set((METHOD_RULES[method].oneOf ?? []).flat());
       r.add('error', code, { column: [...group].map((g) => headerOf(r.ctx, g)).join(' | ') }, message, expected);
-    } else if (!trapped.has(f)) r.add('error', code, f, message, expected);
+    } else if (!r.trapped.has(f)) r.add('error', code, f, message, expected);
   };
   const valid: Record<string, string> = {};
   for (const f of fields) {
@@ -511,13 +507,9 @@ function beneficiaryOf(
 }
 
 /** Fields that disagree with one another: warnings only (the service decides). */
-function checkCombinations(
-  r: RowReader,
-  top: Partial<Record<PayoutField, string>>,
-  method: PayoutMethod | undefined,
-  beneficiary: Beneficiary | undefined,
-): void {
+function checkCombinations(r: RowReader, top: Partial<Record<PayoutField, string>>, beneficiary: Beneficiary | undefined): void {
   const { sourceCurrency, destinationCurrency: dest, destinationCountryCode: country } = top;
+  const method = top.method as PayoutMethod | undefined;
   if (method && sourceCurrency && dest && country) {
     const list = methodsForCorridor(sourceCurrency, dest, country);
     if (!list.includes(method)) {

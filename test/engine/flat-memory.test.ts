@@ -14,7 +14,8 @@ import { SpillList } from '../../src/files/spill.ts';
 import { Dec } from '../../src/money.ts';
 import { openSession } from '../../src/engine/session.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
-import { csvChunks, csvText } from '../../src/results/csv-writer.ts';
+import { csvChunks } from '../../src/results/csv-writer.ts';
+import { csvText } from '../results/helpers.ts';
 import type { ResultsSource } from '../../src/results/types.ts';
 import { generateCsv, tempDirs } from './helpers.ts';
 

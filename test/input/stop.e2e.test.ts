@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { readBatch, type RawRow } from '../../src/input/read-batch.ts';
 import { openExcel } from '../../src/input/excel.ts';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from '../validation/collect.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';

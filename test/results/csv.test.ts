@@ -13,10 +13,9 @@ import {
   type ResultsTable,
   type ResultValues,
 } from '../../src/results/results.ts';
-import { csvText } from '../../src/results/csv-writer.ts';
 import { resultsHeader } from '../../src/results/layout.ts';
 import { isPlainDecimal } from '../../src/results/numbers.ts';
-import { BATCH_COLUMNS, createdResult, csvLines, table, tempDir } from './helpers.ts';
+import { BATCH_COLUMNS, createdResult, csvLines, csvText, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-csv-');
 afterAll(tmp.cleanup);

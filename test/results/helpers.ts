@@ -3,6 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import type { ResultRow, ResultsTable } from '../../src/results/results.ts';
+import { csvChunks } from '../../src/results/csv-writer.ts';
+import { sourceOf } from '../../src/results/layout.ts';
+
+/** A CSV results file's whole text. */
+export const csvText = (table: ResultsTable): string => [...csvChunks(sourceOf(table))].join('');
 
 export function tempDir(prefix: string): { dir: string; path: (name: string) => string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

@@ -6,9 +6,8 @@ import * as XLSX from 'xlsx';
 import { swapLinesOf } from '../../src/engine/outcome.ts';
 import { swapReference } from '../../src/engine/swap.ts';
 import { foldJournal, type SwapEvent } from '../../src/journal/lines.ts';
-import { csvText } from '../../src/results/csv-writer.ts';
 import { readResults, writeResults, type SwapLine } from '../../src/results/results.ts';
-import { table, tempDir } from './helpers.ts';
+import { csvText, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-swaps-');
 afterAll(tmp.cleanup);

@@ -1,7 +1,7 @@
 // The deliberately broken sample: its EXACT list of problems, in order.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from './collect.ts';
 
 const broken = fileURLToPath(new URL('../../samples/payroll-broken.csv', import.meta.url));
 

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from './collect.ts';
 import { generateCsv } from '../engine/helpers.ts';
 
 const dirs: string[] = [];

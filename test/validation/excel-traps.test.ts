@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from './collect.ts';
 import { CANONICAL_FIELDS } from '../../src/input/batch-columns.ts';
 import { EXAMPLES } from './examples.ts';
 import type { PayoutMethod } from '../../src/spec/codes.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/batch-columns.ts';
 import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/row-schemas.ts';
 import { parseRow, type RowContext } from '../../src/validation/row.ts';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from './collect.ts';
 import { sniffDocumentType, checkDocumentFile } from '../../src/validation/document-files.ts';
 import { EXAMPLES } from './examples.ts';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';

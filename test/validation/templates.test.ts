@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectBatch } from '../../src/validation/validation.ts';
+import { collectBatch } from './collect.ts';
 import { templateFileName } from '../../src/validation/templates.ts';
 import { TEMPLATE_METHODS, templateRows } from './examples.ts';
 import { writeSamples, writeTemplates } from './generate-files.ts';
