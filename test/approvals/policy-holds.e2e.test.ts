@@ -2,8 +2,8 @@
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox. Every run, watch
 // and terminal is a process of an installation of its own (approvals/install.ts); the steps that
 // set a scene up or change its policy run main() in this process, under that installation's host
-// folder (package.json "payoutBatch.hostFolder", mocked here), except those with a team ledger's
-// password: pg reads PGPASSWORD from the process's environment, not main()'s.
+// folder (package.json "payoutBatch.hostFolder", mocked here); a team ledger's password reaches
+// them in their $PAYOUT_BATCH_LEDGER_URL (pg reads PGPASSWORD from the process's environment).
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -46,10 +46,12 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', at.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  /** What main() in this process sees besides `env`: a team ledger's URL, password and all. */
+  const mainEnv: Record<string, string> = {};
   /** The same command by main() in this process, under this installation's host folder of policies. */
   const inProcess = (...args: string[]) => {
     host.folder = inst.hostFolder;
-    return runMain(args, { cwd: dir, env });
+    return runMain(args, { cwd: dir, env: { ...env, ...mainEnv } });
   };
   const keys = new Map<string, NewKeyPair>();
   /** NAME.pem and NAME.approver.pub.json in the folder. */
@@ -66,23 +68,13 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
   /** `run --plan PLAN --require-approvals N --approvers approvers.json`, as a flag asks (no policy). */
   const runPlan = (plan: string, n: number) =>
     cli('run', '--plan', plan, '--require-approvals', String(n), '--approvers', 'approvers.json', '--yes', ...service);
-  /** The policy of two approvals of Alice and Bob (and `rules`), the first of the account: set at once (by a process when in a team ledger). */
+  /** The policy of two approvals of Alice and Bob (and `rules`), the first of the account: set at once. */
   const policy = async (...rules: string[]) => {
     for (const n of ['Alice', 'Bob']) person(n);
     expect((await inProcess('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(
       0,
     );
-    const teamLedger = rules.includes('--ledger') || env.PAYOUT_BATCH_LEDGER_URL !== undefined;
-    const set = await (teamLedger ? cli : inProcess)(
-      'policy',
-      'set',
-      '--require-approvals',
-      '2',
-      '--approvers',
-      'approvers.json',
-      ...rules,
-      ...service,
-    );
+    const set = await inProcess('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...rules, ...service);
     expect(set.code, set.stderr).toBe(0);
   };
   /** A batch of one USD row per amount, references of its own. */
@@ -93,7 +85,7 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
       prefix: `${prefix}${name.replace(/\W/g, '')}`,
       amount: (i) => amounts[i]!,
     });
-  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
+  return { dir, env, mainEnv, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
 }
 
 it('defects 1 and 2: no state folder, variable, home or watch folder skips the policy', async () => {
@@ -498,9 +490,11 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it('a run with another team ledger than the one the policy is kept in is refused, as one without a ledger is', async () => {
-    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
-    const { env, cli, service, policy, batch } = await scene();
+    const full = await testDatabase();
+    const [kept, other] = [withoutPassword(full), withoutPassword(await testDatabase())];
+    const { env, mainEnv, cli, service, policy, batch } = await scene();
     env.PGPASSWORD = kept.PGPASSWORD;
+    mainEnv.PAYOUT_BATCH_LEDGER_URL = full;
     await policy('--ledger', kept.url);
     await batch('elsewhere.csv', '1.00');
     const before = initiates(sb).length;
@@ -586,9 +580,11 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
-    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
-    const { env, cli, inProcess, person, service, policy, batch } = await scene();
+    const full = await testDatabase();
+    const [kept, other] = [withoutPassword(full), withoutPassword(await testDatabase())];
+    const { env, mainEnv, cli, inProcess, person, service, policy, batch } = await scene();
     env.PGPASSWORD = kept.PGPASSWORD;
+    mainEnv.PAYOUT_BATCH_LEDGER_URL = full;
     await policy('--ledger', kept.url);
     person('Mallory');
     expect((await inProcess('approvers', 'add', 'Mallory.approver.pub.json', '--out', 'mine.json')).code).toBe(0);
