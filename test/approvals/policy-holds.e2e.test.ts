@@ -617,7 +617,7 @@ describe.runIf(withPostgres)('a team ledger', () => {
 
 // (Last in the file: its 31 s wait for the approvals to expire idles this worker. This file and the
 // screening flow, the suite's two longest, start together, and the flow waits on a clearance's expiry
-// at about this file's seventh test: two workers idle at once left a core unused for 25 s.)
+// first, while this file runs its other tests: two workers idle at once left a core unused for 25 s.)
 it('approvals that expire while the run waits at its confirmation no longer count: nothing is sent', async () => {
   const { dir, env, inst, service, inProcess, person, keys, policy } = await scene();
   await policy('--approvals-expire-after', '1m');
