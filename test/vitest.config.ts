@@ -14,6 +14,9 @@ const ISOLATED = [
   'test/ops/listen-together.test.ts',
   'test/approvals/policy-unreadable.test.ts',
   'test/ops/watch-policy-since.e2e.test.ts',
+  'test/approvals/policy-holds.e2e.test.ts',
+  'test/approvals/account-policy.e2e.test.ts',
+  'test/screening-e2e/flow.e2e.test.ts',
   'test/ops/watch-unreadable.test.ts',
   'test/journal/disk-full.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)

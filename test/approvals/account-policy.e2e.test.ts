@@ -1,18 +1,35 @@
 // An account's approval policy over the real CLI and a sandbox over HTTP: once `policy set`, a run
 // against the account needs the approvals without any flag saying so, refused runs make not one
 // initiate, `--above` lets small batches go, and every change, signed, is kept with the policy.
+// Runs, retries and watches are processes of an installation of its own (install.ts), and so is
+// the `policy set` whose file is looked at; the steps that set a test up (plans, shows, a change
+// signed and applied) run main() in this process, under that installation's host folder (mocked).
 import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/read.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { ROOT, approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
-import { install } from './install.ts';
+import { install, type Installation } from './install.ts';
+
+/** The host folder of policies main() reads in this process: the test's installation's (empty: the package's own). */
+const host = vi.hoisted(() => ({ folder: '' }));
+vi.mock('../../src/package-root.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/package-root.ts')>();
+  return { ...real, packageJson: () => ({ ...real.packageJson(), ...(host.folder && { payoutBatch: { hostFolder: host.folder } }) }) };
+});
+/** `payout-batch ...args` by main() in this process, in `cwd`, under the host folder of `inst`. */
+const inProcessOf =
+  (inst: Installation, cwd: string, env: Record<string, string>) =>
+  (...args: string[]) => {
+    host.folder = inst.hostFolder;
+    return runMain(args, { cwd, env });
+  };
 
 const dirs = tempDirs('pb-policy-');
 let sb: LocalSandbox;
@@ -29,8 +46,9 @@ it('a policy set once is needed by every run against the account, and no flag tu
   const inst = install(await dirs.make());
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const cli = (...args: string[]) => runCli([...args, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env, bin: inst.bin });
+  const inProcess = (...args: string[]) => inProcessOf(inst, dir, env)(...args, '--base-url', sb.url, '--rate', '100');
   const approveChange = (name: string, key: string) =>
-    runCli(['approve', 'policy-change.json', '--as', name, '--key-file', key, '--yes'], { cwd: dir, env, bin: inst.bin });
+    inProcessOf(inst, dir, env)('approve', 'policy-change.json', '--as', name, '--key-file', key, '--yes');
   await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['USD'] });
   // (amounts of their own: the same payee and amount as payroll.csv's, paid minutes before, is a probable duplicate)
   await writeBatch(dir, 'small.csv', { rows: 2, currencies: ['USD'], prefix: 'SMALL', amount: (i) => `${50 + i}.00` });
@@ -46,20 +64,20 @@ it('a policy set once is needed by every run against the account, and no flag tu
   );
   const approve = (name: string, key: { privatePem: string }) => approveAs(join(dir, 'payroll.plan.json'), name, key.privatePem);
 
-  expect((await cli('policy', 'show')).stdout).toContain('no approval policy');
+  expect((await inProcess('policy', 'show')).stdout).toContain('no approval policy');
   const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', '--approvals-expire-after', '7d');
   expect(set.code, set.stderr).toBe(0);
   // in the installation's host folder, one file per account and API key, that others may read but not write
   const [file] = readdirSync(inst.hostFolder).filter((f) => f.endsWith('.policy.json'));
   expect(statSync(join(inst.hostFolder, file!)).mode & 0o777).toBe(0o644);
-  expect((await cli('policy', 'show')).stdout).toContain('2 approvals of Alice, Bob; approvals expire after 7d');
+  expect((await inProcess('policy', 'show')).stdout).toContain('2 approvals of Alice, Bob; approvals expire after 7d');
 
   // a plain run, and a plan with one approval and a flag asking for fewer: refused before any
   // initiate, with the policy's words (a plan with none: approvals.e2e.test.ts)
   const plain = await cli('run', 'payroll.csv', '--yes');
   expect(plain.code).toBe(3);
   expect(plain.stderr).toContain("refused: this account's approval policy needs 2 approvals of Alice, Bob");
-  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--as', 'Dan', '--approver-key', 'dan.pem');
+  const planned = await inProcess('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--as', 'Dan', '--approver-key', 'dan.pem');
   expect(planned.code, planned.stderr).toBe(0);
   await approve('Alice', alice);
   const fewer = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--require-approvals', '1', '--approvers', 'approvers.json');
@@ -82,14 +100,14 @@ it('a policy set once is needed by every run against the account, and no flag tu
   expect(initiates(sb)).toHaveLength(3);
 
   // above an amount only (a change: proposed, signed by both, applied): a small batch goes without approvals
-  const above = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', '--above', 'USD:100000');
+  const above = await inProcess('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', '--above', 'USD:100000');
   expect(above.code, above.stderr).toBe(0);
   for (const [name, key] of [
     ['Alice', 'alice.pem'],
     ['Bob', 'bob.pem'],
   ])
     expect((await approveChange(name!, key!)).code).toBe(0);
-  const applied = await cli('policy', 'apply', 'policy-change.json');
+  const applied = await inProcess('policy', 'apply', 'policy-change.json');
   expect(applied.code, applied.stderr).toBe(0);
   const small = await cli('run', 'small.csv', '--yes');
   expect(small.code, small.stderr).toBe(0);
@@ -101,7 +119,7 @@ it('a policy set once is needed by every run against the account, and no flag tu
   );
   expect(initiates(sb)).toHaveLength(5);
   // every version, who set it and who signed the change
-  const shown = (await cli('policy', 'show')).stdout;
+  const shown = (await inProcess('policy', 'show')).stdout;
   expect(shown).toMatch(/version 1, \S+ by \S+: 2 approvals of Alice, Bob; approvals expire after 7d/);
   expect(shown).toMatch(
     /version 2, \S+ by \S+, signed by Alice, Bob: 2 approvals of Alice, Bob for a batch sending more than USD 100,000.00/,
@@ -124,11 +142,16 @@ it('a watch folder against an account with a policy runs no file the policy has 
   mkdirSync(join(dir, 'inbox'));
   const env = cleanEnv({});
   // the account's policy on this host: the watch, whose ledger is DIR/.state, sees it all the same
-  const set = await runCli(['policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url], {
-    cwd: dir,
-    env,
-    bin: inst.bin,
-  });
+  const set = await inProcessOf(inst, dir, env)(
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    '--base-url',
+    sb.url,
+  );
   expect(set.code, set.stderr).toBe(0);
   await writeBatch(join(dir, 'inbox'), 'payroll.csv', { rows: 2, currencies: ['USD'] });
   writeFileSync(join(dir, 'inbox', 'payroll.csv.ready'), '');
@@ -157,13 +180,25 @@ async function watchUnderPolicy(prefix: string, config: Record<string, unknown> 
   configure(config);
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
-  const set = await cli('policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url);
+  const inProcess = inProcessOf(inst, dir, env);
+  const set = await inProcess('policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url);
   expect(set.code, set.stderr).toBe(0);
   mkdirSync(join(dir, 'inbox'));
   mkdirSync(join(dir, 'staging'));
   await writeBatch(join(dir, 'staging'), 'payroll.csv', { rows: 2, currencies: ['USD'], prefix, amount: (i) => `${70 + i}.00` });
   const plan = join(dir, 'staging', 'payroll.plan.json');
-  const planned = await cli('plan', 'staging/payroll.csv', '--out', plan, '--as', 'Dan', '--approver-key', 'dan.pem', '--base-url', sb.url);
+  const planned = await inProcess(
+    'plan',
+    'staging/payroll.csv',
+    '--out',
+    plan,
+    '--as',
+    'Dan',
+    '--approver-key',
+    'dan.pem',
+    '--base-url',
+    sb.url,
+  );
   expect(planned.code, planned.stderr).toBe(0);
   /** The plan, its approvals and the batch, as they are in staging/ now, into the inbox. */
   const drop = () => {

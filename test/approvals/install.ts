@@ -1,7 +1,9 @@
 // The package installed into a folder of its own, as test/pack.sh installs it (its dist copied,
 // its dependencies linked), with the host's folder of approval policies fixed by the installation
 // (package.json "payoutBatch.hostFolder", src/approvals/account-policy.ts hostFolder): what every
-// run of that installation sees, whatever its flags, variables or state folder.
+// run of that installation sees, whatever its flags, variables or state folder. A test file that
+// mocks packageJson() to return `hostFolder` runs main() in its worker under the same folder
+// (policy-holds.e2e.test.ts), for the steps that are not about a process.
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../engine/helpers.ts';

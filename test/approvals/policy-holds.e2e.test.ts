@@ -1,5 +1,9 @@
 // Issue 40, an approval policy that holds, tried as a hurried or dishonest operator would, with
-// real processes against a sandbox over HTTP: payouts are counted at the sandbox.
+// real processes against a sandbox over HTTP: payouts are counted at the sandbox. Every run, watch
+// and terminal is a process of an installation of its own (approvals/install.ts); the steps that
+// set a scene up or change its policy run main() in this process, under that installation's host
+// folder (package.json "payoutBatch.hostFolder", mocked here); a team ledger's password reaches
+// them in their $PAYOUT_BATCH_LEDGER_URL (pg reads PGPASSWORD from the process's environment).
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,6 +15,13 @@ import { install } from './install.ts';
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
 import { testDatabase, withoutPassword, withPostgres } from '../pg/database.ts';
+
+/** The host folder of policies main() reads in this process: the scene's installation's (empty: the package's own). */
+const host = vi.hoisted(() => ({ folder: '' }));
+vi.mock('../../src/package-root.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/package-root.ts')>();
+  return { ...real, packageJson: () => ({ ...real.packageJson(), ...(host.folder && { payoutBatch: { hostFolder: host.folder } }) }) };
+});
 
 const dirs = tempDirs('pb-policy-holds-');
 let sb: LocalSandbox;
@@ -35,7 +46,13 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', at.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
-  const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
+  /** What main() in this process sees besides `env`: a team ledger's URL, password and all. */
+  const mainEnv: Record<string, string> = {};
+  /** The same command by main() in this process, under this installation's host folder of policies. */
+  const inProcess = (...args: string[]) => {
+    host.folder = inst.hostFolder;
+    return runMain(args, { cwd: dir, env: { ...env, ...mainEnv } });
+  };
   const keys = new Map<string, NewKeyPair>();
   /** NAME.pem and NAME.approver.pub.json in the folder. */
   const person = (name: string) => {
@@ -45,20 +62,19 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
     writeFileSync(join(dir, `${name}.approver.pub.json`), JSON.stringify({ name, publicKey: k.publicKey }) + '\n');
     return k;
   };
-  /** `approve`, the key checked against `list` (null: the account's policy in force on the host). */
+  /** `approve`, the key checked against `list` (null: the account's policy in force on the host), in this process. */
   const approve = (plan: string, name: string, keyName = name, list: string | null = 'approvers.json') =>
-    cli('approve', plan, '--as', name, '--key-file', `${keyName}.pem`, ...(list ? ['--approvers', list] : []), '--yes');
+    inProcess('approve', plan, '--as', name, '--key-file', `${keyName}.pem`, ...(list ? ['--approvers', list] : []), '--yes');
   /** `run --plan PLAN --require-approvals N --approvers approvers.json`, as a flag asks (no policy). */
   const runPlan = (plan: string, n: number) =>
     cli('run', '--plan', plan, '--require-approvals', String(n), '--approvers', 'approvers.json', '--yes', ...service);
   /** The policy of two approvals of Alice and Bob (and `rules`), the first of the account: set at once. */
   const policy = async (...rules: string[]) => {
     for (const n of ['Alice', 'Bob']) person(n);
-    // (the list made in this process: the bin's main(); the policy by the installation, whose host folder holds it)
     expect((await inProcess('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(
       0,
     );
-    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...rules, ...service);
+    const set = await inProcess('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...rules, ...service);
     expect(set.code, set.stderr).toBe(0);
   };
   /** A batch of one USD row per amount, references of its own. */
@@ -69,7 +85,7 @@ async function scene(rows = 2, at: LocalSandbox = sb) {
       prefix: `${prefix}${name.replace(/\W/g, '')}`,
       amount: (i) => amounts[i]!,
     });
-  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
+  return { dir, env, mainEnv, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
 }
 
 it('defects 1 and 2: no state folder, variable, home or watch folder skips the policy', async () => {
@@ -147,10 +163,20 @@ it('defect 3: the runner cannot loosen or remove the policy alone; its approvers
   expect((await inProcess('approvers', 'add', 'Runner.approver.pub.json', '--out', 'own.json')).code).toBe(0);
   const before = initiates(sb).length;
 
-  const loosen = await cli('policy', 'set', '--require-approvals', '1', '--approvers', 'own.json', '--out', 'loosen.json', ...service);
+  const loosen = await inProcess(
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'own.json',
+    '--out',
+    'loosen.json',
+    ...service,
+  );
   expect(loosen.code, loosen.stderr).toBe(0);
   expect(loosen.stdout).toContain('not in force');
-  const alone = await cli('policy', 'apply', 'loosen.json');
+  const alone = await inProcess('policy', 'apply', 'loosen.json');
   expect(alone.code).toBe(3);
   expect(alone.stderr).toContain('0 of the 2 approvals the policy in force needs');
   // the runner signs it: under the policy's list, refused; under their own, signed and not counted
@@ -167,12 +193,12 @@ it('defect 3: the runner cannot loosen or remove the policy alone; its approvers
     '--yes',
   );
   expect(ownList.code, ownList.stderr).toBe(0);
-  const signedAlone = await cli('policy', 'apply', 'loosen.json');
+  const signedAlone = await inProcess('policy', 'apply', 'loosen.json');
   expect(signedAlone.code).toBe(3);
   expect(signedAlone.stderr).toContain('Runner: not in the approvers list');
-  const removal = await cli('policy', 'remove', '--out', 'remove.json', ...service);
+  const removal = await inProcess('policy', 'remove', '--out', 'remove.json', ...service);
   expect(removal.code, removal.stderr).toBe(0);
-  expect((await cli('policy', 'apply', 'remove.json')).code).toBe(3);
+  expect((await inProcess('policy', 'apply', 'remove.json')).code).toBe(3);
   const run = await cli('run', 'payroll.csv', '--yes', ...service);
   expect(run.code).toBe(3);
   expect(run.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
@@ -180,13 +206,13 @@ it('defect 3: the runner cannot loosen or remove the policy alone; its approvers
 
   // Alice and Bob sign the change (the policy's own list, found on the host): in force, shown with its signers
   for (const n of ['Alice', 'Bob']) expect((await approve('loosen.json', n, n, null)).code).toBe(0);
-  const applied = await cli('policy', 'apply', 'loosen.json');
+  const applied = await inProcess('policy', 'apply', 'loosen.json');
   expect(applied.code, applied.stderr).toBe(0);
-  const shown = await cli('policy', 'show', ...service);
+  const shown = await inProcess('policy', 'show', ...service);
   expect(shown.stdout).toContain('1 approval of Runner (version 2');
   expect(shown.stdout).toMatch(/version 2, .*signed by Alice, Bob: 1 approval of Runner/);
   // the removal was proposed against version 1: stale, refused
-  const stale = await cli('policy', 'apply', 'remove.json');
+  const stale = await inProcess('policy', 'apply', 'remove.json');
   expect(stale.code).toBe(3);
   expect(stale.stderr).toContain('changes version 1 of the policy, and version 2 is in force');
 });
@@ -218,14 +244,24 @@ it("the maker signs: an unsigned plan is not approved under a policy, and the ma
   );
   expect(initiates(sb)).toHaveLength(before);
   // a maker the policy lists signs with the key it lists for them: Alice with Bob's key is refused, no plan written
-  const asAlice = await cli('plan', 'payroll.csv', '--out', 'alice.plan.json', '--as', 'Alice', '--approver-key', 'Bob.pem', ...service);
+  const asAlice = await inProcess(
+    'plan',
+    'payroll.csv',
+    '--out',
+    'alice.plan.json',
+    '--as',
+    'Alice',
+    '--approver-key',
+    'Bob.pem',
+    ...service,
+  );
   expect(asAlice.code).toBe(2);
   expect(asAlice.stderr).toMatch(/--as Alice: the key file holds key \w+, and the account's approval policy gives Alice key \w+/);
   expect(existsSync(join(dir, 'alice.plan.json'))).toBe(false);
 });
 
 it('a policy changed while the run waits at its confirmation is read again before the first payout: nothing is sent', async () => {
-  const { dir, env, inst, service, cli, inProcess, person, approve, keys, policy } = await scene();
+  const { dir, env, inst, service, inProcess, person, approve, keys, policy } = await scene();
   await policy();
   person('Dan');
   const made = await inProcess('plan', join(dir, 'payroll.csv'), '--out', join(dir, 'ok.plan.json'), '--no-quote', '--as', 'Dan', '--approver-key', join(dir, 'Dan.pem'), ...service); // prettier-ignore
@@ -237,10 +273,20 @@ it('a policy changed while the run waits at its confirmation is read again befor
   const before = initiates(sb).length;
   // at the question, Alice and Bob raise the policy to 3 approvals: the plan they approved under 2 is not enough
   const raise = async () => {
-    const set = await cli('policy', 'set', '--require-approvals', '3', '--approvers', 'three.json', '--out', 'raise.json', ...service);
+    const set = await inProcess(
+      'policy',
+      'set',
+      '--require-approvals',
+      '3',
+      '--approvers',
+      'three.json',
+      '--out',
+      'raise.json',
+      ...service,
+    );
     expect(set.code, set.stderr).toBe(0);
     for (const n of ['Alice', 'Bob']) expect((await approve('raise.json', n, n, null)).code).toBe(0);
-    const applied = await cli('policy', 'apply', 'raise.json');
+    const applied = await inProcess('policy', 'apply', 'raise.json');
     expect(applied.code, applied.stderr).toBe(0);
     return 'y\r';
   };
@@ -325,17 +371,17 @@ it("defect 7: a name is its key: Alice cannot sign with Bob's key, and such a si
 });
 
 it('defect 4: --above counts what is sent without approval per account and UTC day, across batches and state folders', async () => {
-  const { cli, service, policy, batch } = await scene();
+  const { cli, inProcess, service, policy, batch } = await scene();
   await policy('--above', 'USD:150');
   await batch('one.csv', '100.01');
   await batch('two.csv', '100.02');
-  const fresh = await cli('plan', 'one.csv', ...service);
+  const fresh = await inProcess('plan', 'one.csv', ...service);
   expect(fresh.stdout).toContain('Approval policy: left today (UTC) to send without approval: USD 150.00 (of USD 150.00).');
   const before = initiates(sb).length;
   const first = await cli('run', 'one.csv', '--yes', ...service);
   expect(first.code, first.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(before + 1);
-  expect((await cli('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 (of USD 150.00)');
+  expect((await inProcess('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 (of USD 150.00)');
   // the second file alone is under the amount: refused whole, in this state folder and in another
   for (const flags of [[], ['--state-dir', 'other']]) {
     const second = await cli('run', 'two.csv', '--yes', ...flags, ...service);
@@ -367,7 +413,7 @@ it('defect 5: --allow-partial never lets a part through that the whole would not
 it("--above: a run killed after the day's count took its payouts is resumed, its payouts counted once", async () => {
   const slow = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
   try {
-    const { cli, dir, env, inst, service, policy, batch } = await scene(2, slow);
+    const { cli, inProcess, dir, env, inst, service, policy, batch } = await scene(2, slow);
     await policy('--above', 'USD:150');
     await batch('four.csv', '60.00', '60.00');
     // (the initiates held unanswered: the run is killed once it sent them, their outcome unknown)
@@ -387,7 +433,7 @@ it("--above: a run killed after the day's count took its payouts is resumed, its
     const resumed = await cli('run', 'four.csv', '--yes', ...service);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('2 whose outcome must be settled first');
-    expect(await cli('plan', 'four.csv', ...service).then((r) => r.stdout)).toContain('without approval: USD 30.00 (of USD 150.00)');
+    expect(await inProcess('plan', 'four.csv', ...service).then((r) => r.stdout)).toContain('without approval: USD 30.00 (of USD 150.00)');
   } finally {
     await slow.close();
   }
@@ -444,9 +490,11 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it('a run with another team ledger than the one the policy is kept in is refused, as one without a ledger is', async () => {
-    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
-    const { env, cli, service, policy, batch } = await scene();
+    const full = await testDatabase();
+    const [kept, other] = [withoutPassword(full), withoutPassword(await testDatabase())];
+    const { env, mainEnv, cli, service, policy, batch } = await scene();
     env.PGPASSWORD = kept.PGPASSWORD;
+    mainEnv.PAYOUT_BATCH_LEDGER_URL = full;
     await policy('--ledger', kept.url);
     await batch('elsewhere.csv', '1.00');
     const before = initiates(sb).length;
@@ -532,9 +580,11 @@ describe.runIf(withPostgres)('a team ledger', () => {
   });
 
   it("a policy set without the account's team ledger, on the host or in another ledger, is refused, not set at once over it", async () => {
-    const [kept, other] = [withoutPassword(await testDatabase()), withoutPassword(await testDatabase())];
-    const { env, cli, inProcess, person, service, policy, batch } = await scene();
+    const full = await testDatabase();
+    const [kept, other] = [withoutPassword(full), withoutPassword(await testDatabase())];
+    const { env, mainEnv, cli, inProcess, person, service, policy, batch } = await scene();
     env.PGPASSWORD = kept.PGPASSWORD;
+    mainEnv.PAYOUT_BATCH_LEDGER_URL = full;
     await policy('--ledger', kept.url);
     person('Mallory');
     expect((await inProcess('approvers', 'add', 'Mallory.approver.pub.json', '--out', 'mine.json')).code).toBe(0);
@@ -567,7 +617,7 @@ describe.runIf(withPostgres)('a team ledger', () => {
 
 // (Last in the file: its 31 s wait for the approvals to expire idles this worker. This file and the
 // screening flow, the suite's two longest, start together, and the flow waits on a clearance's expiry
-// at about this file's seventh test: two workers idle at once left a core unused for 25 s.)
+// first, while this file runs its other tests: two workers idle at once left a core unused for 25 s.)
 it('approvals that expire while the run waits at its confirmation no longer count: nothing is sent', async () => {
   const { dir, env, inst, service, inProcess, person, keys, policy } = await scene();
   await policy('--approvals-expire-after', '1m');

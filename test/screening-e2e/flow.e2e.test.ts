@@ -2,7 +2,8 @@
 // sample sanctions list (samples/sanctions) through screen, plan, approve and run; a clearance
 // signed and used, then voided by a changed account; a stale list refused under the account's
 // policy. Payouts are counted at the sandbox. The step each test is about runs as a process; the
-// steps that set it up, and refusals before anything is sent, run main() in this process.
+// steps that set it up, and refusals before anything is sent, run main() in this process (under
+// the host folder of policies of the scene's installation, when it has one: mocked here).
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -13,9 +14,16 @@ import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { onTerminal } from '../cli/pty.ts';
 import { until } from '../ops/helpers.ts';
-import { install } from '../approvals/install.ts';
+import { install, type Installation } from '../approvals/install.ts';
 import { pain001, sampleRows } from '../input/pain001-files.ts';
 import { testDatabase, withoutPassword, withPostgres } from '../pg/database.ts';
+
+/** The host folder of policies main() reads in this process: the scene's installation's (empty: the package's own). */
+const host = vi.hoisted(() => ({ folder: '' }));
+vi.mock('../../src/package-root.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/package-root.ts')>();
+  return { ...real, packageJson: () => ({ ...real.packageJson(), ...(host.folder && { payoutBatch: { hostFolder: host.folder } }) }) };
+});
 
 const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
 const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').trim().split('\n');
@@ -34,8 +42,11 @@ afterAll(async () => {
 });
 
 let scenes = 0;
-/** A folder with the batch (references of its own), the CLI against the sandbox, and approvers Alice and Bob listed. */
-async function scene() {
+/**
+ * A folder with the batch (references of its own), the CLI against the sandbox (of `inst`, an
+ * installation whose host folder of policies no other test shares), and approvers Alice and Bob listed.
+ */
+async function scene(inst?: Installation) {
   const dir = await dirs.make();
   const prefix = `S${++scenes}`;
   const batch = (rows = ROWS) =>
@@ -46,9 +57,12 @@ async function scene() {
   writeFileSync(join(dir, 'payroll.csv'), batch());
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
-  const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst?.bin });
   /** The same in this process, for steps that set a scene up and what is not about a process. */
-  const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
+  const inProcess = (...args: string[]) => {
+    host.folder = inst?.hostFolder ?? '';
+    return runMain(args, { cwd: dir, env });
+  };
   const list: { name: string; publicKey: string }[] = [];
   for (const name of ['Alice', 'Bob']) {
     const k = newKeyPair();
@@ -86,6 +100,37 @@ async function scene() {
     rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)),
   };
 }
+
+// (First in the file: its 31 s wait for the clearance to expire idles this worker while
+// approvals/policy-holds.e2e, which starts beside it (the suite's two longest files), runs its
+// other tests; that file waits on its own expiry last. Both waits at once left a core unused.)
+it('a clearance that expires while the run waits at its confirmation no longer lets its row go: nothing is sent', async () => {
+  const { dir, env, prefix, service, approve } = await scene();
+  const ref = `${prefix}-001`;
+  // made 30 seconds ago for a minute (30 for the run to reach its question on a busy machine): in force when the run starts, expired by the time it is answered
+  const madeAt = Date.now() - 30_000;
+  vi.useFakeTimers({ toFake: ['Date'], now: madeAt });
+  try {
+    const clear = ['--sanctions-list', LIST, '--clear', ref, '--entry', 'ofac-sdn:90001', '--reason', 'born 1990, the listed person 1961'];
+    const made = await runMain(['screen', join(dir, 'payroll.csv'), ...clear, '--expires', '1m', '--as', 'Dan'], { cwd: dir, env }); // prettier-ignore
+    expect(made.code, made.stderr).toBe(0);
+  } finally {
+    vi.useRealTimers();
+  }
+  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+  expect((await approve(join('clearances', clearance!))).code).toBe(0);
+  const before = initiates(sb).length;
+  const expired = async () => {
+    await until(() => Date.now() > madeAt + 61_000, 45_000, 'the clearance to expire');
+    return 'y\r';
+  };
+  const args = ['run', 'payroll.csv', '--allow-partial', '--sanctions-list', LIST, '--approvers', 'approvers.json', ...service];
+  const t = await onTerminal(args, { env, cwd: dir, answer: expired });
+  expect(t.atQuestion).toContain(`Send ${ROWS.length - 1} payouts`);
+  expect(t.code, t.output).toBe(3);
+  expect(t.output).toMatch(/sanctions clearance of row 2 expired/);
+  expect(initiates(sb)).toHaveLength(before);
+});
 
 it('screen: the sample payroll against the sample list holds the five payees it collides with, and no other', async () => {
   const dir = await dirs.make();
@@ -222,11 +267,21 @@ it.runIf(withPostgres)('the team ledger keeps a hold too: written there, or brou
   const before = initiates(sb).length;
   const sent = before + 2 * (ROWS.length - HELD.length);
   for (const imported of [false, true]) {
-    const { prefix, env, service, cli, results } = await scene();
+    const { prefix, env, service, cli, inProcess, results } = await scene();
     const ledger = withoutPassword(await testDatabase());
     env.PGPASSWORD = ledger.PGPASSWORD;
     const team = ['--ledger', ledger.url];
-    const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service, ...(imported ? [] : team));
+    // (the run that holds them in this process when it keeps them in the state folder; with the ledger's password, a process)
+    const r = await (imported ? inProcess : cli)(
+      'run',
+      'payroll.csv',
+      '--yes',
+      '--allow-partial',
+      '--sanctions-list',
+      LIST,
+      ...service,
+      ...(imported ? [] : team),
+    );
     expect(r.code, r.stderr).toBe(1);
     const im = imported && (await cli('ledger', 'import', '--from-state-dir', 'state', ...team, ...service.slice(0, 2)));
     if (im) expect(im.code, im.stderr).toBe(0);
@@ -365,47 +420,27 @@ it('a clearance approvers signed lets its row go, the results name it; a changed
   expect(again.held.map((h) => h.reference)).toContain(ref);
 });
 
-it('a clearance that expires while the run waits at its confirmation no longer lets its row go: nothing is sent', async () => {
-  const { dir, env, prefix, service, approve } = await scene();
-  const ref = `${prefix}-001`;
-  // made 30 seconds ago for a minute (30 for the run to reach its question on a busy machine): in force when the run starts, expired by the time it is answered
-  const madeAt = Date.now() - 30_000;
-  vi.useFakeTimers({ toFake: ['Date'], now: madeAt });
-  try {
-    const clear = ['--sanctions-list', LIST, '--clear', ref, '--entry', 'ofac-sdn:90001', '--reason', 'born 1990, the listed person 1961'];
-    const made = await runMain(['screen', join(dir, 'payroll.csv'), ...clear, '--expires', '1m', '--as', 'Dan'], { cwd: dir, env }); // prettier-ignore
-    expect(made.code, made.stderr).toBe(0);
-  } finally {
-    vi.useRealTimers();
-  }
-  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
-  expect((await approve(join('clearances', clearance!))).code).toBe(0);
-  const before = initiates(sb).length;
-  const expired = async () => {
-    await until(() => Date.now() > madeAt + 61_000, 45_000, 'the clearance to expire');
-    return 'y\r';
-  };
-  const args = ['run', 'payroll.csv', '--allow-partial', '--sanctions-list', LIST, '--approvers', 'approvers.json', ...service];
-  const t = await onTerminal(args, { env, cwd: dir, answer: expired });
-  expect(t.atQuestion).toContain(`Send ${ROWS.length - 1} payouts`);
-  expect(t.code, t.output).toBe(3);
-  expect(t.output).toMatch(/sanctions clearance of row 2 expired/);
-  expect(initiates(sb)).toHaveLength(before);
-});
-
 it("screen counts a clearance as the account's policy does, not by the list it is given", async () => {
-  const { dir, env, prefix, service } = await scene();
-  const inst = install(await dirs.make());
-  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
-  const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
+  const { dir, prefix, service, cli, inProcess } = await scene(install(await dirs.make()));
+  const set = await inProcess('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
   expect(set.code, set.stderr).toBe(0);
   writeFileSync(join(dir, 'Dan.pem'), newKeyPair().privatePem, { mode: 0o600 });
   const ref = `${prefix}-001`;
-  const made = await clearFirst(cli, dir, ref, '--as', 'Dan', '--approver-key', 'Dan.pem');
+  const made = await clearFirst(inProcess, dir, ref, '--as', 'Dan', '--approver-key', 'Dan.pem');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   const approve = (name: string) =>
-    cli('approve', join('clearances', clearance!), '--as', name, '--key-file', `${name}.pem`, '--approvers', 'approvers.json', '--yes');
+    inProcess(
+      'approve',
+      join('clearances', clearance!),
+      '--as',
+      name,
+      '--key-file',
+      `${name}.pem`,
+      '--approvers',
+      'approvers.json',
+      '--yes',
+    );
   expect((await approve('Alice')).code).toBe(0);
   // one approval of a listed approver: enough by --approvers alone, not under the policy (2), as run counts it
   const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json', ...service);
@@ -424,11 +459,9 @@ it("screen counts a clearance as the account's policy does, not by the list it i
 });
 
 it("a list older than the account's policy allows refuses the run, and so does no list at all", async () => {
-  const { dir, env, service } = await scene();
-  const inst = install(await dirs.make());
-  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  const { dir, service, cli, inProcess } = await scene(install(await dirs.make()));
   await writeBatch(dir, 'usd.csv', { rows: 2, currencies: ['USD'], prefix: `OLD${scenes}` });
-  const set = await cli(
+  const set = await inProcess(
     'policy',
     'set',
     '--require-approvals',
@@ -457,14 +490,14 @@ it("a list older than the account's policy allows refuses the run, and so does n
   const none = await cli('run', 'usd.csv', '--yes', ...service);
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('give --sanctions-list');
-  const plan = await cli('plan', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
+  const plan = await inProcess('plan', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
   expect(plan.code).toBe(3);
   expect(plan.stdout).toContain('older than the 24h');
   // screen says so too, rather than "No payee held."
-  const screened = await cli('screen', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
+  const screened = await inProcess('screen', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
   expect(screened.code, screened.stdout).toBe(3);
   expect(screened.stderr).toContain('older than the 24h');
-  expect((await cli('screen', 'usd.csv', ...service)).stderr).toContain('give --sanctions-list');
+  expect((await inProcess('screen', 'usd.csv', ...service)).stderr).toContain('give --sanctions-list');
   expect(initiates(sb)).toHaveLength(before);
   // a fresh list: sent
   const now = join(dir, 'now');
