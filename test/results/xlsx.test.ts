@@ -190,6 +190,24 @@ describe('XLSX results', () => {
     await expect(readResults(p, { sheet: 'Nope' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
   });
 
+  it('reads a date of a results workbook in the 1904 date system (Excel for Mac) as the date it shows, as readBatch does', async () => {
+    // 2027-03-01 is serial 44985 from 1904-01-01; from 1899-12-30 that serial is 2023-02-28: a retry would send the row at once
+    const aoa = [
+      ['reference', 'ReqdExctnDt', ...RESULT_COLUMNS],
+      ['R1', '', 'NOT_SENT', '', '', 'key-1', '', '', '', '', '', 'NOT_DUE', '', '', '', ''],
+    ];
+    const ws = XLSX.utils.aoa_to_sheet(aoa);
+    ws.B2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'Results');
+    wb.Workbook = { WBProps: { date1904: true } };
+    const p = tmp.path('mac.xlsx');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const back = await readResults(p);
+    expect(back.rows[0]!.cells.ReqdExctnDt).toBe('2027-03-01');
+    expect(back.rows[0]!.dates).toEqual({ ReqdExctnDt: '2027-03-01' });
+  });
+
   it("keeps a person's own sheets when the file is written again (status, listen, attach)", async () => {
     const p = tmp.path('notes.xlsx');
     await writeResults(p, table('xlsx', 2));
