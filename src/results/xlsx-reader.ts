@@ -16,7 +16,8 @@ export function readResultsSheet(buf: Buffer, file: string, sheet: string | unde
   // (a person's own sheets go back into the workbook when it is written again)
   const others = workbook.SheetNames.filter((n) => n !== name && n !== SWAPS_SHEET);
   const otherSheets = others.map((n): [string, XLSX.WorkSheet] => [n, writable(workbook.Sheets[n]!)]);
-  return { records: sheetRecords(ws, date1904), ...(swaps.length ? { swaps } : {}), ...(others.length ? { otherSheets } : {}) };
+  const kept = others.length ? { otherSheets, ...(date1904 && { date1904: true as const }) } : {};
+  return { records: sheetRecords(ws, date1904), ...(swaps.length ? { swaps } : {}), ...kept };
 }
 
 /** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */

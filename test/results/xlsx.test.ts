@@ -225,6 +225,21 @@ describe('XLSX results', () => {
     expect((await readResults(p)).rows.map((r) => r.result.status)).toEqual(['PROCESSING', 'PENDING']);
   });
 
+  it("keeps the dates of a person's own sheets of a 1904 workbook (Excel for Mac) when the file is written again", async () => {
+    const p = tmp.path('mac-notes.xlsx');
+    await writeResults(p, table('xlsx', 1));
+    const wb = XLSX.read(readFileSync(p), { type: 'buffer' });
+    const notes = XLSX.utils.aoa_to_sheet([['approved on'], ['']]);
+    notes.A2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' }; // 2027-03-01 from 1904-01-01; 2023-02-28 from 1899-12-30
+    XLSX.utils.book_append_sheet(wb, notes, 'Notes');
+    wb.Workbook = { WBProps: { date1904: true } };
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+    await writeResults(p, await readResults(p));
+    const back = XLSX.read(readFileSync(p), { type: 'buffer', cellNF: true });
+    expect(back.Sheets.Notes!.A2).toMatchObject({ v: 44985, w: '2027-03-01' });
+  });
+
   it('gives the same table for the same data written as CSV and as XLSX', async () => {
     const pc = tmp.path('same.csv');
     const px = tmp.path('same.xlsx');
