@@ -24,7 +24,7 @@ const SSF = XLSX.SSF as {
 };
 
 /** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. */
-function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
+function excelDateText(serial: number, format: string | undefined, date1904: boolean): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
@@ -36,8 +36,9 @@ type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
 
 // Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
 // date, with what it shows handed over too (so validation can refuse a date in an amount or
-// identifier column), and a numeric cell hands over its raw number (the Excel traps). Shared with the results reader.
-export function excelCell(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
+// identifier column), and a numeric cell hands over its raw number (the Excel traps). Shared with the results reader;
+// `date1904`: the workbook's date system (date1904Of), never assumed.
+export function excelCell(cell: Cell | undefined, date1904: boolean): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
