@@ -24,7 +24,7 @@ const SSF = XLSX.SSF as {
 };
 
 /** A serial number in a date format as an ISO date (2025-01-31, or 2025-01-31T09:30:00); else undefined. */
-function excelDateText(serial: number, format: string | undefined, date1904 = false): string | undefined {
+function excelDateText(serial: number, format: string | undefined, date1904: boolean): string | undefined {
   if (format === undefined || !SSF.is_date(format)) return undefined;
   const d = SSF.parse_date_code(serial, { date1904 });
   if (!d) return undefined;
@@ -36,8 +36,9 @@ type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
 
 // Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
 // date, with what it shows handed over too (so validation can refuse a date in an amount or
-// identifier column), and a numeric cell hands over its raw number (the Excel traps). Shared with the results reader.
-export function excelCell(cell: Cell | undefined, date1904 = false): { text: string; number?: number; date?: string } {
+// identifier column), and a numeric cell hands over its raw number (the Excel traps). Shared with the results reader;
+// `date1904`: the workbook's date system (date1904Of), never assumed.
+export function excelCell(cell: Cell | undefined, date1904: boolean): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
@@ -74,11 +75,14 @@ function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.Pars
   }
 }
 
+/** The workbook's date system: serial 0 is 1904-01-01 (old Mac Excel), not 1899-12-30. */
+const date1904Of = (wb: XLSX.WorkBook) => !!wb.Workbook?.WBProps?.date1904;
+
 /** A workbook's sheet read whole, the first or the one named: for the results reader, which refuses with its own errors. */
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
   const name = wb.SheetNames[pickSheet(wb, file, sheetName, refuse)]!;
-  return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
+  return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb, date1904: date1904Of(wb) };
 }
 
 /** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
@@ -123,7 +127,7 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string) {
     strings: (w.Strings ?? []).map((s) => s.t ?? ''),
     formats: (w.Styles?.CellXf ?? []).map((x) => x.numFmtId ?? 0),
     table: w.SSF ?? {},
-    date1904: !!w.Workbook?.WBProps?.date1904,
+    date1904: date1904Of(wb),
     // written by a program (XlsxWriter stores 0 as every formula's result) for Excel to compute when opened
     recalc: /^(1|true)$/.test(String((w.Workbook as { CalcPr?: { fullCalcOnLoad?: unknown } } | undefined)?.CalcPr?.fullCalcOnLoad)),
   };
@@ -288,7 +292,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   const index = pickSheet(wb, file, sheetName, refuse);
   const name = sheets[index]!;
   const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
-  const date1904 = !!wb.Workbook?.WBProps?.date1904; // serial 0 is 1904-01-01, not 1899-12-30
+  const date1904 = date1904Of(wb);
   let whole = zip ? undefined : wb;
 
   async function* records(): AsyncGenerator<SourceRecord> {

@@ -2,12 +2,13 @@
 import { basename, resolve } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
-import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
+import { ACCOUNT_ID_FIELDS, type CanonicalField } from '../input/batch-columns.ts';
 import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
+import { batchColumns } from '../results/read.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/view.ts';
@@ -393,15 +394,9 @@ export async function resultsViewOf(
   file: string,
   o: { tieOut?: TieOutSummary; environment?: string; batchId?: string; notes?: string[]; swaps?: SwapLine[] } = {},
 ) {
-  const column = new Map<CanonicalField, string>();
-  for (const h of table.inputColumns) {
-    const m = matchHeader(h);
-    if (m && !column.has(m.field)) column.set(m.field, h);
-  }
-  const cell = (r: Row, f: CanonicalField) => {
-    const h = column.get(f);
-    return h === undefined ? '' : (r.cells[h] ?? '').trim();
-  };
+  // the columns status and reconcile read (an exact name over an alias); of a header readBatch refuses, each field's own name, as reconcile
+  const column = batchColumns(table);
+  const cell = (r: Row, f: CanonicalField) => (r.cells[column[f] ?? f] ?? '').trim();
   const counts = new Map<string, number>();
   let action: NonNullable<ReturnType<typeof actionOf>>[] = [];
   let actionRows = 0;

@@ -29,6 +29,8 @@ export interface ResultsTable {
   swaps?: SwapLine[];
   /** XLSX only: the workbook's other sheets (a person's notes), written back after ours as read. */
   otherSheets?: [name: string, sheet: WorkSheet][];
+  /** XLSX only: the workbook's date system is 1904 (Excel for Mac), that of the other sheets' dates: written so again. */
+  date1904?: true;
 }
 
 /** A table whose rows may be kept in a file (spill.ts) and read again a row at a time. */

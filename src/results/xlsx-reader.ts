@@ -10,13 +10,14 @@ import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 /** The sheet's records, and its workbook's swaps and other sheets when there are any. */
 export function readResultsSheet(buf: Buffer, file: string, sheet: string | undefined, refuse: Refuse) {
-  const { ws, name, workbook } = readSheet(buf, file, sheet, refuse);
+  const { ws, name, workbook, date1904 } = readSheet(buf, file, sheet, refuse);
   const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
-  const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
+  const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs, date1904)) : [];
   // (a person's own sheets go back into the workbook when it is written again)
   const others = workbook.SheetNames.filter((n) => n !== name && n !== SWAPS_SHEET);
   const otherSheets = others.map((n): [string, XLSX.WorkSheet] => [n, writable(workbook.Sheets[n]!)]);
-  return { records: sheetRecords(ws), ...(swaps.length ? { swaps } : {}), ...(others.length ? { otherSheets } : {}) };
+  const kept = others.length ? { otherSheets, ...(date1904 && { date1904: true as const }) } : {};
+  return { records: sheetRecords(ws, date1904), ...(swaps.length ? { swaps } : {}), ...kept };
 }
 
 /** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */
@@ -38,7 +39,7 @@ const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
 const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
 
 /** A cell's text as the CSV would hold it: as readBatch reads it (excel.ts: a date an ISO date), but a string and a number exactly. */
-function cellText(cell: XLSX.CellObject | undefined, read = excelCell(cell)): string {
+function cellText(cell: XLSX.CellObject | undefined, read: ReturnType<typeof excelCell>): string {
   if (cell?.t === 's') {
     // the exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF)
     const raw = (cell as { r?: unknown }).r;
@@ -71,8 +72,8 @@ function writable(ws: XLSX.WorkSheet): XLSX.WorkSheet {
   return { '!data': data, '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: lastCol } }) };
 }
 
-/** Every line of a sheet's cells as text. */
-function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
+/** Every line of a sheet's cells as text, its dates in the workbook's date system (1900 or 1904). */
+function sheetRecords(ws: XLSX.WorkSheet, date1904: boolean): SourceRecord[] {
   const ref = ws['!ref'];
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);
@@ -85,8 +86,8 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
     const line = data[r];
     const cells = Array.from({ length: lastCol - range.s.c + 1 }, (_, k) => line?.[range.s.c + k]);
     // (a number cell's value unless it shows a date, and what a date cell shows: for validation's Excel traps, as readBatch hands them over)
-    const read = cells.map((c) => excelCell(c));
-    const values = cells.map((c, k) => cellText(c, read[k]));
+    const read = cells.map((c) => excelCell(c, date1904));
+    const values = cells.map((c, k) => cellText(c, read[k]!));
     out.push({ rowNumber: r + 1, values, numbers: read.map((c) => c.number), dates: read.map((c) => c.date) });
   }
   return out;

@@ -51,6 +51,7 @@ function xlsxBytes({ utils, write }: typeof XLSX, table: ResultsSource): Uint8Ar
     ]);
   }
   const wb = utils.book_new();
+  if (table.date1904) wb.Workbook = { WBProps: { date1904: true } }; // (ours hold no date: the other sheets' keep theirs)
   utils.book_append_sheet(wb, sheetOf(utils, header, data), RESULTS_SHEET);
   if (table.swaps?.length) utils.book_append_sheet(wb, swapsSheet(utils, table.swaps), SWAPS_SHEET);
   for (const [name, sheet] of table.otherSheets ?? []) utils.book_append_sheet(wb, sheet, name);

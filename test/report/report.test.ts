@@ -13,6 +13,8 @@ import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
 import { planReportPathFor, readTieOut, reportPathFor, writePlanReport, writeReportOf } from '../../src/report/write-report.ts';
 import { writeResults, type ResultsTable } from '../../src/results/results.ts';
+import { batchColumns } from '../../src/results/read.ts';
+import { mapColumns } from '../../src/input/batch-columns.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 
 const INJECTIONS = [
@@ -206,6 +208,23 @@ describe('rows that need action (issue 31)', () => {
     const view = await resultsViewOf(t, 'b.results.csv');
     expect(view.groups).toEqual([{ group: 'paid', currency: 'EUR', rows: 1, amount: '10.00', total: '10.50' }]);
     expect(view.notes).toEqual(["Row 3: payout p2 is row 2's too: counted once."]);
+  });
+
+  it('takes the amount from the column status and reconcile take: the exact name over an alias before it', async () => {
+    // a batch may hold both ("Net Pay" is kept as an extra column, with a note), so its results file does
+    const header = ['reference', 'Net Pay', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode'];
+    const inputColumns = [...header, 'method', 'accountName', 'accountCurrency', 'narration'];
+    expect(mapColumns(inputColumns, 'b.csv').fields.sourceAmount).toBe('sourceAmount');
+    expect(batchColumns({ inputColumns }).sourceAmount).toBe('sourceAmount');
+    const cells = { reference: 'R-2', 'Net Pay': '900.00', sourceAmount: '1000.00', sourceCurrency: 'EUR', accountName: 'A' };
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns,
+      rows: [{ rowNumber: 2, cells, result: { status: 'SUCCESSFUL', payoutId: 'p2' } }],
+    };
+    const view = await resultsViewOf(t, 'b.results.csv');
+    expect(view.rows[0]!.amount).toBe('1000.00');
+    expect(view.groups).toMatchObject([{ group: 'paid', currency: 'EUR', rows: 1, amount: '1000.00' }]);
   });
 
   it('tells a row not due yet to wait for its day, not to be fixed', async () => {

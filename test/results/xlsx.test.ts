@@ -190,6 +190,24 @@ describe('XLSX results', () => {
     await expect(readResults(p, { sheet: 'Nope' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
   });
 
+  it('reads a date of a results workbook in the 1904 date system (Excel for Mac) as the date it shows, as readBatch does', async () => {
+    // 2027-03-01 is serial 44985 from 1904-01-01; from 1899-12-30 that serial is 2023-02-28: a retry would send the row at once
+    const aoa = [
+      ['reference', 'ReqdExctnDt', ...RESULT_COLUMNS],
+      ['R1', '', 'NOT_SENT', '', '', 'key-1', '', '', '', '', '', 'NOT_DUE', '', '', '', ''],
+    ];
+    const ws = XLSX.utils.aoa_to_sheet(aoa);
+    ws.B2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'Results');
+    wb.Workbook = { WBProps: { date1904: true } };
+    const p = tmp.path('mac.xlsx');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const back = await readResults(p);
+    expect(back.rows[0]!.cells.ReqdExctnDt).toBe('2027-03-01');
+    expect(back.rows[0]!.dates).toEqual({ ReqdExctnDt: '2027-03-01' });
+  });
+
   it("keeps a person's own sheets when the file is written again (status, listen, attach)", async () => {
     const p = tmp.path('notes.xlsx');
     await writeResults(p, table('xlsx', 2));
@@ -205,6 +223,21 @@ describe('XLSX results', () => {
     expect(back.SheetNames).toEqual(['Results', 'Notes']);
     expect(XLSX.utils.sheet_to_json(back.Sheets.Notes!, { header: 1, blankrows: true })).toEqual(notes);
     expect((await readResults(p)).rows.map((r) => r.result.status)).toEqual(['PROCESSING', 'PENDING']);
+  });
+
+  it("keeps the dates of a person's own sheets of a 1904 workbook (Excel for Mac) when the file is written again", async () => {
+    const p = tmp.path('mac-notes.xlsx');
+    await writeResults(p, table('xlsx', 1));
+    const wb = XLSX.read(readFileSync(p), { type: 'buffer' });
+    const notes = XLSX.utils.aoa_to_sheet([['approved on'], ['']]);
+    notes.A2 = { t: 'n', v: 44985, z: 'yyyy-mm-dd' }; // 2027-03-01 from 1904-01-01; 2023-02-28 from 1899-12-30
+    XLSX.utils.book_append_sheet(wb, notes, 'Notes');
+    wb.Workbook = { WBProps: { date1904: true } };
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+
+    await writeResults(p, await readResults(p));
+    const back = XLSX.read(readFileSync(p), { type: 'buffer', cellNF: true });
+    expect(back.Sheets.Notes!.A2).toMatchObject({ v: 44985, w: '2027-03-01' });
   });
 
   it('gives the same table for the same data written as CSV and as XLSX', async () => {
