@@ -13,7 +13,7 @@ import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
 import { durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
+import { accountOf, BatchRefused, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type Expiry, type GateResult } from './sign.ts';
@@ -183,6 +183,7 @@ const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLe
 const unapprovedFolder = (baseUrl: string) => hostPath(baseUrl, 'unapproved');
 
 function hostFolderRefusal(e: unknown, baseUrl: string): string {
+  if (e instanceof BatchRefused) return e.message; // (its count not read)
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
   return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
