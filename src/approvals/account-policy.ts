@@ -6,7 +6,6 @@ import { hostname } from 'node:os';
 import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as z from 'zod';
-import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
@@ -70,7 +69,7 @@ export class PolicyError extends Error {
 
 /** /etc/payout-batch, or the folder an installation without root fixes in its package.json (`payoutBatch.hostFolder`). */
 export function hostFolder(): string {
-  const named = attempt(() => packageJson().payoutBatch?.hostFolder); // (unreadable: the default)
+  const named = packageJson().payoutBatch?.hostFolder; // (unreadable: throws, never the default's policies instead)
   if (typeof named !== 'string' || !named) return '/etc/payout-batch';
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }

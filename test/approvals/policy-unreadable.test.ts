@@ -23,10 +23,13 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, lstatSync, readFileSync, default: { ...fs, lstatSync, readFileSync } };
 });
 // (the host folder of an installation that fixes one: a temporary folder, not /etc/payout-batch)
-const host = vi.hoisted(() => ({ folder: '' }));
+const host = vi.hoisted(() => ({ folder: '', unreadable: false }));
 vi.mock('../../src/package-root.ts', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/package-root.ts')>()),
-  packageJson: () => ({ version: '0.0.0', payoutBatch: { hostFolder: host.folder } }),
+  packageJson: () => {
+    if (host.unreadable) throw Object.assign(new Error("EACCES: permission denied, open '.../package.json'"), { code: 'EACCES' });
+    return { version: '0.0.0', payoutBatch: { hostFolder: host.folder } };
+  },
 }));
 host.folder = mkdtempSync(join(tmpdir(), 'pb-policy-host-'));
 
@@ -67,6 +70,16 @@ describe('policyInForce, the host folder not readable by this user', () => {
       denied.read = '';
     }
   });
+});
+
+it("the installation's package.json it cannot read refuses, instead of reading another folder's policies (/etc/payout-batch)", async () => {
+  host.unreadable = true;
+  try {
+    expect(() => hostFolder()).toThrow('EACCES');
+    await expect(policyInForce('http://127.0.0.1:4795')).rejects.toThrow('EACCES');
+  } finally {
+    host.unreadable = false;
+  }
 });
 
 describe("the account's policy, read again just before the first payout", () => {
