@@ -6,14 +6,13 @@ import { hostname } from 'node:os';
 import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as z from 'zod';
-import { attempt } from '../files/attempt.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
 import { durationText, plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
+import { accountOf, BatchRefused, type Ledger, type PolicyKeeper, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { policyKeeperOf, redactUrl, unapprovedLedgerOf } from '../ledger/open.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type Expiry, type GateResult } from './sign.ts';
@@ -70,7 +69,7 @@ export class PolicyError extends Error {
 
 /** /etc/payout-batch, or the folder an installation without root fixes in its package.json (`payoutBatch.hostFolder`). */
 export function hostFolder(): string {
-  const named = attempt(() => packageJson().payoutBatch?.hostFolder); // (unreadable: the default)
+  const named = packageJson().payoutBatch?.hostFolder; // (unreadable: throws, never the default's policies instead)
   if (typeof named !== 'string' || !named) return '/etc/payout-batch';
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }
@@ -183,6 +182,7 @@ const allowanceLedger = (baseUrl: string, held?: Ledger): Ledger => unapprovedLe
 const unapprovedFolder = (baseUrl: string) => hostPath(baseUrl, 'unapproved');
 
 function hostFolderRefusal(e: unknown, baseUrl: string): string {
+  if (e instanceof BatchRefused) return e.message; // (its count not read)
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
   return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;

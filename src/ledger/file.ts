@@ -10,6 +10,7 @@ import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/loc
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, scanAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
+  BatchRefused,
   batchInProgress,
   batchKey,
   countUnapproved,
@@ -157,7 +158,7 @@ export class FileLedger implements Ledger {
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {
     const path = join(this.dir, `unapproved-${day}.jsonl`);
     const count = () => {
-      const text = attempt(() => readFileSync(path, 'utf8')) ?? ''; // (none yet today)
+      const text = readDay(path);
       // (a line a full disk tore was never taken: its append threw, nothing was sent; the next starts on a line of its own)
       const recorded = text.split('\n').flatMap((l) => attempt(() => [JSON.parse(l) as UnapprovedPayout]) ?? []);
       const r = countUnapproved(recorded, take);
@@ -178,4 +179,20 @@ export class FileLedger implements Ledger {
   claim = async (): Promise<ClaimAnswer> => ({ held: true });
   claimAbandoned = async (): Promise<boolean | undefined> => undefined;
   endClaim = async (): Promise<void> => {};
+}
+
+/** Only a missing file is none yet today: any other error read as none would give the day's allowance again. */
+function readDay(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return '';
+    throw new BatchRefused(
+      `cannot read ${path} (${code ?? (e as Error).message}), this account's count of payouts sent without approval today: ` +
+        'nothing is sent without approval until it is a file this user can read (run as its owner), or have the plan approved ' +
+        '(payout-batch plan FILE --out PLAN, then approve and run --plan)',
+      'unapproved-unreadable',
+    );
+  }
 }

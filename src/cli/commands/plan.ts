@@ -117,7 +117,7 @@ export async function showPlan(
         const width = widthFor(io.stdout, io.env);
         io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
         const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
-        const left = typeof policy === 'object' && allowanceLeft(policy);
+        const left = typeof policy === 'object' ? allowanceLeft(policy) : policy; // (a string: why it was not read)
         if (left) say(`Approval policy: ${left}.\n`);
         for (const [n, m] of r.quoteErrors) say(`  quote failed on row ${n}: ${m}\n`);
         for (const note of notes) say(`Control totals: ${note}.\n`);
