@@ -19,6 +19,7 @@ const ISOLATED = [
   'test/screening-e2e/flow.e2e.test.ts',
   'test/ops/watch-unreadable.test.ts',
   'test/journal/disk-full.test.ts',
+  'test/ledger/unreadable.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)
   'test/validation/excel-traps.test.ts',
 ];

@@ -53,8 +53,21 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
 /** The batch key of a journal's file name. */
 export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
-/** None when it cannot be read. */
-export const names = (dir: string): string[] => attempt(() => readdirSync(dir)) ?? [];
+/** None when it does not exist; any other error refuses: a ledger read as empty would send again what it holds as sent. */
+export function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (e) {
+    if (errorCode(e) === 'ENOENT') return [];
+    throw new BatchRefused(
+      `cannot list ${dir} (${errorCode(e)}), a folder of the file ledger: the batches it holds cannot be read, and none is taken as never sent. ` +
+        'Nothing was sent. Make it a folder this user can read and list (run as its owner, or chmod 700 it), then run the command again',
+      'ledger-unlistable',
+    );
+  }
+}
+
+const errorCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: LockOwner; refs: string[] };
 
@@ -186,10 +199,9 @@ function readDay(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return '';
+    if (errorCode(e) === 'ENOENT') return '';
     throw new BatchRefused(
-      `cannot read ${path} (${code ?? (e as Error).message}), this account's count of payouts sent without approval today: ` +
+      `cannot read ${path} (${errorCode(e)}), this account's count of payouts sent without approval today: ` +
         'nothing is sent without approval until it is a file this user can read (run as its owner), or have the plan approved ' +
         '(payout-batch plan FILE --out PLAN, then approve and run --plan)',
       'unapproved-unreadable',
