@@ -4,7 +4,7 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
-import { writeFileAtomicSync } from '../files/atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
 import { attempt } from '../files/attempt.ts';
 import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
@@ -123,7 +123,7 @@ export class FileLedger implements Ledger {
       this.refuseBatchesBeingSent(o, fresh, owner);
       await refuseReferencesSentBefore(this, o, fresh);
       const body: ReserveFile = { batchId: o.batchId, file: o.file, results: o.results, command: o.command, owner, refs: [...refs] };
-      writeFileAtomicSync(path, JSON.stringify(body) + '\n', { mode: 0o600 });
+      await writeFileAtomic(path, JSON.stringify(body) + '\n', { mode: 0o600 }); // (fsynced: a power cut leaves it whole, a dead owner's)
       return statSync(path).ino;
     });
     // touched while held, so that another host sees it alive (gone: guard() says so)
@@ -152,8 +152,8 @@ export class FileLedger implements Ledger {
     for (const n of names(this.dir)) {
       if (!n.endsWith('.reserve.json')) continue;
       const p = join(this.dir, n);
-      const r = attempt(() => JSON.parse(readFileSync(p, 'utf8')) as ReserveFile);
-      if (typeof r?.batchId !== 'string' || !r.owner || !Array.isArray(r.refs)) continue;
+      const r = readReserve(p);
+      if (!r) continue; // (released meanwhile)
       if (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt) continue;
       const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
       if (mtime === undefined) continue;
@@ -193,6 +193,30 @@ export class FileLedger implements Ledger {
   claimAbandoned = async (): Promise<boolean | undefined> => undefined;
   endClaim = async (): Promise<void> => {};
 }
+
+/**
+ * Undefined when gone; one it cannot read or parse refuses: reserve() writes it whole (renamed in place, fsynced), so
+ * such a file is not one a run of this tool left, and its run, if any, cannot be known to be over.
+ */
+function readReserve(path: string): ReserveFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (errorCode(e) === 'ENOENT') return undefined;
+    throw reserveRefused(`cannot read ${path} (${errorCode(e)})`, path);
+  }
+  const r = attempt(() => JSON.parse(text) as ReserveFile);
+  if (typeof r?.batchId === 'string' && r.owner && Array.isArray(r.refs)) return r;
+  throw reserveRefused(`${path} is not a reservation this tool wrote`, path);
+}
+
+const reserveRefused = (what: string, path: string) =>
+  new BatchRefused(
+    `${what}, a run's reservation of its references: another batch may be sending them. Nothing was sent. ` +
+      `If no payout-batch run or retry of this account is running (on any host sharing the folder), remove it (rm ${path}), then run again`,
+    'reservation-unreadable',
+  );
 
 /** Only a missing file is none yet today: any other error read as none would give the day's allowance again. */
 function readDay(path: string): string {

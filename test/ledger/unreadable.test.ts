@@ -1,13 +1,14 @@
 // A file ledger's folder this user cannot list (EACCES after a chmod 300, EIO, ENOTDIR) is not a
 // ledger of no batches: a run used to see no earlier batch, so a reference another batch paid was
 // sent again (paid twice where the service keeps keys per API key), and retry and status lost the
-// batch. It refuses, naming the folder and what to do. (root lists any folder: the refusals are made
-// here as they would be.)
+// batch. A reservation that cannot be read or parsed is not "nobody sending". Both refuse, naming the
+// path and what to do. (root lists and reads any file: the refusals are made here as they would be.)
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ list: '' }));
+const denied = vi.hoisted(() => ({ list: '', read: '' }));
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
   const refuse = (path: unknown, what: string) =>
@@ -16,7 +17,11 @@ vi.mock('node:fs', async (importOriginal) => {
     if (denied.list && String(path) === denied.list) throw refuse(path, 'scandir');
     return real.readdirSync(path, ...o);
   }) as typeof real.readdirSync;
-  return { ...real, readdirSync, default: { ...real, readdirSync } };
+  const readFileSync = ((path: string, ...o: never[]) => {
+    if (denied.read && String(path) === denied.read) throw refuse(path, 'open');
+    return real.readFileSync(path, ...o);
+  }) as typeof real.readFileSync;
+  return { ...real, readdirSync, readFileSync, default: { ...real, readdirSync, readFileSync } };
 });
 
 const { FileLedger } = await import('../../src/ledger/file.ts');
@@ -91,5 +96,36 @@ describe('a ledger folder this user cannot list', () => {
     expect(() => readFileLedgers(state, ['https://gateway.example.com'])).toThrow(
       `cannot list ${join(state, 'ledgers', 'gateway.example.com-0123456789ab')} (ENOTDIR)`,
     );
+  });
+});
+
+describe('a reservation that cannot be read or parsed', () => {
+  const reserve = (ledger: InstanceType<typeof FileLedger>) =>
+    ledger.reserve({ batchId: 'a'.repeat(64), file: '/in/a.csv', command: 'run', fresh: ['R1'] });
+
+  it('refuses, naming the file and how to clear it, instead of reading nobody sending', async () => {
+    const ledger = new FileLedger('https://gateway.example.com', join(await dirs.make(), 'ledger'));
+    mkdirSync(ledger.dir, { recursive: true });
+    const other = join(ledger.dir, `${'b'.repeat(16)}.reserve.json`);
+    // another batch's reservation of R1, as reserve() writes it (its owner not known until it is read)
+    const owner = { pid: process.ppid, host: hostname(), startedAt: new Date().toISOString() };
+    writeFileSync(other, JSON.stringify({ batchId: 'b'.repeat(64), file: '/in/b.csv', command: 'run', refs: ['R1'], owner }));
+    denied.read = other;
+    try {
+      await expect(reserve(ledger)).rejects.toMatchObject({
+        name: 'BatchRefused',
+        reason: 'reservation-unreadable',
+        message: expect.stringContaining(`cannot read ${other} (EACCES)`),
+      });
+    } finally {
+      denied.read = '';
+    }
+    for (const torn of ['', '{"batchId": "bbbb', JSON.stringify({ batchId: 'b'.repeat(64) })]) {
+      writeFileSync(other, torn);
+      await expect(reserve(ledger)).rejects.toMatchObject({
+        reason: 'reservation-unreadable',
+        message: expect.stringMatching(new RegExp(`${other} is not a reservation .*remove it`)),
+      });
+    }
   });
 });
