@@ -38,7 +38,13 @@ export function ledgerDirFor(root: string, account: string): string {
 /** Why a state folder is refused: another user could change it, as ssh judges, remove a journal and make a payout go out twice. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
-    const st = attempt(() => lstatSync(path));
+    let st;
+    try {
+      st = lstatSync(path, { throwIfNoEntry: false });
+    } catch (e) {
+      // (an lstat that fails otherwise is no folder nobody made yet: its owner and mode cannot be judged)
+      return `the state folder ${path} cannot be read (${errorCode(e)}): whether another user could change the ledger cannot be told. Make it a folder of your own (chmod 700 ${path}, or --state-dir)`;
+    }
     if (!st) continue; // created 0700 when first needed
     const why = whyUntrusted(st);
     if (why)

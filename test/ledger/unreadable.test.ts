@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ list: '', read: '' }));
+const denied = vi.hoisted(() => ({ list: '', read: '', lstat: '' }));
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
   const refuse = (path: unknown, what: string) =>
@@ -21,10 +21,15 @@ vi.mock('node:fs', async (importOriginal) => {
     if (denied.read && String(path) === denied.read) throw refuse(path, 'open');
     return real.readFileSync(path, ...o);
   }) as typeof real.readFileSync;
-  return { ...real, readdirSync, readFileSync, default: { ...real, readdirSync, readFileSync } };
+  const lstatSync = ((path: string, ...o: never[]) => {
+    if (denied.lstat && String(path) === denied.lstat)
+      throw Object.assign(new Error(`EIO: i/o error, lstat '${String(path)}'`), { code: 'EIO' });
+    return real.lstatSync(path, ...o);
+  }) as typeof real.lstatSync;
+  return { ...real, readdirSync, readFileSync, lstatSync, default: { ...real, readdirSync, readFileSync, lstatSync } };
 });
 
-const { FileLedger } = await import('../../src/ledger/file.ts');
+const { FileLedger, unsafeStateFolder } = await import('../../src/ledger/file.ts');
 const { readFileLedgers } = await import('../../src/ledger/import.ts');
 const { cliIn, generateCsv, initiates, tempDirs } = await import('../engine/helpers.ts');
 const { allPayouts, startSb } = await import('../ops/helpers.ts');
@@ -127,5 +132,29 @@ describe('a reservation that cannot be read or parsed', () => {
         message: expect.stringMatching(new RegExp(`${other} is not a reservation .*remove it`)),
       });
     }
+  });
+});
+
+describe('a state folder whose owner and mode cannot be read', () => {
+  it('is refused, not taken as a folder nobody made yet whose trust need not be checked', async () => {
+    const dir = await dirs.make();
+    const alice = cliIn(dir, sb.url);
+    writeFileSync(join(dir, 'c.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'LST' }));
+    expect((await alice.inProcess('run', 'c.csv', '--yes')).code).toBe(0);
+    const ledgers = join(alice.state, 'ledgers');
+    const sent = initiates(sb).length;
+    writeFileSync(join(dir, 'd.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'LSU' }));
+    denied.lstat = ledgers;
+    try {
+      expect(unsafeStateFolder(alice.state)).toContain(`the state folder ${ledgers} cannot be read (EIO)`);
+      const d = await alice.inProcess('run', 'd.csv', '--yes');
+      expect(d.code).toBe(3);
+      expect(d.stderr).toContain(`${ledgers} cannot be read (EIO)`);
+      expect(initiates(sb).length).toBe(sent);
+    } finally {
+      denied.lstat = '';
+    }
+    // (a folder not made yet is still no refusal: the first run makes it 0700)
+    expect(unsafeStateFolder(join(dir, 'none'))).toBeUndefined();
   });
 });
