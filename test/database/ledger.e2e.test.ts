@@ -207,6 +207,20 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(await linesIn(url)).toEqual([]);
   });
 
+  it('ledger import refuses a ledger folder it cannot list (3), naming it: nothing is imported', async () => {
+    const url = await testDatabase();
+    const state = join(dir, 'unlistable');
+    const folder = ledgerDirFor(state, accountOf(sb.url));
+    mkdirSync(join(state, 'ledgers'), { recursive: true, mode: 0o700 });
+    chmodSync(state, 0o700);
+    writeFileSync(folder, ''); // (a file where the account's folder should be: ENOTDIR, as EACCES or EIO would be)
+    const r = await inProcess(['ledger', 'import', '--from-state-dir', 'unlistable'], team(url));
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stderr).toContain(`refused: cannot list ${folder} (ENOTDIR)`);
+    expect(r.stderr).not.toMatch(/unexpected/);
+    expect(await linesIn(url)).toEqual([]);
+  });
+
   it('a run on a ledger given with a password writes it nowhere: output, logs, results, state folder, journal', async () => {
     const url = await testDatabase();
     const password = decodeURIComponent(new URL(url).password);

@@ -5,12 +5,12 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, flag, plural, printJson, str, UsageError, type ArgsOf, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, flag, plural, printJson, saying, str, UsageError, type ArgsOf, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { makeLogger, openTeamLedger, serviceOptions } from '../options.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
-import { accountOf } from '../../ledger/account-ledger.ts';
+import { accountOf, BatchRefused } from '../../ledger/account-ledger.ts';
 import { unsafeStateFolder } from '../../ledger/file.ts';
 import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
@@ -72,7 +72,11 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
   if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
   const unsafe = unsafeStateFolder(dir);
   if (unsafe) throw new CommandError(`refused: ${unsafe}. Nothing was imported`, ExitCode.REFUSED);
-  const { journals, unknown, damaged } = readFileLedgers(dir, candidateAccounts(args, io));
+  const { journals, unknown, damaged } = saying(
+    () => readFileLedgers(dir, candidateAccounts(args, io)),
+    BatchRefused,
+    (e) => new CommandError(`refused: ${e.message}. Nothing was imported`, ExitCode.REFUSED),
+  );
   if (unknown.length)
     throw new UsageError(
       `the account of ${unknown.map((f) => join(dir, 'ledgers', f)).join(', ')} is not known (their journals do not name it): ` +
