@@ -152,18 +152,18 @@ export function parseKeyFile(text: string, path: string): ApiKey {
 
 export interface LoadKeyOptions {
   keyFile?: string;
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
+  env: NodeJS.ProcessEnv;
+  /** The folder a relative key file is read in (the CLI's io.cwd), never the process's. */
+  cwd: string;
   /** Advice that is not an error (a key file others can read). */
   warn?: (message: string) => void;
 }
 
 /** From --key-file, $PAYOUT_API_KEY_FILE, $PAYOUT_API_KEY, in that order; never the command line (`ps` shows it). */
-export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey | undefined> {
-  const env = options.env ?? process.env;
+export async function loadApiKey(options: LoadKeyOptions): Promise<ApiKey | undefined> {
+  const { env, cwd } = options;
   const file = options.keyFile ?? env.PAYOUT_API_KEY_FILE;
   if (file) {
-    const cwd = options.cwd ?? process.cwd();
     const path = resolve(cwd, file);
     let text: string;
     try {

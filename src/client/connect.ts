@@ -8,11 +8,12 @@ import type { PayoutClientOptions } from './http.ts';
 import type { PaceShare } from './pace.ts';
 import { UsageCounter, defaultStateDir, type UsageStore } from './quota.ts';
 
-export interface ConnectOptions extends EnvironmentOptions {
-  keyFile?: string;
-  /** Wins over keyFile and the environment. */
-  apiKey?: ApiKey;
-  cwd?: string;
+/** The key: given, or loaded (a key file read in `cwd`, or the variables). */
+type KeySource = { apiKey: ApiKey } | { apiKey?: undefined; keyFile?: string; cwd: string };
+
+export type ConnectOptions = EnvironmentOptions & KeySource & ConnectUse;
+
+interface ConnectUse {
   /** false: count nothing. With `shared`, the count is kept there instead. */
   stateDir?: string | false;
   logger?: Logger;
@@ -57,11 +58,10 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const { sandbox } = options;
+export async function connect(options: ConnectOptions): Promise<Connection> {
+  const { sandbox, vars } = options;
   try {
-    const vars = options.vars ?? process.env;
-    const environment = resolveEnvironment({ ...options, vars });
+    const environment = resolveEnvironment(options);
     if ((environment.baseUrl === undefined) !== (sandbox !== undefined))
       throw new ClientConfigError(
         sandbox

@@ -24,7 +24,8 @@ export interface EnvironmentOptions {
   baseUrl?: string;
   /** The production gateway, e.g. gateway.example.com */
   gatewayHost?: string;
-  vars?: NodeJS.ProcessEnv;
+  /** The variables of the command (the CLI's io.env), never read from the process here. */
+  vars: NodeJS.ProcessEnv;
 }
 
 function normaliseBaseUrl(raw: string): string {
@@ -70,8 +71,8 @@ function productionHost(raw: string | undefined): string | undefined {
   return h?.startsWith('gateway.staging.') ? undefined : h;
 }
 
-export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEnvironment {
-  const vars = options.vars ?? process.env;
+export function resolveEnvironment(options: EnvironmentOptions): ResolvedEnvironment {
+  const { vars } = options;
   const rawName = options.env ?? vars.PAYOUT_ENV;
   const baseUrl = options.baseUrl ?? vars.PAYOUT_BASE_URL;
   const rawHost = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;

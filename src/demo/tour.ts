@@ -36,11 +36,13 @@ interface DemoOptions {
 export async function runDemo(options: DemoOptions = {}) {
   const { say = () => {}, rate = 50, onPlan, events, onClientEvent } = options;
   const sandbox = await startSandbox({ rateLimitPerSecond: rate });
+  // (the throwaway sandbox knows its seed key only: no key, variable or file of the user's is read)
   const conn = await connect({
     env: 'local',
+    vars: {},
     stateDir: false,
     sandbox,
-    fallbackKey: sandboxSeedKey(sandbox.keys[0]!.key),
+    apiKey: sandboxSeedKey(sandbox.keys[0]!.key),
     client: { requestsPerSecond: rate, ...(onClientEvent ? { onEvent: onClientEvent } : {}) },
   });
   const { name: environment, baseUrl } = conn.environment;

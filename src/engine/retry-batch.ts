@@ -47,7 +47,7 @@ export interface RetryOptions extends SendOptions {
   /** `--resend-failed`: rows FAILED or REJECTED after creation go again under attempt + 1 once refunded. */
   resendFailed?: boolean;
   /** The caller's folder: a batch named by its id is retried from a copy there (resultsHere). */
-  here?: string;
+  here: string;
 }
 
 export interface NotResent {
@@ -71,7 +71,7 @@ export const retryResults = async (o: RetryOptions): Promise<RetryResult> => exe
 
 export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
-  const here = given.here ?? resolve('.');
+  const { here } = given;
   const o = { ...given, resultsFile: (await resultsHere([ledger], given.resultsFile, here, { sending: true }))?.path ?? given.resultsFile };
   const resultsFile = resolve(here, o.resultsFile);
   const table = await spillResults(resultsFile);

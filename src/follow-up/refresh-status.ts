@@ -55,10 +55,11 @@ type Asked = { rowNumber: number; status: string };
 
 function refundsSought(t: ResultsList): Map<string, PayoutToRefund> {
   const sought = new Map<string, PayoutToRefund>();
+  const currencyOfRow = currencyOf(t);
   for (const row of t.rows) {
     const { payoutId, payoutRef, status, refunded } = row.result;
     if (payoutId && statusGroup(status) === 'failed' && refunded === undefined)
-      sought.set(payoutId, { id: payoutId, payoutRef, currency: currencyOf(t, row) });
+      sought.set(payoutId, { id: payoutId, payoutRef, currency: currencyOfRow(row) });
   }
   return sought;
 }
@@ -273,6 +274,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 
 function rowsNeedingUs(t: ResultsList) {
   const column = batchColumns(t).reference ?? '';
+  const currencyOfRow = currencyOf(t);
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
   const row = ({ rowNumber, cells, result }: ResultRow) => ({
     rowNumber,
@@ -283,20 +285,21 @@ function rowsNeedingUs(t: ResultsList) {
     waiting: inGroup('waiting').map((r) => ({ ...row(r), informationRequests: r.result.informationRequests, nextStep: r.result.nextStep })),
     failed: inGroup('failed').map((r) => {
       const { status, statusReason: reason, refunded } = r.result;
-      return { ...row(r), status: status!, reason, currency: currencyOf(t, r), refunded };
+      return { ...row(r), status: status!, reason, currency: currencyOfRow(r), refunded };
     }),
   };
 }
 
-/** Upper case; '' when the file has no such column. */
-function currencyOf(t: ResultsList, row: ResultRow): string {
+/** A row's currency, upper case; '' when the file has no such column (the header mapped once per file). */
+function currencyOf(t: ResultsList): (row: ResultRow) => string {
   const h = batchColumns(t).sourceCurrency;
-  return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
+  return (row) => ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
 /** What the payouts debited and got back, a row at a time, earlier payouts included; an unreadable cell is a problem, never a 0. */
 function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry> {
   const amountColumn = batchColumns(t).sourceAmount;
+  const currencyOfRow = currencyOf(t);
   /** Payout id -> the row that named it first: a row copied in the file is counted once. */
   const seen = new Map<string, number>();
   for (const row of t.rows) {
@@ -323,7 +326,7 @@ function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry
     }
     yield {
       status: r.status!,
-      currency: currencyOf(t, row),
+      currency: currencyOfRow(row),
       amount,
       fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
       refunded,

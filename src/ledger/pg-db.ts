@@ -3,7 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
 import { hostname } from 'node:os';
-import type { Pool, Client, QueryResultRow } from 'pg';
+import type { Pool, Client, ClientBase, PoolConfig, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
 import { attempt } from '../files/attempt.ts';
 
@@ -124,8 +124,12 @@ export class TeamDb {
       query_timeout: timeout * 1000,
     };
     const session = new pg.Client(config);
-    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it before handing the connection out
-    const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000, onConnect: (c) => c.query(SESSION_SETTINGS) });
+    // (pg-pool awaits onConnect before handing the connection out, and drops it if it fails: its types say it returns void)
+    const pooled: Omit<PoolConfig, 'onConnect'> & { onConnect: (c: ClientBase) => Promise<unknown> } = {
+      ...{ ...config, max: 8, idleTimeoutMillis: 10_000 },
+      onConnect: (c) => c.query(SESSION_SETTINGS),
+    };
+    const pool = new pg.Pool(pooled);
     const opened: { db?: TeamDb } = {};
     session.on('error', (e) => opened.db?.markLost(e));
     pool.on('error', (e) => opened.db?.markLost(e));

@@ -78,8 +78,7 @@ export const UploadUrlRequest = z.object({
     .string()
     .min(1)
     .max(255)
-    // eslint-disable-next-line no-control-regex -- a NUL in a file name is exactly what is refused
-    .refine((f) => !/[\\/\u0000]/.test(f), 'a file name without path separators'),
+    .refine((f) => !/[\\/]/.test(f) && !f.includes('\0'), 'a file name without path separators'),
   contentType: DocumentContentType,
 });
 export type UploadUrlRequest = z.infer<typeof UploadUrlRequest>;

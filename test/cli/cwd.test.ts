@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { copyFile, cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, ROOT, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, KEY, ROOT, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb } from '../ops/helpers.ts';
 
 let sb: LocalSandbox;
@@ -32,6 +32,12 @@ it('every command reads and writes the relative paths it is given in io.cwd, not
     return r;
   };
   const made = (name: string) => expect(existsSync(join(dir, name)), name).toBe(true);
+
+  // the key file of $PAYOUT_API_KEY_FILE read in io.cwd (the variables' key is not the sandbox's: taken, it would be refused)
+  await writeFile(join(dir, 'acme.key'), `${KEY}\n`, { mode: 0o600 });
+  const keyed = { ...env, PAYOUT_API_KEY: 'sk_sandbox_not_this_one_0123456789', PAYOUT_API_KEY_FILE: 'acme.key' };
+  const account = await runMain(['account'], { cwd: dir, env: keyed });
+  expect(account.code, account.stderr).toBe(0);
 
   const v = await cli(0, 'validate', 'payroll.csv', '--report', 'problems.csv');
   expect(v.stdout).toContain('Summary of payroll.csv'); // (named as given)
@@ -67,4 +73,22 @@ it('every command reads and writes the relative paths it is given in io.cwd, not
   expect((await cli(2, 'sandbox', '--seed', 'seed.json')).stderr).toContain(`bad seed file ${join(dir, 'seed.json')}: is not valid JSON`);
   await cli(0, 'demo', '--dir', 'tour', '--json', '--rate', '200');
   made('tour/payroll-2025-01.csv');
+});
+
+it("the demo reads no key of the user's: neither the process's variables nor a key file, in io.cwd or the process's folder", async () => {
+  const dir = await dirs.make();
+  const theirs = 'sk_sandbox_not_the_demos_0123456789';
+  await writeFile(join(dir, 'mine.key'), `${theirs}\n`, { mode: 0o600 });
+  // (the process's own variables, which main() was not given: a relative key file there, and a key the throwaway sandbox refuses)
+  vi.stubEnv('PAYOUT_API_KEY_FILE', 'nowhere.key');
+  vi.stubEnv('PAYOUT_API_KEY', theirs);
+  try {
+    for (const env of [cleanEnv({ PAYOUT_API_KEY_FILE: 'mine.key' }), cleanEnv({ PAYOUT_API_KEY: theirs })]) {
+      const r = await runMain(['demo', '--json', '--rate', '200'], { cwd: dir, env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ first: { exitCode: 0 }, replay: { initiatesSent: 0 }, balancesMatch: true });
+    }
+  } finally {
+    vi.unstubAllEnvs();
+  }
 });

@@ -2,6 +2,7 @@
 // one screen; trading-hours warnings for ten countries pushed the totals off it. The sample payroll
 // (52 rows, 13 countries) against a sandbox whose seed has ten of those countries closed now.
 import { readFile, writeFile } from 'node:fs/promises';
+import { stripVTControlCharacters } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -85,8 +86,7 @@ describe('plan on an 80-column terminal', () => {
       rows: 24,
     });
     expect(t.code, t.output).toBe(0);
-    // eslint-disable-next-line no-control-regex
-    const lines = t.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n|\r/);
+    const lines = stripVTControlCharacters(t.output).split(/\r?\n|\r/);
     expect(lines.filter((l) => l.length > 80)).toEqual([]);
     // the note that nothing was quoted is there whole, carried over lines
     expect(lines.join(' ').replace(/\s+/g, ' ')).toContain(

@@ -74,7 +74,7 @@ describe('resolveEnvironment', () => {
 
 describe('connect', () => {
   it('refuses --env local when its caller started no embedded sandbox', async () => {
-    const e: unknown = await connect({ env: 'local', stateDir: false, vars: {} }).then(
+    const e: unknown = await connect({ env: 'local', stateDir: false, vars: {}, cwd: '/' }).then(
       (c) => c.close(),
       (x: unknown) => x,
     );
@@ -85,7 +85,7 @@ describe('connect', () => {
   it('refuses an embedded sandbox for an environment with an address of its own, and stops it', async () => {
     let closed = 0;
     const sandbox = { url: 'http://127.0.0.1:1', close: async () => void closed++ };
-    const e: unknown = await connect({ baseUrl: 'http://127.0.0.1:2', sandbox, stateDir: false, vars: {} }).then(
+    const e: unknown = await connect({ baseUrl: 'http://127.0.0.1:2', sandbox, stateDir: false, vars: {}, cwd: '/' }).then(
       (c) => c.close(),
       (x: unknown) => x,
     );
@@ -121,13 +121,13 @@ describe('API keys', () => {
     await writeFile(file, 'environment=sandbox\nkey=from_file_999\n');
     await chmod(file, 0o644);
     const warnings: string[] = [];
-    const k = await loadApiKey({ keyFile: file, env: { PAYOUT_API_KEY: 'from_env_111' }, warn: (m) => warnings.push(m) });
+    const k = await loadApiKey({ keyFile: file, env: { PAYOUT_API_KEY: 'from_env_111' }, cwd: '/', warn: (m) => warnings.push(m) });
     expect(k!.reveal()).toBe('from_file_999');
     expect(warnings.join()).toMatch(/chmod 600/);
-    expect((await loadApiKey({ env: { PAYOUT_API_KEY: 'from_env_111' } }))!.source).toBe('environment');
-    expect(await loadApiKey({ env: {} })).toBeUndefined();
-    await expect(loadApiKey({ env: { PAYOUT_API_KEY: 'has space_secret' } })).rejects.toThrow(/spaces/);
-    await expect(loadApiKey({ env: { PAYOUT_API_KEY: 'has space_secret' } })).rejects.not.toThrow(/space_secret/);
+    expect((await loadApiKey({ env: { PAYOUT_API_KEY: 'from_env_111' }, cwd: '/' }))!.source).toBe('environment');
+    expect(await loadApiKey({ env: {}, cwd: '/' })).toBeUndefined();
+    await expect(loadApiKey({ env: { PAYOUT_API_KEY: 'has space_secret' }, cwd: '/' })).rejects.toThrow(/spaces/);
+    await expect(loadApiKey({ env: { PAYOUT_API_KEY: 'has space_secret' }, cwd: '/' })).rejects.not.toThrow(/space_secret/);
   });
 
   it('refuse a key labelled for the other environment', () => {

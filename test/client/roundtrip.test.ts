@@ -224,6 +224,7 @@ describe('round trips against the sandbox', () => {
       env: 'local',
       stateDir: false,
       vars: {},
+      cwd: '/',
       sandbox: local,
       fallbackKey: sandboxSeedKey(local.keys[0]!.key),
       client: { requestsPerSecond: 1000 },

@@ -208,6 +208,7 @@ describe('item 6: plain http only to this machine', () => {
         env: 'production',
         baseUrl,
         apiKey: new ApiKey('plain_key_0123456789'),
+        vars: {},
         stateDir: false,
         client: { fetch },
       }).then(
@@ -221,7 +222,7 @@ describe('item 6: plain http only to this machine', () => {
     expect(calls).toEqual([]);
     // Loopback stays allowed (the sandbox, a local proxy).
     for (const baseUrl of ['http://127.0.0.1:1', 'http://127.8.9.10:1', 'http://localhost:1', 'http://[::1]:1', 'https://192.0.2.2']) {
-      const c = await connect({ baseUrl, apiKey: new ApiKey('plain_key_0123456789'), stateDir: false, client: { fetch } });
+      const c = await connect({ baseUrl, apiKey: new ApiKey('plain_key_0123456789'), vars: {}, stateDir: false, client: { fetch } });
       await c.close();
     }
   });

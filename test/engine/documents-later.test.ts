@@ -1,7 +1,7 @@
 // Later runs finish what a created row still needs (issue 15): a payout created without its extra
 // documents (the PATCH failed, or a run stopped between initiate and PATCH) is DOCUMENTS_NOT_ATTACHED
 // in the results until a later run or retry attaches them, each once, never past 5.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
@@ -115,7 +115,12 @@ describe('documents a created payout still lacks', () => {
     const first = await runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
     expect(first.kind).toBe('halted');
     sb.setFaults({});
-    const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: first.resultsPath, conn: c });
+    const r = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: first.resultsPath,
+      here: dirname(first.resultsPath),
+      conn: c,
+    });
     expect(r.kind).toBe('ok');
     const results = await readResults(r.resultsPath);
     for (const row of results.rows) {

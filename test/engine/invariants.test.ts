@@ -2,7 +2,7 @@
 // records every initiate's key and exact body. Each test fails without its invariant.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
@@ -228,7 +228,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       await writeResults(first.resultsPath, table);
       const payoutsBefore = (await allPayouts(sb)).length;
 
-      const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+      const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
       expect(retried.kind).toBe('ok');
       expect(retried.resultsPath).toMatch(/batch\.results\.retry-1\.csv$/);
       expect(await allPayouts(sb)).toHaveLength(payoutsBefore + refused.length);
@@ -245,7 +245,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       expect(keptNow).toEqual(createdBefore);
       // Retrying the new results again sends nothing.
       const n = initiates(sb).length;
-      const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath });
+      const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath, here: dirname(retried.resultsPath) });
       expect(again.kind).toBe('ok');
       expect(initiates(sb).length).toBe(n);
       expect(await readFile(join(dir, 'batch.csv'), 'utf8')).toContain('GEN-0001');
@@ -277,7 +277,7 @@ describe('retry never changes a row silently', () => {
       ['INVALID', 'PROBABLE_DUPLICATE'],
     ]);
     const n = sent.length;
-    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
     expect(sent.length).toBe(n);
     expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual([
       'PENDING',
@@ -290,7 +290,12 @@ describe('retry never changes a row silently', () => {
     table.rows[2]!.cells.sourceAmount = '1234.56';
     table.rows[3]!.cells.sourceAmount = '77.00';
     await writeResults(first.resultsPath, table);
-    const fixed = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, resultsPath: join(dir, 'fixed.results.csv') });
+    const fixed = await retryResults({
+      ...base(conn, file),
+      resultsFile: first.resultsPath,
+      here: dirname(first.resultsPath),
+      resultsPath: join(dir, 'fixed.results.csv'),
+    });
     expect(fixed.kind).toBe('ok');
     expect(sent.slice(n).map((s) => JSON.parse(s.body).sourceAmount)).toEqual(expect.arrayContaining([1234.56, 77]));
     expect(await allPayouts(sb)).toHaveLength(4);
@@ -314,7 +319,7 @@ describe('retry never changes a row silently', () => {
     table.rows[1]!.cells = { ...table.rows[0]!.cells, reference: 'GEN-AGAIN' };
     await writeResults(first.resultsPath, table);
     const n = sent.length;
-    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
     expect(sent.length).toBe(n);
     expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual(['PENDING', 'PROBABLE_DUPLICATE']);
   });

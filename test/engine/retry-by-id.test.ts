@@ -1,6 +1,7 @@
 // `retry BATCH-ID` works on the batch's results file as last written: after a retry of an edited
 // retry-N, the next retry by id must send the rows as last edited, never the first cells again,
 // in the run's folder (the run's results) as in another (the copy made there).
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -36,7 +37,12 @@ describe('retry of a batch named by its id', () => {
       const table = await readResults(first.resultsPath);
       table.rows[1]!.cells.sourceAmount = '45.00'; // the fix: refused again, under the same key
       await writeResults(first.resultsPath, table);
-      const second = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: first.resultsPath, conn });
+      const second = await retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: first.resultsPath,
+        here: dirname(first.resultsPath),
+        conn,
+      });
       expect((await readResults(second.resultsPath)).rows[1]!.result.status).toBe('FAILED_TO_SEND');
 
       refusing = false;
@@ -55,7 +61,7 @@ describe('retry of a batch named by its id', () => {
     const o = unattended({ settleDelayMs: 10 });
     const path = await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'JAN', amount: () => '70.00' });
     const january = await runBatch({ file: path, conn, ...o });
-    const retried = await retryResults({ ...o, resultsFile: january.resultsPath, conn });
+    const retried = await retryResults({ ...o, resultsFile: january.resultsPath, here: dirname(january.resultsPath), conn });
     expect(retried.resultsPath).toMatch(/pay\.results\.retry-1\.csv$/); // January's, refused again
     await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'FEB', amount: () => '80.00' });
     const february = await runBatch({ file: path, conn, ...o });

@@ -1,6 +1,7 @@
 // A results row copied in a spreadsheet keeps the copied row's result cells (its key, payout id and
 // status). Edited into a new payment (another reference and payee), it is that payment: sent once,
 // reported with its own payout, never shown with the payout of the row it was copied from.
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -34,7 +35,12 @@ describe('retry of a results file with a paid row copied and edited into a new p
       table.rows.forEach((r, i) => (r.rowNumber = i + 2));
       await writeResults(run.resultsPath, table);
 
-      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+      const retried = await retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
+        conn: connectionTo(sb),
+      });
       const rows = new Map((await readResults(retried.resultsPath)).rows.map((r) => [r.cells.reference, r.result]));
       expect(rows.get('CP-0001')!.payoutId).toBe(paid);
       expect(rows.get('CP-NEW')!.status).toBe('PENDING');
@@ -56,7 +62,12 @@ describe('retry of a results file with a paid row copied and edited into a new p
     table.rows.push({ ...copy, rowNumber: 4 });
     await writeResults(run.resultsPath, table);
 
-    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const retried = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn: connectionTo(sb),
+    });
     const row = (await readResults(retried.resultsPath)).rows.find((r) => r.cells.reference === 'CC-NEW')!.result;
     expect([row.status, row.destinationAmount, row.payoutId !== undefined]).toEqual(['PENDING', '77.00', true]);
     expect(await allPayouts(sb)).toHaveLength(3);

@@ -3,7 +3,7 @@
 // answers the same refusal and the pairs listing (spec §4.9: the enabled pairs, with no `enabled`
 // field in the variant reading) must read as the cause gone, or the row could never be paid again.
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -47,7 +47,12 @@ describe('a row refused CORRIDOR_NOT_ENABLED, its pair enabled again since', () 
       expect((await readResults(run.resultsPath)).rows[0]!.result.errorCode).toBe('CORRIDOR_NOT_ENABLED');
 
       await conn.client.togglePair(pair.currencyPairId!, { enabled: true });
-      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn });
+      const retried = await retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
+        conn,
+      });
       expect(retried.keyProofs.map((p) => p.verdict)).toEqual([shapes === 'variant' ? 'spent' : 'paid']);
       const result = (await readResults(retried.resultsPath)).rows[0]!.result;
       expect([result.status, result.idempotencyKey]).toEqual(['PENDING', idempotencyKey(REF, shapes === 'variant' ? 2 : 1)]);

@@ -1,6 +1,6 @@
 // A row screening held, paid since by a retry that screened its edited payee: a later retry of a file
 // still showing it held (the older file, or the same one retried again) without lists reports it paid.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -36,12 +36,12 @@ describe('a row held by screening, paid since, in a results file still showing i
     // the payee corrected (the list named the wrong one), screened again: paid
     table.rows[held]!.cells.accountName = 'Harry Taylor';
     await writeResults(run.resultsPath, table);
-    const paid = await retryResults({ ...o, resultsFile: run.resultsPath, screening });
+    const paid = await retryResults({ ...o, resultsFile: run.resultsPath, here: dirname(run.resultsPath), screening });
     const payout = (await readResults(paid.resultsPath)).rows[held]!.result;
     expect(payout.status).toBe('PENDING');
     expect(await allPayouts(sb)).toHaveLength(3);
 
-    const again = await retryResults({ ...o, resultsFile: older });
+    const again = await retryResults({ ...o, resultsFile: older, here: dirname(older) });
     const row = (await readResults(again.resultsPath)).rows[held]!.result;
     expect([row.status, row.payoutId]).toEqual(['PENDING', payout.payoutId]);
     expect(await allPayouts(sb)).toHaveLength(3);

@@ -2,6 +2,7 @@
 // sent first with the edited body, and its answer (409: key 1 holds the refused body) can be lost.
 // The next retry settles key 1 with the edited body, gets the 409, and must go on as the proof does
 // (the refused body again, its refusal spends key 1), not leave the row CONFLICT for ever.
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -78,11 +79,21 @@ describe('a refused row edited and retried, the answer to its key 1 lost', () =>
     table.rows[0]!.cells.sourceAmount = '21.00';
     await writeResults(run.resultsPath, table);
     mode = 'lose';
-    const lost = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn });
+    const lost = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn,
+    });
     expect((await readResults(lost.resultsPath)).rows[0]!.result.status).toBe('UNKNOWN_OUTCOME');
 
     mode = 'pass';
-    const again = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: lost.resultsPath, conn });
+    const again = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: lost.resultsPath,
+      here: dirname(lost.resultsPath),
+      conn,
+    });
     const row = (await readResults(again.resultsPath)).rows[0]!;
     expect([row.cells.sourceAmount, row.result.status, row.result.idempotencyKey]).toEqual([
       '21.00',

@@ -2,7 +2,7 @@
 // now: a spreadsheet that read the reference 000123 as the number 123 must not give the row a fresh
 // key, or a copy of the original file run from another state folder pays it a second time.
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -34,7 +34,12 @@ it('a refused row whose reference lost its leading zeros in the results file is 
   // saved by a spreadsheet that took the reference for a number, then retried
   table.rows[0]!.cells.reference = '123';
   await writeResults(run.resultsPath, table);
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: run.resultsPath,
+    here: dirname(run.resultsPath),
+    conn: connectionTo(sb),
+  });
   expect((await readResults(retried.resultsPath)).rows[0]!.result.status).toBe('PENDING');
 
   // Bob runs the original file from his own state folder

@@ -33,7 +33,7 @@ async function killedResend(at: 'resend' | 'initiating') {
   const { dir, file, results, ids } = await paidBatch(sb, { rows: 2 });
   await setStatus(sb, ids[0]!, 'FAILED');
   await refreshStatus({ client: connectionTo(sb).client, resultsFile: results });
-  const o = { ...unattended({ settleDelayMs: 1 }), resultsFile: results, resendFailed: true };
+  const o = { ...unattended({ settleDelayMs: 1 }), resultsFile: results, here: dir, resendFailed: true };
   expect((await retryResults({ ...o, conn: connectionTo(sb, noInitiates) })).resent).toBe(1);
   const journal = ledgerJournals()[0]!;
   const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);

@@ -2,6 +2,7 @@
 // selection") leaves each row with another row's key, payout id and status. retry must not report a
 // row refused by the service as paid with another row's payout, nor leave it unsent. Sorted without the
 // reference too, a refused row names a paid row's payee: never paid to them a second time.
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -36,7 +37,13 @@ describe('retry of a results file whose batch columns were sorted apart from its
     const apart = { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) };
     await writeResults(run.resultsPath, apart);
 
-    const retry = () => retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb!) });
+    const retry = () =>
+      retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
+        conn: connectionTo(sb!),
+      });
     await expect(retry()).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*SA-0002.*SA-0001/) });
     expect(await allPayouts(sb)).toHaveLength(1);
 
@@ -60,7 +67,12 @@ describe('retry of a results file whose batch columns were sorted apart from its
     for (const c of table.inputColumns) if (c !== 'reference') [paid![c], refused![c]] = [refused![c]!, paid![c]!];
     await writeResults(run.resultsPath, table);
 
-    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const retried = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn: connectionTo(sb),
+    });
     const row = (await readResults(retried.resultsPath)).rows[1]!;
     expect([row.cells.reference, row.cells.accountName, row.result.errorCode]).toEqual(['SB-0002', 'Oliver Brown', 'PROBABLE_DUPLICATE']);
     expect(await allPayouts(sb)).toHaveLength(1);

@@ -2,7 +2,7 @@
 // file on consecutive lines, so its row numbers and the results file's differ. An unsettled row
 // edited (into an invalid one, or to another payee) is settled with the body it was sent with: that
 // payee is the one screened.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -57,6 +57,7 @@ describe('retry of a batch with a blank line, an unsettled row edited', () => {
       const retried = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
         conn: connectionTo(sb),
         screening,
       });

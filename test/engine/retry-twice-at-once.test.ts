@@ -1,6 +1,7 @@
 // Two retries of one results file at once: the second may not take the name of the first's results
 // (retry-N) while the first has not put them in place; each retry's results are a file of their own.
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -65,7 +66,13 @@ describe('a second retry of a results file while the first puts its results in p
     const run = await unknownOutcomes(dir);
     let open = () => {};
     publishing.open = new Promise((resolve) => (open = resolve));
-    const retry = () => retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb!) });
+    const retry = () =>
+      retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
+        conn: connectionTo(sb!),
+      });
 
     const firstPublish = nextPublish();
     const a = retry();
@@ -94,7 +101,13 @@ describe('a second retry of a results file while the first puts its results in p
     const dir = await dirs.make();
     const run = await unknownOutcomes(dir);
     publishing.open = Promise.resolve();
-    const retry = () => retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb!) });
+    const retry = () =>
+      retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: run.resultsPath,
+        here: dirname(run.resultsPath),
+        conn: connectionTo(sb!),
+      });
     let arrived = () => {};
     let go = () => {};
     const atGate = new Promise<void>((resolve) => (arrived = resolve));

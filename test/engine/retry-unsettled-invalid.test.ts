@@ -2,6 +2,7 @@
 // batch file is no longer as it ran (moved, or edited since): retry cannot settle it with its
 // journalled body, and must not call it INVALID ("never sent") while its payout may exist.
 import { rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { retryResults } from '../../src/engine/retry-batch.ts';
@@ -42,14 +43,24 @@ describe('an unsettled row edited into an invalid one, the batch file gone', () 
     table.rows[0]!.cells.accountName = '';
     await writeResults(run.resultsPath, table);
     lose = false;
-    const refused = retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn });
+    const refused = retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn,
+    });
     await expect(refused).rejects.toMatchObject({ name: 'BatchRefused', reason: 'unsettled-row-invalid' });
     await expect(refused).rejects.toThrow(/pay\.results\.csv row 2: accountName: .*UNS-0001 .*outcome is unknown.*Nothing was sent/);
     expect(await allPayouts(sb)).toHaveLength(2);
 
     table.rows[0]!.cells.accountName = accountName;
     await writeResults(run.resultsPath, table);
-    const settled = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn });
+    const settled = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn,
+    });
     expect((await readResults(settled.resultsPath)).rows.map((r) => r.result.status)).toEqual(['PENDING', 'PENDING']);
     expect(await allPayouts(sb)).toHaveLength(2);
   });

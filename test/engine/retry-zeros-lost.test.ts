@@ -3,6 +3,7 @@
 // it may become a date. A row retried from it must never go to the account those digits now name,
 // nor under a name or reference the batch did not give it.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { afterEach, expect, it } from 'vitest';
@@ -57,7 +58,12 @@ for (const batch of ['as it ran', 'edited since'])
     // saved by a spreadsheet: row 2's account number read as a number (row 3 kept as text)
     const saved = readFileSync(run.resultsPath, 'utf8').replace(',000123456789,', ',123456789,');
     writeFileSync(run.resultsPath, saved);
-    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const retried = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn: connectionTo(sb),
+    });
     const rows = (await readResults(retried.resultsPath)).rows;
     expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
     expect(rows[0]!.result).toMatchObject({
@@ -80,7 +86,12 @@ for (const encoding of ['windows-1252', 'windows-1250', 'macintosh'])
 
     // saved by a spreadsheet in that encoding: a "?" for each character it lacks, read back as Windows-1252
     writeFileSync(run.resultsPath, iconv.encode(readFileSync(run.resultsPath, 'utf8').replace(/^\uFEFF/, ''), encoding));
-    const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    const retried = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: run.resultsPath,
+      here: dirname(run.resultsPath),
+      conn: connectionTo(sb),
+    });
     const rows = (await readResults(retried.resultsPath)).rows;
     expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
     // (read back as Windows-1252, "£ukasz" and "W—jcik" read like another code page: refused as such before any comparison)
@@ -100,7 +111,12 @@ it("an invalid row fixed in a spreadsheet that dropped its account number's lead
   // the account type fixed in a spreadsheet, which saved the account number as the number it read
   const saved = readFileSync(run.resultsPath, 'utf8').replace(',0012345678,', ',12345678,').replace(',chequing,', ',checking,');
   writeFileSync(run.resultsPath, saved);
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: run.resultsPath,
+    here: dirname(run.resultsPath),
+    conn: connectionTo(sb),
+  });
   const rows = (await readResults(retried.resultsPath)).rows;
   expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
   expect(rows[0]!.result).toMatchObject({
@@ -119,7 +135,12 @@ it('a refused row whose 16-digit account number a spreadsheet saved into the CSV
 
   // the column shown as a number ("0") and saved as shown: the 16th digit became a zero
   writeFileSync(run.resultsPath, readFileSync(run.resultsPath, 'utf8').replace(',1234567890123456,', ',1234567890123450,'));
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: run.resultsPath,
+    here: dirname(run.resultsPath),
+    conn: connectionTo(sb),
+  });
   const rows = (await readResults(retried.resultsPath)).rows;
   expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
   expect(rows[0]!.result).toMatchObject({
@@ -144,7 +165,12 @@ it('a refused row whose 16-digit account number a spreadsheet stored as a number
   data[1]![HEADER.indexOf('accountNumber')] = { t: 'n', v: 1234567890123450 };
   writeFileSync(saved, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
 
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: saved, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: saved,
+    here: dirname(saved),
+    conn: connectionTo(sb),
+  });
   const rows = (await readResults(retried.resultsPath)).rows;
   expect(rows.map((r) => r.result.status)).toEqual(['INVALID', 'PENDING']);
   expect(rows[0]!.result.errorCode).toBe('EXCEL_DIGITS_LOST');
@@ -171,7 +197,12 @@ it('a row fixed in the results workbook whose new reference Excel took for a dat
   data[1]![HEADER.indexOf('reference')] = { t: 'n', v: 45658, z: 'mmm-yy' };
   writeFileSync(saved, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
 
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: saved, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: saved,
+    here: dirname(saved),
+    conn: connectionTo(sb),
+  });
   const rows = (await readResults(retried.resultsPath)).rows;
   expect(rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
     ['INVALID', 'EXCEL_DATE'],
@@ -200,7 +231,12 @@ it('a workbook row refused for the digits Excel lost stays refused when retried 
   // the account typed again as text in the batch workbook; the results file retried as it is
   ws[cell] = { t: 's', v: '1234567890123456' };
   writeFileSync(`${dir}/pay.xlsx`, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
-  const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+  const retried = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: run.resultsPath,
+    here: dirname(run.resultsPath),
+    conn: connectionTo(sb),
+  });
   expect((await readResults(retried.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([
     ['INVALID', 'EXCEL_DIGITS_LOST'],
     ['PENDING', undefined],

@@ -2,7 +2,7 @@
 // say now: the plan a person approves, its control totals and the policy's amounts are that body's,
 // and an edit of the row says it is not applied.
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planBatch } from '../../src/engine/plan-command.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -48,7 +48,7 @@ describe('an unsettled row edited in the results file before a retry', () => {
     await writeResults(run.resultsPath, table);
     const total = new Dec(first!).plus(second!);
     const o = { ...unattended({ settleDelayMs: 10 }, { expectTotals: [{ currency: 'GBP', amount: total }] }), conn: connectionTo(sb) };
-    const prepared = await prepareRetry({ ...o, resultsFile: run.resultsPath });
+    const prepared = await prepareRetry({ ...o, resultsFile: run.resultsPath, here: dirname(run.resultsPath) });
     expect(prepared.plan!.currencies.map((c) => [c.currency, c.amount])).toEqual([['GBP', new Dec(first!).toFixed(2)]]);
     expect(prepared.plan!.warnings.join('\n')).toMatch(/row 2 .*not applied/);
     expect(prepared.refused).toBeUndefined();

@@ -1,6 +1,6 @@
 // Each sheet of a workbook is its own batch: two sheets of one file (the same bytes) never share a
 // journal (whose header says which sheet `retry` reads again) nor, by default, a results file.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import * as XLSX from 'xlsx';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('two sheets of one workbook', () => {
     const o = { conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }), ...label };
     const employees = await runBatch({ file, ...o, resultsPath: join(dir, 'employees.results.xlsx') });
     await runBatch({ file, sheet: 'Contractors', ...o });
-    const retried = await retryResults({ resultsFile: employees.resultsPath, ...o });
+    const retried = await retryResults({ resultsFile: employees.resultsPath, here: dirname(employees.resultsPath), ...o });
     expect((await rowsOf(retried.resultsPath)).map(([, s]) => s)).toEqual(['PENDING', 'HIDDEN_ROW', 'PENDING']);
     expect((await allPayouts(sb)).map((p) => p.sourceAmount).sort()).toEqual([10, 12.02, 50, 51]);
   });

@@ -1,6 +1,7 @@
 // `reconcile --since` after the batch (a later month, the refund of a payout of this batch in it):
 // the period narrows the debits that must be explained, never the batch's own movements, which
 // the listing still reads however far back they are.
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
@@ -47,7 +48,13 @@ describe('reconcile of a row sent again', () => {
       const walletId = (await conn.client.listWallets()).data.find((w) => w.currency === 'GBP')!.walletId;
       for (let i = 0; i < 100; i++) await post(sb, `wallets/${walletId}/credit`, { amount: 1, reference: `TOPUP-${i}` });
       await post(sb, 'clock/advance', { ms: 3 * 86_400_000 });
-      const retry = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: b.results, conn, resendFailed: true });
+      const retry = await retryResults({
+        ...unattended({ settleDelayMs: 10 }),
+        resultsFile: b.results,
+        here: dirname(b.results),
+        conn,
+        resendFailed: true,
+      });
       expect(retry.resent).toBe(1);
 
       const rc = await reconcile({ client: conn.client, resultsFile: retry.resultsPath });

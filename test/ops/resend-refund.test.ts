@@ -2,6 +2,7 @@
 // transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
 // a payout that is not failed and refunded. `status` reports no X -> X refresh as a move. A failed
 // row edited into another row's payee and amount is a new payment: refused as a probable duplicate.
+import { dirname } from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
 import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
@@ -37,7 +38,13 @@ async function resendEdited(edit: (table: Awaited<ReturnType<typeof readResults>
   const table = await readResults(results);
   edit(table);
   await writeResults(results, table);
-  const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn: connectionTo(sb), resendFailed: true });
+  const r = await retryResults({
+    ...unattended({ settleDelayMs: 10 }),
+    resultsFile: results,
+    here: dirname(results),
+    conn: connectionTo(sb),
+    resendFailed: true,
+  });
   return { r, ids };
 }
 
@@ -51,7 +58,13 @@ describe('resend only after the refund', () => {
     expect(st.failed).toEqual([expect.objectContaining({ payoutId: ids[0], refunded: undefined })]);
     expect(st.money.GBP!.refundsNotSeen).toBe(1);
     const before = sb.requestLog().filter((r) => r.route === 'initiate').length;
-    const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn, resendFailed: true });
+    const r = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: results,
+      here: dirname(results),
+      conn,
+      resendFailed: true,
+    });
     expect(sb.requestLog().filter((x) => x.route === 'initiate').length).toBe(before);
     expect(r.resent).toBe(0);
     expect(r.notResent).toEqual([

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { ErrorBody } from '../../src/spec/schemas.ts';
+import { ErrorBody, UploadUrlRequest } from '../../src/spec/schemas.ts';
 import { Payout, PayoutList, Quote } from './strict.ts';
 import { ACME, call, GLOBEX, initiate, nipBody, P, sepaBody, start, swiftUsdBody, uniqueKey, walletBalance } from './helpers.ts';
 
@@ -439,5 +439,13 @@ describe('keys of one business', () => {
       .at(-1)!;
     expect(entry).toMatchObject({ method: 'GET', path: `${P}/wallets`, status: 200 });
     expect(entry.at).toBeGreaterThanOrEqual(before);
+  });
+});
+
+describe('request schemas', () => {
+  it('takes an upload file name without a path separator or a NUL, and every other control character as it is', () => {
+    const ok = (filename: string) => UploadUrlRequest.safeParse({ filename, contentType: 'application/pdf' }).success;
+    expect(['a/b.pdf', 'a\\b.pdf', 'a\0b.pdf', '\0'].map(ok)).toEqual([false, false, false, false]);
+    expect(['invoice.pdf', 'a\tb.pdf', 'a\u0001b.pdf', 'a\u009fb.pdf'].map(ok)).toEqual([true, true, true, true]);
   });
 });
