@@ -35,7 +35,7 @@ import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
-import { execute, preparePipeline, refuseAnotherRunsResults, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
+import { preparePipeline, refuseAnotherRunsResults, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused } from './engine-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { KeyProof } from './spent.ts';
@@ -65,9 +65,6 @@ export interface RetryResult extends PipelineResult {
   /** Refused rows sent again: what their refused key showed before any new key (spent.ts). */
   keyProofs: KeyProof[];
 }
-
-/** `retry` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
-export const retryResults = async (o: RetryOptions): Promise<RetryResult> => execute(await prepareRetry(o));
 
 export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });

@@ -1,18 +1,17 @@
 // Later runs finish what a created row still needs (issue 15): a payout created without its extra
 // documents (the PATCH failed, or a run stopped between initiate and PATCH) is DOCUMENTS_NOT_ATTACHED
 // in the results until a later run or retry attaches them, each once, never past 5.
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import { documentsToAttach, foldJournal, type RowState } from '../../src/journal/lines.ts';
 import { outcomeFromState } from '../../src/engine/outcome.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { unattended } from '../ops/helpers.ts';
-import { KEY, ROOT, tempDirs, writeBatch } from './helpers.ts';
+import { KEY, ROOT, tempDirs, writeBatch, retryResults } from './helpers.ts';
 import { writeFile, readFile } from 'node:fs/promises';
 
 let sb: LocalSandbox | undefined;
@@ -118,7 +117,6 @@ describe('documents a created payout still lacks', () => {
     const r = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: first.resultsPath,
-      here: dirname(first.resultsPath),
       conn: c,
     });
     expect(r.kind).toBe('ok');

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
@@ -12,7 +12,9 @@ import { addApproval, approvalsPathFor } from '../../src/approvals/approvals-fil
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 import { main } from '../../src/cli/main.ts';
+import { execute } from '../../src/engine/pipeline.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
+import { prepareRetry, type RetryOptions, type RetryResult } from '../../src/engine/retry-batch.ts';
 import { swapReference } from '../../src/engine/swap.ts';
 import { spillRows, type LoadedBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
@@ -24,6 +26,10 @@ export function parseIdempotencyKey(key: string): { attempt: number } | undefine
   const m = /^pb3-[0-9a-f]{32}-(\d+)$/.exec(key.trim());
   return m ? { attempt: Number(m[1]) } : undefined;
 }
+
+/** `retry` unattended (prepare, then execute: nothing is sent when the plan needs a person's confirmation), run from the results file's folder unless `here` names another. */
+export const retryResults = async (o: Omit<RetryOptions, 'here'> & { here?: string }): Promise<RetryResult> =>
+  execute(await prepareRetry({ here: dirname(o.resultsFile), ...o }));
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';

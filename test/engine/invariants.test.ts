@@ -2,7 +2,7 @@
 // records every initiate's key and exact body. Each test fails without its invariant.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
@@ -10,12 +10,11 @@ import { idempotencyKey } from '../../src/engine/identity.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { execute, prepareRun, runBatch, type RunOptions } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { KEY, allPayouts, initiates, ledgerJournals, workDir, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, initiates, ledgerJournals, workDir, writeBatch, retryResults } from './helpers.ts';
 import { unattended } from '../ops/helpers.ts';
 
 interface Sent {
@@ -228,7 +227,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       await writeResults(first.resultsPath, table);
       const payoutsBefore = (await allPayouts(sb)).length;
 
-      const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
+      const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
       expect(retried.kind).toBe('ok');
       expect(retried.resultsPath).toMatch(/batch\.results\.retry-1\.csv$/);
       expect(await allPayouts(sb)).toHaveLength(payoutsBefore + refused.length);
@@ -245,7 +244,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       expect(keptNow).toEqual(createdBefore);
       // Retrying the new results again sends nothing.
       const n = initiates(sb).length;
-      const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath, here: dirname(retried.resultsPath) });
+      const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath });
       expect(again.kind).toBe('ok');
       expect(initiates(sb).length).toBe(n);
       expect(await readFile(join(dir, 'batch.csv'), 'utf8')).toContain('GEN-0001');
@@ -277,7 +276,7 @@ describe('retry never changes a row silently', () => {
       ['INVALID', 'PROBABLE_DUPLICATE'],
     ]);
     const n = sent.length;
-    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
     expect(sent.length).toBe(n);
     expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual([
       'PENDING',
@@ -293,7 +292,6 @@ describe('retry never changes a row silently', () => {
     const fixed = await retryResults({
       ...base(conn, file),
       resultsFile: first.resultsPath,
-      here: dirname(first.resultsPath),
       resultsPath: join(dir, 'fixed.results.csv'),
     });
     expect(fixed.kind).toBe('ok');
@@ -319,7 +317,7 @@ describe('retry never changes a row silently', () => {
     table.rows[1]!.cells = { ...table.rows[0]!.cells, reference: 'GEN-AGAIN' };
     await writeResults(first.resultsPath, table);
     const n = sent.length;
-    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, here: dirname(first.resultsPath) });
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
     expect(sent.length).toBe(n);
     expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual(['PENDING', 'PROBABLE_DUPLICATE']);
   });

@@ -1,15 +1,14 @@
 // `retry BATCH-ID` works on the batch's results file as last written: after a retry of an edited
 // retry-N, the next retry by id must send the rows as last edited, never the first cells again,
 // in the run's folder (the run's results) as in another (the copy made there).
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { refusingInitiates, tempDirs, writeBatch } from './helpers.ts';
+import { refusingInitiates, tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-by-id-');
@@ -40,7 +39,6 @@ describe('retry of a batch named by its id', () => {
       const second = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: first.resultsPath,
-        here: dirname(first.resultsPath),
         conn,
       });
       expect((await readResults(second.resultsPath)).rows[1]!.result.status).toBe('FAILED_TO_SEND');
@@ -61,7 +59,7 @@ describe('retry of a batch named by its id', () => {
     const o = unattended({ settleDelayMs: 10 });
     const path = await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'JAN', amount: () => '70.00' });
     const january = await runBatch({ file: path, conn, ...o });
-    const retried = await retryResults({ ...o, resultsFile: january.resultsPath, here: dirname(january.resultsPath), conn });
+    const retried = await retryResults({ ...o, resultsFile: january.resultsPath, conn });
     expect(retried.resultsPath).toMatch(/pay\.results\.retry-1\.csv$/); // January's, refused again
     await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'FEB', amount: () => '80.00' });
     const february = await runBatch({ file: path, conn, ...o });

@@ -1,15 +1,14 @@
 // A results row copied in a spreadsheet keeps the copied row's result cells (its key, payout id and
 // status). Edited into a new payment (another reference and payee), it is that payment: sent once,
 // reported with its own payout, never shown with the payout of the row it was copied from.
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-copied-');
@@ -38,7 +37,6 @@ describe('retry of a results file with a paid row copied and edited into a new p
       const retried = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn: connectionTo(sb),
       });
       const rows = new Map((await readResults(retried.resultsPath)).rows.map((r) => [r.cells.reference, r.result]));
@@ -65,7 +63,6 @@ describe('retry of a results file with a paid row copied and edited into a new p
     const retried = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn: connectionTo(sb),
     });
     const row = (await readResults(retried.resultsPath)).rows.find((r) => r.cells.reference === 'CC-NEW')!.result;

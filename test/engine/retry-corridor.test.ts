@@ -3,15 +3,14 @@
 // answers the same refusal and the pairs listing (spec §4.9: the enabled pairs, with no `enabled`
 // field in the variant reading) must read as the cause gone, or the row could never be paid again.
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ROOT, allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs } from './helpers.ts';
+import { tempDirs, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-corridor-');
@@ -50,7 +49,6 @@ describe('a row refused CORRIDOR_NOT_ENABLED, its pair enabled again since', () 
       const retried = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn,
       });
       expect(retried.keyProofs.map((p) => p.verdict)).toEqual([shapes === 'variant' ? 'spent' : 'paid']);

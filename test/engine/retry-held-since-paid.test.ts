@@ -1,15 +1,14 @@
 // A row screening held, paid since by a retry that screened its edited payee: a later retry of a file
 // still showing it held (the older file, or the same one retried again) without lists reports it paid.
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { ROOT, tempDirs, writeBatch } from './helpers.ts';
+import { ROOT, tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-held-since-paid-');
@@ -36,12 +35,12 @@ describe('a row held by screening, paid since, in a results file still showing i
     // the payee corrected (the list named the wrong one), screened again: paid
     table.rows[held]!.cells.accountName = 'Harry Taylor';
     await writeResults(run.resultsPath, table);
-    const paid = await retryResults({ ...o, resultsFile: run.resultsPath, here: dirname(run.resultsPath), screening });
+    const paid = await retryResults({ ...o, resultsFile: run.resultsPath, screening });
     const payout = (await readResults(paid.resultsPath)).rows[held]!.result;
     expect(payout.status).toBe('PENDING');
     expect(await allPayouts(sb)).toHaveLength(3);
 
-    const again = await retryResults({ ...o, resultsFile: older, here: dirname(older) });
+    const again = await retryResults({ ...o, resultsFile: older });
     const row = (await readResults(again.resultsPath)).rows[held]!.result;
     expect([row.status, row.payoutId]).toEqual(['PENDING', payout.payoutId]);
     expect(await allPayouts(sb)).toHaveLength(3);

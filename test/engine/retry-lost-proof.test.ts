@@ -2,16 +2,15 @@
 // sent first with the edited body, and its answer (409: key 1 holds the refused body) can be lost.
 // The next retry settles key 1 with the edited body, gets the 409, and must go on as the proof does
 // (the refused body again, its refusal spends key 1), not leave the row CONFLICT for ever.
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-lost-proof-');
@@ -82,7 +81,6 @@ describe('a refused row edited and retried, the answer to its key 1 lost', () =>
     const lost = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn,
     });
     expect((await readResults(lost.resultsPath)).rows[0]!.result.status).toBe('UNKNOWN_OUTCOME');
@@ -91,7 +89,6 @@ describe('a refused row edited and retried, the answer to its key 1 lost', () =>
     const again = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: lost.resultsPath,
-      here: dirname(lost.resultsPath),
       conn,
     });
     const row = (await readResults(again.resultsPath)).rows[0]!;

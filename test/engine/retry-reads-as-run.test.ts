@@ -1,17 +1,16 @@
 // `retry` reads the batch file again to find its rows as the run judged them (an invalid row not
 // edited since keeps its verdict): it must read the file as the run did, the sheet and the
 // --encoding the run was given, or a row the run refused reads as new and is paid unedited.
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-reads-');
@@ -27,7 +26,7 @@ async function runThenRetry(file: string, reading: Pick<RunOptions, 'sheet' | 'e
   const run = await runBatch({ file, ...reading, ...o });
   const statuses = async (path: string) => (await readResults(path)).rows.map((r) => r.result.errorCode ?? r.result.status);
   const before = await statuses(run.resultsPath);
-  const retried = await retryResults({ resultsFile: run.resultsPath, here: dirname(run.resultsPath), ...o });
+  const retried = await retryResults({ resultsFile: run.resultsPath, ...o });
   const paid = (await allPayouts(sb!)).map((p) => p.sourceAmount).sort();
   return { before, after: await statuses(retried.resultsPath), paid };
 }

@@ -2,15 +2,14 @@
 // now: a spreadsheet that read the reference 000123 as the number 123 must not give the row a fresh
 // key, or a copy of the original file run from another state folder pays it a second time.
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { refusingInitiates, tempDirs, writeBatch } from './helpers.ts';
+import { refusingInitiates, tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-ref-zeros-');
@@ -37,7 +36,6 @@ it('a refused row whose reference lost its leading zeros in the results file is 
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: run.resultsPath,
-    here: dirname(run.resultsPath),
     conn: connectionTo(sb),
   });
   expect((await readResults(retried.resultsPath)).rows[0]!.result.status).toBe('PENDING');

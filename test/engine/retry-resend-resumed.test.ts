@@ -5,12 +5,11 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, cleanEnv, connectionTo, ledgerJournals, paidBatch, setStatus, startSb, unattended } from '../ops/helpers.ts';
-import { runMain } from './helpers.ts';
+import { runMain, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {

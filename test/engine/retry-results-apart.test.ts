@@ -2,15 +2,14 @@
 // selection") leaves each row with another row's key, payout id and status. retry must not report a
 // row refused by the service as paid with another row's payout, nor leave it unsent. Sorted without the
 // reference too, a refused row names a paid row's payee: never paid to them a second time.
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { refusingInitiates, tempDirs, writeBatch } from './helpers.ts';
+import { refusingInitiates, tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-apart-');
@@ -41,7 +40,6 @@ describe('retry of a results file whose batch columns were sorted apart from its
       retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn: connectionTo(sb!),
       });
     await expect(retry()).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*SA-0002.*SA-0001/) });
@@ -70,7 +68,6 @@ describe('retry of a results file whose batch columns were sorted apart from its
     const retried = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn: connectionTo(sb),
     });
     const row = (await readResults(retried.resultsPath)).rows[1]!;

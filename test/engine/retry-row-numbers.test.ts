@@ -2,16 +2,15 @@
 // file on consecutive lines, so its row numbers and the results file's differ. An unsettled row
 // edited (into an invalid one, or to another payee) is settled with the body it was sent with: that
 // payee is the one screened.
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { ROOT, tempDirs, writeBatch } from './helpers.ts';
+import { ROOT, tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-rownumbers-');
@@ -57,7 +56,6 @@ describe('retry of a batch with a blank line, an unsettled row edited', () => {
       const retried = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn: connectionTo(sb),
         screening,
       });

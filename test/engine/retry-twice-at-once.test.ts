@@ -1,14 +1,13 @@
 // Two retries of one results file at once: the second may not take the name of the first's results
 // (retry-N) while the first has not put them in place; each retry's results are a file of their own.
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 /** Each retry putting its results in place says so, then waits for `open`. */
 const publishing = vi.hoisted(() => ({ entered: [] as ((path: string) => void)[], open: Promise.resolve() }));
@@ -70,7 +69,6 @@ describe('a second retry of a results file while the first puts its results in p
       retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn: connectionTo(sb!),
       });
 
@@ -105,7 +103,6 @@ describe('a second retry of a results file while the first puts its results in p
       retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: run.resultsPath,
-        here: dirname(run.resultsPath),
         conn: connectionTo(sb!),
       });
     let arrived = () => {};

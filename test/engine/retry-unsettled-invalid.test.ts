@@ -2,15 +2,14 @@
 // batch file is no longer as it ran (moved, or edited since): retry cannot settle it with its
 // journalled body, and must not call it INVALID ("never sent") while its payout may exist.
 import { rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-unsettled-invalid-');
@@ -46,7 +45,6 @@ describe('an unsettled row edited into an invalid one, the batch file gone', () 
     const refused = retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn,
     });
     await expect(refused).rejects.toMatchObject({ name: 'BatchRefused', reason: 'unsettled-row-invalid' });
@@ -58,7 +56,6 @@ describe('an unsettled row edited into an invalid one, the batch file gone', () 
     const settled = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn,
     });
     expect((await readResults(settled.resultsPath)).rows.map((r) => r.result.status)).toEqual(['PENDING', 'PENDING']);

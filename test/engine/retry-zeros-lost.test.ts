@@ -3,17 +3,16 @@
 // it may become a date. A row retried from it must never go to the account those digits now name,
 // nor under a name or reference the batch did not give it.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { afterEach, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { HEADER, refusingInitiates, tempDirs } from './helpers.ts';
+import { HEADER, refusingInitiates, tempDirs, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-zeros-lost-');
@@ -61,7 +60,6 @@ for (const batch of ['as it ran', 'edited since'])
     const retried = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn: connectionTo(sb),
     });
     const rows = (await readResults(retried.resultsPath)).rows;
@@ -89,7 +87,6 @@ for (const encoding of ['windows-1252', 'windows-1250', 'macintosh'])
     const retried = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: run.resultsPath,
-      here: dirname(run.resultsPath),
       conn: connectionTo(sb),
     });
     const rows = (await readResults(retried.resultsPath)).rows;
@@ -114,7 +111,6 @@ it("an invalid row fixed in a spreadsheet that dropped its account number's lead
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: run.resultsPath,
-    here: dirname(run.resultsPath),
     conn: connectionTo(sb),
   });
   const rows = (await readResults(retried.resultsPath)).rows;
@@ -138,7 +134,6 @@ it('a refused row whose 16-digit account number a spreadsheet saved into the CSV
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: run.resultsPath,
-    here: dirname(run.resultsPath),
     conn: connectionTo(sb),
   });
   const rows = (await readResults(retried.resultsPath)).rows;
@@ -168,7 +163,6 @@ it('a refused row whose 16-digit account number a spreadsheet stored as a number
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: saved,
-    here: dirname(saved),
     conn: connectionTo(sb),
   });
   const rows = (await readResults(retried.resultsPath)).rows;
@@ -200,7 +194,6 @@ it('a row fixed in the results workbook whose new reference Excel took for a dat
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: saved,
-    here: dirname(saved),
     conn: connectionTo(sb),
   });
   const rows = (await readResults(retried.resultsPath)).rows;
@@ -234,7 +227,6 @@ it('a workbook row refused for the digits Excel lost stays refused when retried 
   const retried = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: run.resultsPath,
-    here: dirname(run.resultsPath),
     conn: connectionTo(sb),
   });
   expect((await readResults(retried.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([

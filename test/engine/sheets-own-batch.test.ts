@@ -1,15 +1,14 @@
 // Each sheet of a workbook is its own batch: two sheets of one file (the same bytes) never share a
 // journal (whose header says which sheet `retry` reads again) nor, by default, a results file.
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import * as XLSX from 'xlsx';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { generateCsv, tempDirs, type GenOptions } from './helpers.ts';
+import { generateCsv, tempDirs, type GenOptions, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-sheets-');
@@ -72,7 +71,7 @@ describe('two sheets of one workbook', () => {
     const o = { conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }), ...label };
     const employees = await runBatch({ file, ...o, resultsPath: join(dir, 'employees.results.xlsx') });
     await runBatch({ file, sheet: 'Contractors', ...o });
-    const retried = await retryResults({ resultsFile: employees.resultsPath, here: dirname(employees.resultsPath), ...o });
+    const retried = await retryResults({ resultsFile: employees.resultsPath, ...o });
     expect((await rowsOf(retried.resultsPath)).map(([, s]) => s)).toEqual(['PENDING', 'HIDDEN_ROW', 'PENDING']);
     expect((await allPayouts(sb)).map((p) => p.sourceAmount).sort()).toEqual([10, 12.02, 50, 51]);
   });

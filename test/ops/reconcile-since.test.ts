@@ -1,13 +1,13 @@
 // `reconcile --since` after the batch (a later month, the refund of a payout of this batch in it):
 // the period narrows the debits that must be explained, never the batch's own movements, which
 // the listing still reads however far back they are.
-import { dirname } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, paidBatch, setStatus, startSb, unattended } from './helpers.ts';
+import { retryResults } from '../engine/helpers.ts';
 
 const post = async (sb: LocalSandbox, path: string, body: unknown) => {
   const r = await fetch(`${sb.url}/_sandbox/${path}`, {
@@ -51,7 +51,6 @@ describe('reconcile of a row sent again', () => {
       const retry = await retryResults({
         ...unattended({ settleDelayMs: 10 }),
         resultsFile: b.results,
-        here: dirname(b.results),
         conn,
         resendFailed: true,
       });

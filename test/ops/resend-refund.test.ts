@@ -2,15 +2,15 @@
 // transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
 // a payout that is not failed and refunded. `status` reports no X -> X refresh as a move. A failed
 // row edited into another row's payee and amount is a new payment: refused as a probable duplicate.
-import { dirname } from 'node:path';
+
 import { describe, expect, it, afterEach } from 'vitest';
-import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { isRealMove } from '../../src/follow-up/apply-status.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { allPayouts, applyToTable, unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+import { retryResults } from '../engine/helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -41,7 +41,6 @@ async function resendEdited(edit: (table: Awaited<ReturnType<typeof readResults>
   const r = await retryResults({
     ...unattended({ settleDelayMs: 10 }),
     resultsFile: results,
-    here: dirname(results),
     conn: connectionTo(sb),
     resendFailed: true,
   });
@@ -61,7 +60,6 @@ describe('resend only after the refund', () => {
     const r = await retryResults({
       ...unattended({ settleDelayMs: 10 }),
       resultsFile: results,
-      here: dirname(results),
       conn,
       resendFailed: true,
     });
