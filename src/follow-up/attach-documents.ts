@@ -52,7 +52,7 @@ export async function payoutIdOf(
 ): Promise<{ payoutId: string; resultsFile?: string }> {
   if (o.resultsFile) {
     const table = await streamResults(o.resultsFile);
-    const column = batchColumns(table).reference;
+    const column = batchColumns(table, o.resultsFile).reference;
     let row: ResultRow | undefined;
     for await (const r of table.rows)
       if (payout !== '' && [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout)) {

@@ -78,7 +78,7 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
 /** The rows sent again since this file was written, as now; every batch's payouts (they explain debits). */
 async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable, file: string) {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
-  const reference = batchColumns(table).reference;
+  const reference = batchColumns(table, file).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
   for (const [i, s] of states) {

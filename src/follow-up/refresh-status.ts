@@ -214,6 +214,7 @@ export async function refreshStatus(o: StatusOptions) {
  */
 async function toAsk(file: string, o: StatusOptions) {
   const table = (await catchUpWithLedger(file, o.ledgers ?? [], o)) ?? (await spillResults(file));
+  batchColumns(table, file); // (a header that does not name each row's reference, amount and currency: refused before anything is asked)
   const todo = new Map<string, Asked>();
   let final = 0;
   for (const row of table.rows) {
@@ -237,7 +238,7 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
   if (!folds.length) return undefined;
   return underResultsLock(file, async () => {
     const table = await spillResults(file);
-    const reference = batchColumns(table).reference;
+    const reference = batchColumns(table, file).reference;
     const states = ledgerStates(folds, table.rows, (r) => (reference && r.cells[reference]?.trim()) || undefined);
     let n = 0;
     for (const [i, s] of states) {

@@ -100,15 +100,17 @@ export type ColumnMapping = ReturnType<typeof mapColumns>;
 /**
  * Matches a header row, as written (a second "reference" is no unknown "reference (2)"). Two headers
  * of one field are DUPLICATE_COLUMNS unless one is its exact name: the alias is then kept, with a note.
+ * `need` (a results file's batch columns, src/results): only these fields must be named, once; another
+ * field two headers name is left out, and headers are named without their place (result columns sit among them).
  */
-export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
+export function mapColumns(rawHeaders: string[], file: string, headerRow = 1, need?: readonly CanonicalField[]) {
   const columns = uniqueColumns(rawHeaders);
   const refuse = (code: InputErrorCode, message: string) => new InputError(code, file, `${file}: ${message}`, headerRow);
 
   // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
   // column silently left out is a row silently changed.
   const unusable = rawHeaders.findIndex((h) => h.trim() === '__proto__');
-  if (unusable >= 0)
+  if (unusable >= 0 && !need)
     throw refuse(
       'UNUSABLE_HEADER',
       `column ${unusable + 1} of header row ${headerRow} is headed "__proto__", which cannot name a column. Rename it.`,
@@ -124,7 +126,7 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
     list.push({ header: columns[index]!, raw: raw.trim(), index, by: m.by });
     byField.set(m.field, list);
   });
-  if (byField.size === 0)
+  if (byField.size === 0 && !need)
     throw refuse(
       'NO_HEADER',
       `row ${headerRow} is not a header row: none of its cells names a payout column (expected headers such as ${REQUIRED_COLUMNS.join(', ')}).`,
@@ -138,7 +140,8 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
     const exact = list.filter((c) => c.by === 'name');
     const named = exact.length ? exact : list; // the exact names when there are any (the aliases beside them are not the problem)
     if (named.length > 1) {
-      const shown = named.slice(0, 5).map((c) => `"${c.raw}" (column ${c.index + 1})`);
+      if (need && !need.includes(field)) continue;
+      const shown = named.slice(0, 5).map((c) => `"${c.raw}"${need ? '' : ` (column ${c.index + 1})`}`);
       if (named.length > 5) shown.push(`${named.length - 5} more`);
       conflicts.push(`${shown.join(named.length > 5 ? ', ' : ' and ')} ${named.length === 2 ? 'both' : 'all'} name ${field}`);
       continue;
@@ -151,11 +154,11 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1) {
     }
   }
   if (conflicts.length) throw refuse('DUPLICATE_COLUMNS', `ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`);
-  const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);
+  const missing = (need ?? REQUIRED_COLUMNS).filter((f) => !fields[f]);
   if (missing.length)
     throw refuse(
       'MISSING_COLUMNS',
-      `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (header row ${headerRow}). ` +
+      `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}${need ? '' : ` (header row ${headerRow})`}. ` +
         `Headers match ignoring case, spaces, "_" and "-"; see "payout-batch template" for a file with every column.`,
     );
   return { columns, mapping, fields, notes };

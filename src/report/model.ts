@@ -394,7 +394,7 @@ export async function resultsViewOf(
   file: string,
   o: { tieOut?: TieOutSummary; environment?: string; batchId?: string; notes?: string[]; swaps?: SwapLine[] } = {},
 ) {
-  // the columns status and reconcile read (an exact name over an alias); of a header readBatch refuses, each field's own name, as reconcile
+  // the columns status and reconcile read (an exact name over an alias); a field no column, or two, name: its own name
   const column = batchColumns(table);
   const cell = (r: Row, f: CanonicalField) => (r.cells[column[f] ?? f] ?? '').trim();
   const counts = new Map<string, number>();

@@ -9,7 +9,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { onBehalfOf, PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
-import { readHead } from '../results/read.ts';
+import { batchColumns, readHead } from '../results/read.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -92,7 +92,9 @@ export async function writeResultsReport(
   const { tieOut, problem } = await readTieOut(resultsFile, read);
   const batchId =
     o.batchId ?? (o.ledgers && (await batchSwapsOf((await streamResults(resultsFile, read)).rows, resultsFile, o.ledgers))?.batchId);
-  const view = await resultsViewOf(await streamResults(resultsFile, read), resultsFile, {
+  const table = await streamResults(resultsFile, read);
+  batchColumns(table, resultsFile); // (refused: a header that does not name each row's reference, amount and currency)
+  const view = await resultsViewOf(table, resultsFile, {
     tieOut,
     environment: o.environment,
     batchId,

@@ -7,7 +7,7 @@ import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
-import type { Refuse } from '../input/input-errors.ts';
+import { InputError, type Refuse } from '../input/input-errors.ts';
 import { csvLayout, CSV_OPTIONS } from '../input/csv-reader.ts';
 import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
@@ -16,7 +16,6 @@ import { unneutralise } from '../input/neutralise.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultRow, ResultsFormat, ResultsTable, ResultValues } from './types.ts';
 import { SpillList } from '../files/spill.ts';
-import { attempt } from '../files/attempt.ts';
 import type { SourceRecord } from '../input/records.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
@@ -69,9 +68,21 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
 
 export const readHead = async (path: string): Promise<string> => (await fileHead(path, 4096)).toString('utf8');
 
-/** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
-export const batchColumns = (t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] =>
-  attempt(() => mapColumns(t.inputColumns, 'results').fields) ?? {};
+/** What status, reconcile, attach, report and a pain.002 read of a row's batch cells: each must be one column. */
+const READ_FIELDS = ['reference', 'sourceAmount', 'sourceCurrency'] as const;
+
+/**
+ * The batch's columns of a results file by field, as readBatch maps them, each field two columns name left out. `file`
+ * given: refused (naming it and the columns) unless reference, sourceAmount and sourceCurrency are one column each.
+ */
+export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>, file?: string): ColumnMapping['fields'] {
+  try {
+    return mapColumns(t.inputColumns, file ?? 'results', 1, file === undefined ? [] : READ_FIELDS).fields;
+  } catch (e) {
+    if (!(e instanceof InputError) || (e.code !== 'MISSING_COLUMNS' && e.code !== 'DUPLICATE_COLUMNS')) throw e;
+    throw new ResultsError(e.code, e.file, e.message);
+  }
+}
 
 // ---------------------------------------------------------------- records to table
 

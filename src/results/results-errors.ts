@@ -3,7 +3,14 @@
 import type { Refuse } from '../input/input-errors.ts';
 
 /** The refusals the results reader shares with the batch reader, and its own. */
-export type ResultsErrorCode = Parameters<Refuse>[0] | 'NOT_A_RESULTS_FILE' | 'MALFORMED_CSV' | 'WRITE_FAILED' | 'BAD_RESULTS_PATH';
+export type ResultsErrorCode =
+  | Parameters<Refuse>[0]
+  | 'MISSING_COLUMNS'
+  | 'DUPLICATE_COLUMNS'
+  | 'NOT_A_RESULTS_FILE'
+  | 'MALFORMED_CSV'
+  | 'WRITE_FAILED'
+  | 'BAD_RESULTS_PATH';
 
 export class ResultsError extends Error {
   constructor(

@@ -101,7 +101,7 @@ interface StatusReportOptions {
 
 /** Writes the status report of the results file `resultsFile` to `path` (atomically). Returns the version written. */
 export async function writeStatusReport(resultsFile: string, path: string, o: StatusReportOptions = {}): Promise<Pain002Version> {
-  return reportOf(await spillResults(resultsFile), path, o);
+  return reportOf(await spillResults(resultsFile), resultsFile, path, o);
 }
 
 /** A watch's: for a batch read from a pain.001 only, its report beside its results (`x.results.csv` → `x.results.pain002.xml`). */
@@ -109,12 +109,12 @@ export async function writeStatusReportBeside(resultsFile: string): Promise<stri
   const table = await spillResults(resultsFile);
   if (!PAIN001_VERSIONS.includes(table.rows.at(0)?.cells.MsgNmId as Pain001Version)) return undefined;
   const path = resultsFile.replace(/\.[^./\\]+$/, '') + '.pain002.xml';
-  await reportOf(table, path, {});
+  await reportOf(table, resultsFile, path, {});
   return path;
 }
 
-async function reportOf(table: ResultsList, path: string, o: StatusReportOptions): Promise<Pain002Version> {
-  const cols = { reference: 'reference', sourceAmount: 'sourceAmount', sourceCurrency: 'sourceCurrency', ...batchColumns(table) };
+async function reportOf(table: ResultsList, file: string, path: string, o: StatusReportOptions): Promise<Pain002Version> {
+  const cols = { reference: 'reference', sourceAmount: 'sourceAmount', sourceCurrency: 'sourceCurrency', ...batchColumns(table, file) };
   const cell = (r: ResultRow, name: string | undefined) => (name ? r.cells[name]?.trim() : undefined) || undefined;
   const first = table.rows.at(0);
   const msgNmId = first && cell(first, 'MsgNmId');

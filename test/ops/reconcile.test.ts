@@ -331,11 +331,11 @@ describe('reconcile (the I/O step)', () => {
       const results = join(dir, 'b.results.csv');
       await writeResults(results, {
         format: 'csv',
-        inputColumns: ['reference', 'sourceCurrency'],
+        inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
         rows: [
           {
             rowNumber: 2,
-            cells: { reference: 'R1', sourceCurrency: 'GBP' },
+            cells: { reference: 'R1', sourceAmount: '10.00', sourceCurrency: 'GBP' },
             result: { status: 'PENDING', payoutId: 'p1', payoutRef: 'PO-1', idempotencyKey: 'k1', totalDeductible: '12.00' },
           },
         ],
