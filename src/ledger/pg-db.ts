@@ -126,7 +126,9 @@ export class TeamDb {
     const session = new pg.Client(config);
     // (pg-pool awaits onConnect before handing the connection out, and drops it if it fails: its types say it returns void)
     const pooled: Omit<PoolConfig, 'onConnect'> & { onConnect: (c: ClientBase) => Promise<unknown> } = {
-      ...{ ...config, max: 8, idleTimeoutMillis: 10_000 },
+      ...config,
+      max: 8,
+      idleTimeoutMillis: 10_000,
       onConnect: (c) => c.query(SESSION_SETTINGS),
     };
     const pool = new pg.Pool(pooled);
