@@ -20,6 +20,7 @@ const ISOLATED = [
   'test/ops/watch-unreadable.test.ts',
   'test/journal/disk-full.test.ts',
   'test/ledger/unreadable.test.ts',
+  'test/files/lock-unreadable.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)
   'test/validation/excel-traps.test.ts',
 ];

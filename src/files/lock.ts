@@ -38,9 +38,11 @@ export class LockBusy extends Error {
   constructor(
     readonly path: string,
     readonly owner: LockOwner | undefined,
+    why?: string,
   ) {
     super(
-      `${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host} since ${owner.startedAt}${owner.purpose ? ` (${owner.purpose})` : ''}` : 'another process'}`,
+      why ??
+        `${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host} since ${owner.startedAt}${owner.purpose ? ` (${owner.purpose})` : ''}` : 'another process'}`,
     );
   }
 }
@@ -72,8 +74,20 @@ export function holderAlive(o: { pid: number; host: string; pidStart?: string; p
   return o.pidStart === undefined || (pidStartOf(o.pid) ?? o.pidStart) === o.pidStart;
 }
 
+/** Undefined when gone or torn; one that cannot be read is LockBusy: its holder may be alive, and the lock is not taken. */
 export function readOwner(path: string): LockOwner | undefined {
-  const o = attempt(() => JSON.parse(readFileSync(path, 'utf8')) as LockOwner | null);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (code === 'ENOENT') return undefined;
+    const why =
+      `${path} cannot be read (${code}): whether its holder is alive cannot be told, and it is not taken. ` +
+      `If no payout-batch process holds it (on any host sharing the folder), remove it (rm ${path}), then run again`;
+    throw new LockBusy(path, undefined, why);
+  }
+  const o = attempt(() => JSON.parse(text) as LockOwner | null);
   return typeof o?.pid === 'number' && typeof o.host === 'string' ? o : undefined;
 }
 
@@ -81,7 +95,7 @@ export function isStale(path: string, staleMs: number, now = Date.now()): boolea
   const mtime = attempt(() => statSync(path).mtimeMs);
   if (mtime === undefined) return false;
   const owner = readOwner(path);
-  // an unreadable young record may be a lock being written
+  // (torn: written whole before it is linked, so only by a power cut its holder died in)
   if (!owner) return now - mtime > Math.min(2000, staleMs);
   return !(holderAlive(owner) ?? now - mtime <= staleMs);
 }
@@ -144,7 +158,7 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
       if (released) return;
       released = true;
       // a stale-broken and retaken lock belongs to another
-      const now = readOwner(path);
+      const now = attempt(() => readOwner(path)); // (unreadable: left in place, refused to all)
       if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) attempt(() => unlinkSync(path));
     },
   };
