@@ -21,6 +21,7 @@ const ISOLATED = [
   'test/journal/disk-full.test.ts',
   'test/ledger/unreadable.test.ts',
   'test/files/lock-unreadable.test.ts',
+  'test/cli/ledger-import-unreadable.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)
   'test/validation/excel-traps.test.ts',
 ];

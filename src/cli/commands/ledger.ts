@@ -69,9 +69,10 @@ function describePlan(plan: ImportPlan): string {
 async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   if (!args['from-state-dir']) throw new UsageError('ledger import needs --from-state-dir DIR, the state folder to copy');
   const dir = resolve(io.cwd, args['from-state-dir']);
-  if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
+  // (first: a folder that cannot be read is refused, naming the error; then only a missing ledgers/ is none)
   const unsafe = unsafeStateFolder(dir);
   if (unsafe) throw new CommandError(`refused: ${unsafe}. Nothing was imported`, ExitCode.REFUSED);
+  if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
   const { journals, unknown, damaged } = saying(
     () => readFileLedgers(dir, candidateAccounts(args, io)),
     BatchRefused,
