@@ -1,6 +1,6 @@
 // The per-batch journal file (README.md): append-only JSON lines, never rewritten; an append can be fsynced before it
 // returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { attempt } from '../files/attempt.ts';
 
@@ -42,9 +42,14 @@ function readEvents<E extends JournalEvent>(path: string, from: number, chunkByt
       onEvent(e);
     }
   };
-  if (!existsSync(path)) return scan;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return scan; // (only a missing journal is an empty one)
+    throw e;
+  }
   let rest = Buffer.alloc(0);
-  const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(Math.max(chunkBytes, BOM.length));
     if (from === 0 && readSync(fd, buf, 0, BOM.length, 0) === BOM.length && buf.subarray(0, BOM.length).equals(BOM)) scan.next = BOM.length;

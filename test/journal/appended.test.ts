@@ -9,6 +9,7 @@ import { readAppended } from './read-journal.ts';
 import { catchUpStatuses, openSession } from '../../src/engine/session.ts';
 import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
+import { scanJournal } from '../../src/journal/journal.ts';
 
 describe('readAppended', () => {
   it('returns the complete lines after an offset and where to go on; a line without its newline waits', async () => {
@@ -32,6 +33,15 @@ describe('readAppended', () => {
 
   it('a missing journal has nothing appended', () => {
     expect(readAppended(join(tmpdir(), 'pb-no-such-journal.jsonl'), 10)).toEqual({ events: [], next: 10, skipped: 0 });
+  });
+
+  // (reserve reads what another run of the batch appended since its first read: read as nothing, its rows were sent again)
+  it('one that cannot be opened otherwise (ENOTDIR here; EACCES, EIO alike) throws, never read as empty', async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'pb-appended-')), 'ledger');
+    writeFileSync(file, '');
+    const path = join(file, 'j.jsonl');
+    expect(() => readAppended(path, 10)).toThrow(`ENOTDIR: not a directory, open '${path}'`);
+    expect(() => scanJournal(path, () => undefined)).toThrow('ENOTDIR');
   });
 });
 
