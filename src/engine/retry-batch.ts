@@ -1,7 +1,7 @@
 // `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Created rows are never
 // sent again; unknown outcomes go first with their journalled key and body (I2), refused rows under
 // attempt + 1 (I3), a conflict stays one (I5). The journal decides, never the line number.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import iconv from 'iconv-lite';
@@ -150,10 +150,10 @@ export async function resultsHere(
   if (!batch) return undefined;
   const run = batch.folded.header?.results;
   const recorded = run && newestResults(run, batch.folded.header?.createdAt);
-  if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
+  if (recorded && dirname(recorded) === resolve(here) && present(recorded)) return { path: recorded };
   const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
   const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);
-  if (existsSync(path)) return { path: newestResults(path) };
+  if (present(path)) return { path: newestResults(path) };
   if (recorded && existsSync(recorded)) {
     await copyFile(recorded, path);
     return { path, made: 'copy' };
@@ -164,6 +164,17 @@ export async function resultsHere(
   const rebuilt = join(resolve(here), `${batch.batchId.slice(0, 16)}.ledger.results.csv`);
   await writeResults(rebuilt, resultsFromLedger(batch.folded));
   return { path: rebuilt, made: 'ledger' };
+}
+
+/** Only ENOENT is none: a copy that cannot be read otherwise is refused, never taken as none and copied over. */
+function present(path: string): boolean {
+  try {
+    return !!statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (code === 'ENOENT') return false;
+    throw new BatchRefused(`cannot read ${path} (${code}). Nothing was sent: make it readable, then run again`, 'results-unreadable');
+  }
 }
 
 function notHereToSend(arg: string, { header, interrupted }: FoldedJournal): string {
