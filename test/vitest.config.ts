@@ -23,6 +23,7 @@ const ISOLATED = [
   'test/files/lock-unreadable.test.ts',
   'test/cli/ledger-import-unreadable.test.ts',
   'test/engine/retry-copy-unreadable.test.ts',
+  'test/results/unreadable.test.ts',
   // (reads a built-in format id another file's workbooks may have filled in SheetJS's table)
   'test/validation/excel-traps.test.ts',
 ];

@@ -5,9 +5,8 @@
 // `.partial` name until complete, never taken for a retry-N.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { attempt } from '../files/attempt.ts';
 import type { BatchFormat } from '../input/reader.ts';
-import { ResultsError } from './results-errors.ts';
+import { missingOnly, ResultsError } from './results-errors.ts';
 import { csvWriter } from './csv-writer.ts';
 import { xlsxWriter } from './xlsx-writer.ts';
 import type { ResultsFormat, ResultsWriter } from './types.ts';
@@ -65,11 +64,18 @@ export function newestResults(path: string, since?: string): string {
   return newest && !(statSync(newest).mtimeMs < sinceMs) ? newest : path;
 }
 
-/** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or an unreadable folder). */
+/** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or no folder yet); an unlistable folder refuses. */
 function highestRetry(dir: string, base: string): number {
   const prefix = `${base}.results.retry-`.toLowerCase();
   let highest = 0;
-  for (const name of attempt(() => readdirSync(dir)) ?? []) {
+  let names: string[] | undefined;
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    // (read as none, a retry named its output retry-1 over the one there, and status read the first results)
+    names = missingOnly(dir, 'list', 'its retry-N results cannot be told; make it a folder this user can list, then run again')(e);
+  }
+  for (const name of names ?? []) {
     const lower = name.toLowerCase();
     if (!lower.startsWith(prefix)) continue;
     const r = /^(\d+)(\.[^.]*)?$/.exec(lower.slice(prefix.length));

@@ -23,3 +23,12 @@ export class ResultsError extends Error {
     this.name = 'ResultsError';
   }
 }
+
+/** A catch handler: undefined when `path` does not exist; any other error refuses, naming it, its code and `then` (what to do). */
+export const missingOnly =
+  (path: string, what: string, then: string) =>
+  (e: unknown): undefined => {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (code === 'ENOENT') return undefined;
+    throw new ResultsError('UNREADABLE', path, `cannot ${what} ${path} (${code}): ${then}`, { cause: e });
+  };
