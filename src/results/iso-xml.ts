@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec } from '../money.ts';
 import { isoNamespace, type IsoMessage } from '../spec/iso20022.ts';
 import { readHead } from './read.ts';
-import { ResultsError } from './results-errors.ts';
+import { missingOnly, ResultsError } from './results-errors.ts';
 
 /** `build` writes the Document's content and yields after each part it is fine to flush after (a transaction). */
 type IsoBuild = (xml: XMLBuilderCB) => Iterable<void>;
@@ -32,7 +32,9 @@ function* chunks(builder: typeof createCB, message: IsoMessage, root: string, bu
 export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
   // only a message of its kind is replaced, never the batch or its results named by mistake (`run erp.xml --status-report erp.xml`)
   const kind = message.slice(0, 8);
-  const head = await readHead(path).catch(() => '');
+  const head = await readHead(path).catch(
+    missingOnly(path, 'read', `not replaced: it may not be a ${kind} file (the batch or its results?); name another file`),
+  );
   if (head && !head.includes(`:xsd:${kind}.`))
     throw new ResultsError(
       'WRITE_FAILED',

@@ -1,12 +1,14 @@
 // A results folder this user cannot list is not one without retry-N files: a retry named its output
 // retry-1 and replaced the retry-1 already there, and status and retry read the run's first results
-// instead of the last. It refuses, naming the folder and its error. (root lists any folder: the
-// refusal is made here as it would be.)
-import { mkdirSync, writeFileSync } from 'node:fs';
+// instead of the last. A file a pain.002 would replace that cannot be read is not known to be an
+// earlier report: it was replaced, the batch or its results named by mistake too. Both refuse,
+// naming the path and its error. (root lists and reads any file: the refusals are made here as they
+// would be.)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ list: '' }));
+const denied = vi.hoisted(() => ({ list: '', open: '' }));
 const refuse = (path: unknown, what: string) =>
   Object.assign(new Error(`EACCES: permission denied, ${what} '${String(path)}'`), { code: 'EACCES' });
 vi.mock('node:fs', async (importOriginal) => {
@@ -17,9 +19,20 @@ vi.mock('node:fs', async (importOriginal) => {
   }) as typeof real.readdirSync;
   return { ...real, readdirSync, default: { ...real, readdirSync } };
 });
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs/promises')>();
+  const open = ((path: string, ...o: never[]) => {
+    if (denied.open && String(path) === denied.open) return Promise.reject(refuse(path, 'open'));
+    return real.open(path, ...o);
+  }) as typeof real.open;
+  return { ...real, open, default: { ...real, open } };
+});
+
 const { resultsPathFor } = await import('../../src/results/results.ts');
 const { newestResults } = await import('../../src/results/paths.ts');
-const { tempDir } = await import('./helpers.ts');
+const { writeResults } = await import('../../src/results/write.ts');
+const { writeStatusReport } = await import('../../src/results/status-report.ts');
+const { table, tempDir } = await import('./helpers.ts');
 
 const tmp = tempDir('pb-results-unreadable-');
 afterAll(tmp.cleanup);
@@ -47,5 +60,28 @@ describe('a results folder this user cannot list', () => {
     expect(newestResults(results)).toBe(join(dir, 'payroll.results.retry-2.csv'));
     // (a folder not made yet holds no retry-N)
     expect(resultsPathFor(join(dir, 'none', 'payroll.results.csv')).path).toBe(join(dir, 'none', 'payroll.results.retry-1.csv'));
+  });
+});
+
+describe('a file a pain.002 would replace that cannot be read', () => {
+  it('is refused and left as it is, not taken for an earlier report', async () => {
+    const results = tmp.path('r.results.csv');
+    await writeResults(results, table('csv', 1));
+    const other = tmp.path('named.csv');
+    writeFileSync(other, 'reference,sourceAmount\nPAY-1,10.00\n');
+    denied.open = other;
+    try {
+      await expect(writeStatusReport(results, other)).rejects.toMatchObject({
+        name: 'ResultsError',
+        message: expect.stringContaining(`cannot read ${other} (EACCES)`),
+      });
+    } finally {
+      denied.open = '';
+    }
+    expect(readFileSync(other, 'utf8')).toBe('reference,sourceAmount\nPAY-1,10.00\n');
+    // (none there yet: written)
+    const fresh = tmp.path('fresh.pain002.xml');
+    await writeStatusReport(results, fresh);
+    expect(readFileSync(fresh, 'utf8')).toContain('pain.002');
   });
 });
