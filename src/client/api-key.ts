@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { inspect } from 'node:util';
-import type { KeyEnvironment } from './quota.ts';
+
+/** Local runs count as sandbox. */
+export type KeyEnvironment = 'production' | 'sandbox';
 
 /** A problem with the key, environment or host: nothing was sent. */
 export class ClientConfigError extends Error {

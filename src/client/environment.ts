@@ -3,8 +3,7 @@
 import { sandboxHostOf } from '../spec/endpoints.ts';
 import { attempt } from '../files/attempt.ts';
 import { isLoopbackHost } from '../spec/schemas.ts';
-import { ApiKey, ClientConfigError } from './api-key.ts';
-import type { KeyEnvironment } from './quota.ts';
+import { ApiKey, ClientConfigError, type KeyEnvironment } from './api-key.ts';
 
 export const ENVIRONMENTS = ['local', 'sandbox', 'production'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];

@@ -18,8 +18,8 @@ import {
   type PaceShare,
   type Slot,
 } from './pace.ts';
-import type { KeyEnvironment, UsageCounter } from './quota.ts';
-import { ApiKey } from './api-key.ts';
+import type { UsageCounter } from './quota.ts';
+import { ApiKey, type KeyEnvironment } from './api-key.ts';
 import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { sleep } from '../sleep.ts';
 import { attempt as orUndefined } from '../files/attempt.ts';

@@ -1,16 +1,15 @@
 // The monthly quota (spec §8: 10,000 requests per key) as counted here: the service shows no counter.
 // Per key fingerprint and UTC month, in a JSON file or the team ledger. Other machines and tools are
 // not in the count: say so wherever it is shown.
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import pLimit from 'p-limit';
-import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { attempt } from '../files/attempt.ts';
+import { ClientConfigError, type KeyEnvironment } from './api-key.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
-
-/** Local runs count as sandbox. */
-export type KeyEnvironment = 'production' | 'sandbox';
 
 interface KeyUsage {
   months: Record<string, number>;
@@ -179,8 +178,23 @@ export function quotaSentence(needed: number, usage: UsageReport): string {
   return needed > usage.remaining ? `${base}: that is more than the ${fmt(usage.remaining)} left` : base;
 }
 
+/**
+ * None yet when missing. One torn or foreign refuses (writeFileAtomic leaves it whole): read as empty, the environments it
+ * records were forgotten, and a key used in production no longer refused elsewhere; its counts written over.
+ */
 function readUsageFile(path: string): UsageFile {
-  const parsed = readJsonFile(path) as UsageFile | undefined;
-  // a damaged counter starts again rather than stopping the tool
-  return parsed?.version === 1 && typeof parsed.keys === 'object' && parsed.keys ? parsed : { version: 1, keys: {} };
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: {} };
+    throw e;
+  }
+  const parsed = attempt(() => JSON.parse(text) as UsageFile);
+  if (parsed?.version === 1 && typeof parsed.keys === 'object' && parsed.keys) return parsed;
+  throw new ClientConfigError(
+    `${path} is not a usage file this tool wrote (torn, or written by another hand): where each key was used cannot be read, ` +
+      `so a key used in production would not be refused elsewhere. Remove it (rm ${path}): this month's count starts again`,
+    'refused',
+  );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -161,6 +161,28 @@ describe('UsageCounter', () => {
     a.label('fp', 'production');
     await a.close();
     expect(await b.environmentOf('fp')).toBe('production');
+  });
+
+  it('refuses a torn or foreign usage file, instead of forgetting where each key was used', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'usage-'));
+    const a = new UsageCounter({ stateDir: dir, flushMs: 0 });
+    a.label('fp', 'production');
+    await a.close();
+    const path = join(dir, 'usage.json');
+    // (writeFileAtomic leaves it whole: torn or garbled, another hand wrote it)
+    for (const text of ['', '{"version":1,"keys":{"fp":{"months":{},"environment":"produc', '[]']) {
+      await writeFile(path, text);
+      const b = new UsageCounter({ stateDir: dir, flushMs: 0 });
+      // read as empty, a plain key used in production was not refused at a custom base URL, and its label written over
+      await expect(b.environmentOf('fp')).rejects.toMatchObject({
+        name: 'ClientConfigError',
+        reason: 'refused',
+        message: expect.stringContaining(`${path} is not a usage file this tool wrote`),
+      });
+      b.count('fp');
+      await expect(b.close()).rejects.toThrow(`rm ${path}`);
+      expect(await readFile(path, 'utf8')).toBe(text);
+    }
   });
 
   it('says what a batch needs against what is left', () => {
