@@ -26,7 +26,17 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
 
 /** Names that may be batches: no dotfiles, temporary files, Excel's `~$` owner files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
-  const names = attempt(() => readdirSync(inbox)) ?? []; // (gone: nothing to claim)
+  let names: string[] = []; // (gone: nothing to claim)
+  try {
+    names = readdirSync(inbox);
+  } catch (e) {
+    // (read as empty, a watch under cron paid nothing, said nothing, and exited 0)
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (code !== 'ENOENT')
+      throw new WatchConfigError(
+        `cannot list ${inbox} (${code}): no file dropped there is taken. Make it a folder the user this watch runs as can list`,
+      );
+  }
   return names
     .filter((n) => !/^(\.|~\$)/.test(n) && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !/\.(plan|approvals)\.json$/i.test(n))

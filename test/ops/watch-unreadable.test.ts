@@ -19,6 +19,7 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
   };
 });
 
+const denied = vi.hoisted(() => ({ list: '' }));
 // (a sticky inbox, as /tmp: another user's file cannot be renamed by the watch's user)
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
@@ -27,9 +28,9 @@ vi.mock('node:fs', async (importOriginal) => {
       throw Object.assign(new Error(`EPERM: operation not permitted, rename '${String(from)}'`), { code: 'EPERM' });
     return real.renameSync(from, to);
   };
-  // (another user's claim folder, mode 0700: not even listed)
+  // (another user's claim folder, mode 0700: not even listed; or the inbox named in `denied`)
   const readdirSync = ((path: string, ...o: never[]) => {
-    if (String(path).endsWith('-private.csv'))
+    if (String(path).endsWith('-private.csv') || String(path) === denied.list)
       throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
     return real.readdirSync(path, ...o);
   }) as typeof real.readdirSync;
@@ -116,6 +117,28 @@ describe('watch: a file its user cannot read', () => {
     expect(r.files).toEqual([]);
     expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json/)]);
     expect(existsSync(join(claimDir, 'private.csv'))).toBe(true);
+  });
+
+  it('an inbox it cannot list is refused, naming it: not read as an empty inbox, the payroll silently left unpaid', async () => {
+    const dir = await dirs.make();
+    const inbox = join(dir, 'inbox');
+    mkdirSync(inbox);
+    writeFileSync(join(inbox, 'payroll.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'UNLISTED', amount: () => '660.00' }));
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const once = () => watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0 });
+    const before = (await allPayouts(sb)).length;
+    denied.list = inbox;
+    try {
+      await expect(once()).rejects.toMatchObject({
+        name: 'WatchConfigError',
+        message: expect.stringContaining(`cannot list ${inbox} (EACCES)`),
+      });
+    } finally {
+      denied.list = '';
+    }
+    expect(readdirSync(inbox)).toEqual(['payroll.csv']);
+    expect((await once()).files.map((f) => [f.name, f.outcome])).toEqual([['payroll.csv', 'done']]);
+    expect(await allPayouts(sb)).toHaveLength(before + 1);
   });
 
   it('left in processing/ with no hash recorded (a crash before it): refused to failed/, not a crash of every later run', async () => {
