@@ -347,7 +347,16 @@ export class FolderWatch {
         const abandoned =
           (c.sha256 ? await this.ledger.claimAbandoned(c.sha256, id) : undefined) ??
           isStale(claimFile(claimDir), this.o.config.claimStaleSeconds * 1000);
-        if (!existsSync(join(claimDir, c.name))) {
+        let file;
+        try {
+          file = lstatSync(join(claimDir, c.name), { throwIfNoEntry: false });
+        } catch (e) {
+          // (read as not there, its folder was deleted: the file and the results of rows it may have paid)
+          const why = `${c.name} cannot be looked at (${(e as NodeJS.ErrnoException).code}): left in processing/ until it can`;
+          this.o.logger?.warn({ file: c.name, claim: id }, why);
+          continue;
+        }
+        if (!file) {
           // (crashed before the rename: the file is still in the inbox)
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;

@@ -19,7 +19,7 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
   };
 });
 
-const denied = vi.hoisted(() => ({ list: '' }));
+const denied = vi.hoisted(() => ({ list: '', io: '' }));
 // (a sticky inbox, as /tmp: another user's file cannot be renamed by the watch's user)
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
@@ -34,7 +34,14 @@ vi.mock('node:fs', async (importOriginal) => {
       throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
     return real.readdirSync(path, ...o);
   }) as typeof real.readdirSync;
-  return { ...real, renameSync, readdirSync, default: { ...real, renameSync, readdirSync } };
+  // (a disk failing under the file named in `denied.io`: existsSync says no, lstat says why)
+  const existsSync: typeof real.existsSync = (path) => String(path) !== denied.io && real.existsSync(path);
+  const lstatSync = ((path: string, ...o: never[]) => {
+    if (String(path) === denied.io) throw Object.assign(new Error(`EIO: i/o error, lstat '${path}'`), { code: 'EIO' });
+    return real.lstatSync(path, ...o);
+  }) as typeof real.lstatSync;
+  const mocked = { renameSync, readdirSync, existsSync, lstatSync };
+  return { ...real, ...mocked, default: { ...real, ...mocked } };
 });
 
 const { WatchConfig } = await import('../../src/watch/config.ts');
@@ -139,6 +146,36 @@ describe('watch: a file its user cannot read', () => {
     expect(readdirSync(inbox)).toEqual(['payroll.csv']);
     expect((await once()).files.map((f) => [f.name, f.outcome])).toEqual([['payroll.csv', 'done']]);
     expect(await allPayouts(sb)).toHaveLength(before + 1);
+  });
+
+  it('a claimed file it cannot look at (EIO) is left in processing/, said: not taken for one never moved there and deleted', async () => {
+    const dir = await dirs.make();
+    const claimDir = join(dir, 'processing', '20260101T000000Z-000000-d-failing.csv');
+    mkdirSync(claimDir, { recursive: true });
+    const file = join(claimDir, 'd-failing.csv');
+    writeFileSync(file, generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'FAILING' }));
+    // (its owner gone: taken over, were its file there)
+    writeClaim(claimDir, {
+      name: 'd-failing.csv',
+      pid: process.pid,
+      host: hostname(),
+      pidStart: 'gone',
+      claimedAt: new Date().toISOString(),
+    });
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0 });
+    const before = (await allPayouts(sb)).length;
+    denied.io = file;
+    try {
+      const r = await watchFolder({ dir, config, conn: connectionTo(sb), once: true, crashWaitMs: 0, logger: logger as never });
+      expect(r.files).toEqual([]);
+    } finally {
+      denied.io = '';
+    }
+    expect(warned).toEqual([expect.stringMatching(/d-failing\.csv cannot be looked at \(EIO\): left in processing/)]);
+    expect(existsSync(file)).toBe(true);
+    expect(await allPayouts(sb)).toHaveLength(before);
   });
 
   it('left in processing/ with no hash recorded (a crash before it): refused to failed/, not a crash of every later run', async () => {
