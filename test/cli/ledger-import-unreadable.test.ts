@@ -5,19 +5,11 @@
 // the error. (root reads any folder: the error is made here as the system would make it.)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Failure } from '../files/failing-fs.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ path: '' }));
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  // (existsSync is false on any error, as Node's is)
-  const existsSync = ((path: string) => !(denied.path && String(path) === denied.path) && real.existsSync(path)) as typeof real.existsSync;
-  const lstatSync = ((path: string, ...o: never[]) => {
-    if (denied.path && String(path) === denied.path) throw Object.assign(new Error(`EIO: i/o error, lstat '${path}'`), { code: 'EIO' });
-    return real.lstatSync(path, ...o);
-  }) as typeof real.lstatSync;
-  return { ...real, existsSync, lstatSync, default: { ...real, existsSync, lstatSync } };
-});
+const failing = vi.hoisted(() => new Map<string, Failure>());
+vi.mock('node:fs', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failing));
 
 const { cleanEnv, runMain, tempDirs } = await import('../engine/helpers.ts');
 const { testDatabase, withPostgres } = await import('../pg/database.ts');
@@ -31,7 +23,9 @@ describe.runIf(withPostgres)('ledger import of a state folder whose ledgers/ can
     const state = join(dir, 'state');
     mkdirSync(join(state, 'ledgers'), { recursive: true, mode: 0o700 });
     const env = cleanEnv({ PAYOUT_BATCH_LEDGER_URL: await testDatabase(), HOME: dir });
-    denied.path = join(state, 'ledgers');
+    failing
+      .set('lstatSync', { path: join(state, 'ledgers'), code: 'EIO' })
+      .set('existsSync', { path: join(state, 'ledgers'), code: 'EIO' });
     try {
       const r = await runMain(['ledger', 'import', '--from-state-dir', 'state'], { cwd: dir, env });
       expect(r.code, r.stderr).toBe(3);
@@ -39,7 +33,7 @@ describe.runIf(withPostgres)('ledger import of a state folder whose ledgers/ can
       expect(r.stderr).toContain('Nothing was imported');
       expect(r.stderr).not.toContain('holds no file ledger');
     } finally {
-      denied.path = '';
+      failing.clear();
     }
     // (a state folder without ledgers/ holds none: said so, exit 2)
     const none = await runMain(['ledger', 'import', '--from-state-dir', '.'], { cwd: join(dir, 'state', 'ledgers'), env });

@@ -5,20 +5,11 @@
 // reads any file: the error is made here as the system would make it.)
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Failure } from '../files/failing-fs.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ path: '' }));
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  const hit = (path: unknown) => denied.path !== '' && String(path) === denied.path;
-  // (existsSync is false on any error, as Node's is)
-  const existsSync = ((path: string) => !hit(path) && real.existsSync(path)) as typeof real.existsSync;
-  const statSync = ((path: string, ...o: never[]) => {
-    if (hit(path)) throw Object.assign(new Error(`EIO: i/o error, stat '${path}'`), { code: 'EIO' });
-    return real.statSync(path, ...o);
-  }) as typeof real.statSync;
-  return { ...real, existsSync, statSync, default: { ...real, existsSync, statSync } };
-});
+const failing = vi.hoisted(() => new Map<string, Failure>());
+vi.mock('node:fs', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failing));
 
 const { cleanEnv, generateCsv, runMain, tempDirs } = await import('./helpers.ts');
 const { startSb } = await import('../ops/helpers.ts');
@@ -49,14 +40,14 @@ describe('retry BATCH, its copy of the results there but unreadable', () => {
     const edited = readFileSync(copy, 'utf8').replace(/\n/g, '\r\n'); // (saved again by a spreadsheet)
     writeFileSync(copy, edited);
 
-    denied.path = copy;
+    failing.set('statSync', { path: copy, code: 'EIO' }).set('existsSync', { path: copy, code: 'EIO' });
     try {
       const r = await main(here, 'retry', batch, '--yes');
       expect(r.code, r.stderr).toBe(3);
       expect(r.stderr).toContain(`cannot read ${copy} (EIO)`);
       expect(r.stderr).toContain('Nothing was sent');
     } finally {
-      denied.path = '';
+      failing.clear();
     }
     expect(readFileSync(copy, 'utf8')).toBe(edited);
   });

@@ -6,18 +6,11 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Failure } from '../files/failing-fs.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ read: '' }));
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  const readFileSync = ((path: string, ...o: never[]) => {
-    if (denied.read && String(path) === denied.read)
-      throw Object.assign(new Error(`EACCES: permission denied, open '${String(path)}'`), { code: 'EACCES' });
-    return real.readFileSync(path, ...o);
-  }) as typeof real.readFileSync;
-  return { ...real, readFileSync, default: { ...real, readFileSync } };
-});
+const failing = vi.hoisted(() => new Map<string, Failure>());
+vi.mock('node:fs', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failing));
 
 const { acquireLock, LockBusy, readOwner, tryLock, withLock } = await import('../../src/files/lock.ts');
 
@@ -35,7 +28,7 @@ describe('a lock whose owner record cannot be read', () => {
     const path = join(dir, 'ledger.lock');
     const held = await acquireLock(path, { purpose: 'first run' });
     age(path, 10);
-    denied.read = path;
+    failing.set('readFileSync', { path, code: 'EACCES' });
     let ran = false;
     try {
       const refusal = { name: 'LockBusy', message: expect.stringMatching(new RegExp(`^${path} cannot be read \\(EACCES\\).*rm ${path}`)) };
@@ -44,7 +37,7 @@ describe('a lock whose owner record cannot be read', () => {
       await expect(acquireLock(path, { waitMs: 200, staleMs: 60_000 })).rejects.toMatchObject(refusal);
       await expect(withLock(path, async () => void (ran = true))).rejects.toMatchObject(refusal);
     } finally {
-      denied.read = '';
+      failing.clear();
     }
     expect(ran).toBe(false);
     expect(readOwner(path)).toEqual(held.owner);

@@ -6,28 +6,11 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Failure } from '../files/failing-fs.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ list: '', read: '', lstat: '' }));
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  const refuse = (path: unknown, what: string) =>
-    Object.assign(new Error(`EACCES: permission denied, ${what} '${String(path)}'`), { code: 'EACCES' });
-  const readdirSync = ((path: string, ...o: never[]) => {
-    if (denied.list && String(path) === denied.list) throw refuse(path, 'scandir');
-    return real.readdirSync(path, ...o);
-  }) as typeof real.readdirSync;
-  const readFileSync = ((path: string, ...o: never[]) => {
-    if (denied.read && String(path) === denied.read) throw refuse(path, 'open');
-    return real.readFileSync(path, ...o);
-  }) as typeof real.readFileSync;
-  const lstatSync = ((path: string, ...o: never[]) => {
-    if (denied.lstat && String(path) === denied.lstat)
-      throw Object.assign(new Error(`EIO: i/o error, lstat '${String(path)}'`), { code: 'EIO' });
-    return real.lstatSync(path, ...o);
-  }) as typeof real.lstatSync;
-  return { ...real, readdirSync, readFileSync, lstatSync, default: { ...real, readdirSync, readFileSync, lstatSync } };
-});
+const failing = vi.hoisted(() => new Map<string, Failure>());
+vi.mock('node:fs', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failing));
 
 const { FileLedger, unsafeStateFolder } = await import('../../src/ledger/file.ts');
 const { readFileLedgers } = await import('../../src/ledger/import.ts');
@@ -59,7 +42,7 @@ describe('a ledger folder this user cannot list', () => {
 
     // the same two references and one more, in another file (another batch)
     writeFileSync(join(dir, 'b.csv'), generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'UNL' }));
-    denied.list = folder;
+    failing.set('readdirSync', { path: folder, code: 'EACCES' });
     try {
       const b = await bob.inProcess('run', 'b.csv', '--yes');
       expect(b.code).toBe(3);
@@ -75,7 +58,7 @@ describe('a ledger folder this user cannot list', () => {
       expect(status.code).toBe(3);
       expect(status.stderr).toContain(`cannot list ${folder} (EACCES)`);
     } finally {
-      denied.list = '';
+      failing.clear();
     }
     // listed again: the references are refused as paid, by the ledger, before any request
     const again = await bob.inProcess('run', 'b.csv', '--yes');
@@ -115,7 +98,7 @@ describe('a reservation that cannot be read or parsed', () => {
     // another batch's reservation of R1, as reserve() writes it (its owner not known until it is read)
     const owner = { pid: process.ppid, host: hostname(), startedAt: new Date().toISOString() };
     writeFileSync(other, JSON.stringify({ batchId: 'b'.repeat(64), file: '/in/b.csv', command: 'run', refs: ['R1'], owner }));
-    denied.read = other;
+    failing.set('readFileSync', { path: other, code: 'EACCES' });
     try {
       await expect(reserve(ledger)).rejects.toMatchObject({
         name: 'BatchRefused',
@@ -123,7 +106,7 @@ describe('a reservation that cannot be read or parsed', () => {
         message: expect.stringContaining(`cannot read ${other} (EACCES)`),
       });
     } finally {
-      denied.read = '';
+      failing.clear();
     }
     for (const torn of ['', '{"batchId": "bbbb', JSON.stringify({ batchId: 'b'.repeat(64) })]) {
       writeFileSync(other, torn);
@@ -144,7 +127,7 @@ describe('a state folder whose owner and mode cannot be read', () => {
     const ledgers = join(alice.state, 'ledgers');
     const sent = initiates(sb).length;
     writeFileSync(join(dir, 'd.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'LSU' }));
-    denied.lstat = ledgers;
+    failing.set('lstatSync', { path: ledgers, code: 'EIO' });
     try {
       expect(unsafeStateFolder(alice.state)).toContain(`the state folder ${ledgers} cannot be read (EIO)`);
       const d = await alice.inProcess('run', 'd.csv', '--yes');
@@ -152,7 +135,7 @@ describe('a state folder whose owner and mode cannot be read', () => {
       expect(d.stderr).toContain(`${ledgers} cannot be read (EIO)`);
       expect(initiates(sb).length).toBe(sent);
     } finally {
-      denied.lstat = '';
+      failing.clear();
     }
     // (a folder not made yet is still no refusal: the first run makes it 0700)
     expect(unsafeStateFolder(join(dir, 'none'))).toBeUndefined();

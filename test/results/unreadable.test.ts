@@ -6,27 +6,12 @@
 // would be.)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Failure } from '../files/failing-fs.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const denied = vi.hoisted(() => ({ list: '', open: '' }));
-const refuse = (path: unknown, what: string) =>
-  Object.assign(new Error(`EACCES: permission denied, ${what} '${String(path)}'`), { code: 'EACCES' });
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
-  const readdirSync = ((path: string, ...o: never[]) => {
-    if (denied.list && String(path) === denied.list) throw refuse(path, 'scandir');
-    return real.readdirSync(path, ...o);
-  }) as typeof real.readdirSync;
-  return { ...real, readdirSync, default: { ...real, readdirSync } };
-});
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs/promises')>();
-  const open = ((path: string, ...o: never[]) => {
-    if (denied.open && String(path) === denied.open) return Promise.reject(refuse(path, 'open'));
-    return real.open(path, ...o);
-  }) as typeof real.open;
-  return { ...real, open, default: { ...real, open } };
-});
+const [failing, failingPromises] = vi.hoisted(() => [new Map<string, Failure>(), new Map<string, Failure>()]);
+vi.mock('node:fs', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failing));
+vi.mock('node:fs/promises', async (real) => (await import('../files/failing-fs.ts')).failingFs(await real(), failingPromises));
 
 const { resultsPathFor } = await import('../../src/results/results.ts');
 const { newestResults } = await import('../../src/results/paths.ts');
@@ -43,7 +28,7 @@ describe('a results folder this user cannot list', () => {
     mkdirSync(dir);
     for (const n of ['payroll.results.csv', 'payroll.results.retry-1.csv', 'payroll.results.retry-2.csv']) writeFileSync(join(dir, n), n);
     const results = join(dir, 'payroll.results.csv');
-    denied.list = dir;
+    failing.set('readdirSync', { path: dir, code: 'EACCES' });
     try {
       for (const name of [() => resultsPathFor(results), () => newestResults(results)])
         expect(name).toThrow(
@@ -54,7 +39,7 @@ describe('a results folder this user cannot list', () => {
           }),
         );
     } finally {
-      denied.list = '';
+      failing.clear();
     }
     expect(resultsPathFor(results).path).toBe(join(dir, 'payroll.results.retry-3.csv'));
     expect(newestResults(results)).toBe(join(dir, 'payroll.results.retry-2.csv'));
@@ -69,14 +54,14 @@ describe('a file a pain.002 would replace that cannot be read', () => {
     await writeResults(results, table('csv', 1));
     const other = tmp.path('named.csv');
     writeFileSync(other, 'reference,sourceAmount\nPAY-1,10.00\n');
-    denied.open = other;
+    failingPromises.set('open', { path: other, code: 'EACCES' });
     try {
       await expect(writeStatusReport(results, other)).rejects.toMatchObject({
         name: 'ResultsError',
         message: expect.stringContaining(`cannot read ${other} (EACCES)`),
       });
     } finally {
-      denied.open = '';
+      failingPromises.clear();
     }
     expect(readFileSync(other, 'utf8')).toBe('reference,sourceAmount\nPAY-1,10.00\n');
     // (none there yet: written)
