@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import pLimit from 'p-limit';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { attempt } from '../files/attempt.ts';
+import { attempt, unlessMissing } from '../files/attempt.ts';
 import { ClientConfigError, type KeyEnvironment } from './api-key.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
@@ -183,13 +183,8 @@ export function quotaSentence(needed: number, usage: UsageReport): string {
  * records were forgotten, and a key used in production no longer refused elsewhere; its counts written over.
  */
 function readUsageFile(path: string): UsageFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: {} };
-    throw e;
-  }
+  const text = unlessMissing(() => readFileSync(path, 'utf8'));
+  if (text === undefined) return { version: 1, keys: {} };
   const parsed = attempt(() => JSON.parse(text) as UsageFile);
   if (parsed?.version === 1 && typeof parsed.keys === 'object' && parsed.keys) return parsed;
   throw new ClientConfigError(

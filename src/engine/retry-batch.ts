@@ -31,6 +31,7 @@ import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { firstError, loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { listView, type SpillList } from '../files/spill.ts';
+import { unlessMissing } from '../files/attempt.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -168,13 +169,9 @@ export async function resultsHere(
 
 /** Only ENOENT is none: a copy that cannot be read otherwise is refused, never taken as none and copied over. */
 function present(path: string): boolean {
-  try {
-    return !!statSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    if (code === 'ENOENT') return false;
-    throw new BatchRefused(`cannot read ${path} (${code}). Nothing was sent: make it readable, then run again`, 'results-unreadable');
-  }
+  const refused = (code: string) =>
+    new BatchRefused(`cannot read ${path} (${code}). Nothing was sent: make it readable, then run again`, 'results-unreadable');
+  return !!unlessMissing(() => statSync(path), refused);
 }
 
 function notHereToSend(arg: string, { header, interrupted }: FoldedJournal): string {

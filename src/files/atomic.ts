@@ -4,7 +4,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
-import { attempt } from './attempt.ts';
+import { attempt, unlessMissing } from './attempt.ts';
 
 function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -46,12 +46,6 @@ export function writeFileAtomicSync(path: string, text: string, o: { mode?: numb
 
 /** Undefined when missing or torn: the state starts again rather than stop the tool. */
 export function readJsonFile(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  return attempt(() => JSON.parse(text) as unknown);
+  const text = unlessMissing(() => readFileSync(path, 'utf8'));
+  return text === undefined ? undefined : attempt(() => JSON.parse(text) as unknown);
 }

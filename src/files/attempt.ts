@@ -6,3 +6,17 @@ export function attempt<T>(f: () => T): T | undefined {
     return undefined;
   }
 }
+
+/**
+ * f's value, or undefined when what it reads does not exist (ENOENT); any other error is thrown as `refusal` makes it
+ * (by default, as it came): read as missing, a folder or file that is there would be taken as nothing there.
+ */
+export function unlessMissing<T>(f: () => T, refusal: (code: string, e: unknown) => unknown = (_, e) => e): T | undefined {
+  try {
+    return f();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (code === 'ENOENT') return undefined;
+    throw refusal(code, e);
+  }
+}

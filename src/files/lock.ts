@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { attempt } from './attempt.ts';
+import { attempt, unlessMissing } from './attempt.ts';
 import { serialised } from './queue.ts';
 import { sleep } from '../sleep.ts';
 
@@ -76,18 +76,15 @@ export function holderAlive(o: { pid: number; host: string; pidStart?: string; p
 
 /** Undefined when gone or torn; one that cannot be read is LockBusy: its holder may be alive, and the lock is not taken. */
 export function readOwner(path: string): LockOwner | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    if (code === 'ENOENT') return undefined;
-    const why =
+  const busy = (code: string) =>
+    new LockBusy(
+      path,
+      undefined,
       `${path} cannot be read (${code}): whether its holder is alive cannot be told, and it is not taken. ` +
-      `If no payout-batch process holds it (on any host sharing the folder), remove it (rm ${path}), then run again`;
-    throw new LockBusy(path, undefined, why);
-  }
-  const o = attempt(() => JSON.parse(text) as LockOwner | null);
+        `If no payout-batch process holds it (on any host sharing the folder), remove it (rm ${path}), then run again`,
+    );
+  const text = unlessMissing(() => readFileSync(path, 'utf8'), busy);
+  const o = text === undefined ? undefined : attempt(() => JSON.parse(text) as LockOwner | null);
   return typeof o?.pid === 'number' && typeof o.host === 'string' ? o : undefined;
 }
 

@@ -5,7 +5,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, 
 import { createHash } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { attempt } from '../files/attempt.ts';
+import { attempt, unlessMissing } from '../files/attempt.ts';
 import { holderAlive, ownerRecord, withLock, type LockOwner } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, scanAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
@@ -40,7 +40,7 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
     let st;
     try {
-      st = lstatSync(path, { throwIfNoEntry: false });
+      st = unlessMissing(() => lstatSync(path));
     } catch (e) {
       // (an lstat that fails otherwise is no folder nobody made yet: its owner and mode cannot be judged)
       return `the state folder ${path} cannot be read (${errorCode(e)}): whether another user could change the ledger cannot be told. Make it a folder of your own (chmod 700 ${path}, or --state-dir)`;
@@ -61,16 +61,13 @@ export const batchOfJournalName = (name: string): string | undefined => /^([0-9a
 
 /** None when it does not exist; any other error refuses: a ledger read as empty would send again what it holds as sent. */
 export function names(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch (e) {
-    if (errorCode(e) === 'ENOENT') return [];
-    throw new BatchRefused(
-      `cannot list ${dir} (${errorCode(e)}), a folder of the file ledger: the batches it holds cannot be read, and none is taken as never sent. ` +
+  const refused = (code: string) =>
+    new BatchRefused(
+      `cannot list ${dir} (${code}), a folder of the file ledger: the batches it holds cannot be read, and none is taken as never sent. ` +
         'Nothing was sent. Make it a folder this user can read and list (run as its owner, or chmod 700 it), then run the command again',
       'ledger-unlistable',
     );
-  }
+  return unlessMissing(() => readdirSync(dir), refused) ?? [];
 }
 
 const errorCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -205,13 +202,11 @@ export class FileLedger implements Ledger {
  * such a file is not one a run of this tool left, and its run, if any, cannot be known to be over.
  */
 function readReserve(path: string): ReserveFile | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if (errorCode(e) === 'ENOENT') return undefined;
-    throw reserveRefused(`cannot read ${path} (${errorCode(e)})`, path);
-  }
+  const text = unlessMissing(
+    () => readFileSync(path, 'utf8'),
+    (code) => reserveRefused(`cannot read ${path} (${code})`, path),
+  );
+  if (text === undefined) return undefined;
   const r = attempt(() => JSON.parse(text) as ReserveFile);
   if (typeof r?.batchId === 'string' && r.owner && Array.isArray(r.refs)) return r;
   throw reserveRefused(`${path} is not a reservation this tool wrote`, path);
@@ -226,15 +221,12 @@ const reserveRefused = (what: string, path: string) =>
 
 /** Only a missing file is none yet today: any other error read as none would give the day's allowance again. */
 function readDay(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    if (errorCode(e) === 'ENOENT') return '';
-    throw new BatchRefused(
-      `cannot read ${path} (${errorCode(e)}), this account's count of payouts sent without approval today: ` +
+  const refused = (code: string) =>
+    new BatchRefused(
+      `cannot read ${path} (${code}), this account's count of payouts sent without approval today: ` +
         'nothing is sent without approval until it is a file this user can read (run as its owner), or have the plan approved ' +
         '(payout-batch plan FILE --out PLAN, then approve and run --plan)',
       'unapproved-unreadable',
     );
-  }
+  return unlessMissing(() => readFileSync(path, 'utf8'), refused) ?? '';
 }
