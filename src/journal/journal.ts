@@ -2,7 +2,7 @@
 // returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { attempt } from '../files/attempt.ts';
+import { attempt, unlessMissing } from '../files/attempt.ts';
 
 export interface JournalEvent {
   t: string;
@@ -42,13 +42,8 @@ function readEvents<E extends JournalEvent>(path: string, from: number, chunkByt
       onEvent(e);
     }
   };
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return scan; // (only a missing journal is an empty one)
-    throw e;
-  }
+  const fd = unlessMissing(() => openSync(path, 'r'));
+  if (fd === undefined) return scan; // (only a missing journal is an empty one)
   let rest = Buffer.alloc(0);
   try {
     const buf = Buffer.allocUnsafe(Math.max(chunkBytes, BOM.length));

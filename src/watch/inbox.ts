@@ -1,7 +1,7 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import { attempt } from '../files/attempt.ts';
+import { attempt, unlessMissing } from '../files/attempt.ts';
 import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
@@ -26,17 +26,12 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
 
 /** Names that may be batches: no dotfiles, temporary files, Excel's `~$` owner files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
-  let names: string[] = []; // (gone: nothing to claim)
-  try {
-    names = readdirSync(inbox);
-  } catch (e) {
-    // (read as empty, a watch under cron paid nothing, said nothing, and exited 0)
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    if (code !== 'ENOENT')
-      throw new WatchConfigError(
-        `cannot list ${inbox} (${code}): no file dropped there is taken. Make it a folder the user this watch runs as can list`,
-      );
-  }
+  // (gone: nothing to claim; unlistable, read as empty, a watch under cron paid nothing, said nothing, and exited 0)
+  const unlistable = (code: string) =>
+    new WatchConfigError(
+      `cannot list ${inbox} (${code}): no file dropped there is taken. Make it a folder the user this watch runs as can list`,
+    );
+  const names = unlessMissing(() => readdirSync(inbox), unlistable) ?? [];
   return names
     .filter((n) => !/^(\.|~\$)/.test(n) && !/\.(tmp|ready|part|crdownload|swp)$/i.test(n))
     .filter((n) => !o.companions || !/\.(plan|approvals)\.json$/i.test(n))
