@@ -239,7 +239,9 @@ export class FolderWatch {
       const claim = readClaim(claimDir);
       if (notDueYet(claim)) continue;
       this.halted.delete(claimDir);
-      if (existsSync(claimDir)) await this.settle(claimDir, claim!, await this.judge(claimDir, claim!, true));
+      if (!existsSync(claimDir)) continue;
+      if (claim) await this.settle(claimDir, claim, await this.judge(claimDir, claim, true));
+      else this.o.logger?.warn({ claim: basename(claimDir) }, 'no readable .claim.json: left in processing/, resumed on the next start');
     }
     if (this.stopped) return;
     await this.takeNewFiles();

@@ -5,7 +5,7 @@
 // not move (a sticky inbox). (root reads and moves any file: both are refused here as they would be.)
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
@@ -19,7 +19,7 @@ vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
   };
 });
 
-const denied = vi.hoisted(() => ({ list: '', io: '' }));
+const denied = vi.hoisted(() => ({ list: '', io: '', read: '' }));
 // (a sticky inbox, as /tmp: another user's file cannot be renamed by the watch's user)
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
@@ -40,13 +40,17 @@ vi.mock('node:fs', async (importOriginal) => {
     if (String(path) === denied.io) throw Object.assign(new Error(`EIO: i/o error, lstat '${path}'`), { code: 'EIO' });
     return real.lstatSync(path, ...o);
   }) as typeof real.lstatSync;
-  const mocked = { renameSync, readdirSync, existsSync, lstatSync };
+  const readFileSync = ((path: string, ...o: never[]) => {
+    if (String(path) === denied.read) throw Object.assign(new Error(`EIO: i/o error, open '${path}'`), { code: 'EIO' });
+    return real.readFileSync(path, ...o);
+  }) as typeof real.readFileSync;
+  const mocked = { renameSync, readdirSync, existsSync, lstatSync, readFileSync };
   return { ...real, ...mocked, default: { ...real, ...mocked } };
 });
 
 const { WatchConfig } = await import('../../src/watch/config.ts');
 const { watchFolder } = await import('../../src/watch/watcher.ts');
-const { writeClaim } = await import('../../src/watch/claim-folder.ts');
+const { claimFile, writeClaim } = await import('../../src/watch/claim-folder.ts');
 const { generateCsv, tempDirs } = await import('../engine/helpers.ts');
 const { allPayouts, connectionTo, startSb } = await import('./helpers.ts');
 
@@ -197,5 +201,46 @@ describe('watch: a file its user cannot read', () => {
     expect(r.files[0]!.reason).toMatch(/^refused: c-locked\.csv cannot be read \(EACCES\): make it readable .* Nothing more was sent\.$/);
     expect(readdirSync(join(dir, 'processing'))).toEqual([]);
     expect(await allPayouts(sb)).toHaveLength(before);
+  });
+  it('a halted claim of its own whose .claim.json it cannot read (EIO) is left in processing/, said: not a crash of the watch', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(
+      join(dir, 'inbox', 'a.csv'),
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'HALTEDIO', amount: (i) => `${670 + i}.00` }),
+    );
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
+    const before = (await allPayouts(sb)).length;
+    const stop = new AbortController();
+    let claimDir = '';
+    let ticks = 0;
+    try {
+      const r = await watchFolder({
+        dir,
+        config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, pollSeconds: 0.05 }),
+        conn: connectionTo(sb),
+        once: false,
+        stop: stop.signal,
+        crashWaitMs: 0,
+        logger: logger as never,
+        // a folder where the results file goes: its write fails once the rows are sent, the tick halts
+        onClaim: (file) => {
+          claimDir = dirname(file);
+          mkdirSync(join(claimDir, 'a.results.csv'));
+        },
+        onTick: async (t) => {
+          if (!t) return;
+          if (++ticks === 1) denied.read = claimFile(claimDir);
+          else stop.abort();
+        },
+      });
+      expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['a.csv', 'processing', 'halted']]);
+    } finally {
+      denied.read = '';
+    }
+    expect(warned).toContain('no readable .claim.json: left in processing/, resumed on the next start');
+    expect(existsSync(join(claimDir, 'a.csv'))).toBe(true);
+    expect(await allPayouts(sb)).toHaveLength(before + 2);
   });
 });
