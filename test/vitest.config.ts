@@ -21,6 +21,7 @@ const ISOLATED = [
   'test/journal/disk-full.test.ts',
   'test/ledger/unreadable.test.ts',
   'test/files/lock-unreadable.test.ts',
+  'test/files/lock-touch.test.ts',
   'test/cli/ledger-import-unreadable.test.ts',
   'test/engine/retry-copy-unreadable.test.ts',
   'test/results/unreadable.test.ts',

@@ -14,7 +14,7 @@ export interface Failure {
 }
 
 /** Wrapped by name: what src/ calls; existsSync answers false on a failure, as Node's does on any error. */
-const NAMES = ['readdirSync', 'readFileSync', 'statSync', 'lstatSync', 'existsSync', 'open', 'readFile', 'readdir', 'stat'];
+const NAMES = ['readdirSync', 'readFileSync', 'statSync', 'lstatSync', 'existsSync', 'utimesSync', 'open', 'readFile', 'readdir', 'stat'];
 
 export function failingFs<T extends object>(real: T, failing: Map<string, Failure>): T {
   const wrapped: Record<string, unknown> = {};
