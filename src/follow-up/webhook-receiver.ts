@@ -134,7 +134,21 @@ export async function startListener(o: ListenerOptions) {
     lock.release(); // (a start that fails lets the state folder go)
     throw e;
   }
-  const heartbeat = setInterval(() => lock.touch(), 10_000);
+  /** Why listen.lock is no longer this listener's: nothing more is taken or applied. */
+  let lost: string | undefined;
+  let onLost: (why: string) => void = () => {};
+  const lockLost = new Promise<string>((ok) => (onLost = ok));
+  const heartbeat = setInterval(() => {
+    lost = lock.touch();
+    if (!lost) return;
+    clearInterval(heartbeat);
+    log?.error(
+      { stateDir, why: lost },
+      'listen.lock lost: deliveries are refused (503: the service sends them again) and this listener stops. ' +
+        'Make sure no other listen uses this state folder, then start it again: what it accepted and did not apply is applied then',
+    );
+    onLost(lost);
+  }, 10_000);
   heartbeat.unref();
 
   const enqueue = (d: DeliveryLine): void => {
@@ -151,6 +165,7 @@ export async function startListener(o: ListenerOptions) {
 
   /** In arrival order: the wallet events logged, the status changes applied together. */
   async function applyAll(ds: DeliveryLine[]): Promise<void> {
+    if (lost) return; // (left unapplied in the inbox)
     const updates: StatusUpdate[] = [];
     for (const d of ds) {
       // (as verified: a status in other letters, an id as a number; a line an older version recorded, as it is)
@@ -188,6 +203,7 @@ export async function startListener(o: ListenerOptions) {
   for (const d of unapplied.values()) enqueue(d);
 
   function accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+    if (lost) return answer(res, 503, { error: 'not taken: this listener lost its state folder' });
     let verified: ReturnType<typeof verifyWebhook>;
     try {
       verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: o.secret });
@@ -278,6 +294,8 @@ export async function startListener(o: ListenerOptions) {
     url,
     port,
     stats: (): ListenerStats => ({ ...counts }),
+    /** Resolves, saying why, when listen.lock is no longer this listener's (gone, another's, not marked). */
+    lockLost,
     /** Resolves when every accepted delivery has been applied. */
     async idle(): Promise<void> {
       let last: Promise<void>;
