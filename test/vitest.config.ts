@@ -23,6 +23,7 @@ const ISOLATED = [
   'test/files/lock-unreadable.test.ts',
   'test/files/lock-touch.test.ts',
   'test/ops/listen-lock-lost.test.ts',
+  'test/ops/listen-cannot-read.test.ts',
   'test/cli/ledger-import-unreadable.test.ts',
   'test/engine/retry-copy-unreadable.test.ts',
   'test/results/unreadable.test.ts',

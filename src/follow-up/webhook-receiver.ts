@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
@@ -12,7 +12,7 @@ import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journa
 import { WebhookEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusTarget, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
-import { attempt } from '../files/attempt.ts';
+import { unlessMissing } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -60,8 +60,11 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): StatusT
   for (const { dir, state } of o.watchDirs ?? []) {
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
-      for (const claim of existsSync(base) ? readdirSync(base) : []) {
-        const entries = attempt(() => readdirSync(join(base, claim), { withFileTypes: true })) ?? []; // (a file there is no claim: ENOTDIR)
+      for (const claim of unlessMissing(() => readdirSync(base)) ?? []) {
+        // (a file there is no claim: ENOTDIR; moved meanwhile: ENOENT; one that cannot be listed: the deliveries wait)
+        const unlistable = (code: string) => new Error(`cannot list ${join(base, claim)} (${code}): make it listable by listen's user`);
+        const entries =
+          unlessMissing(() => readdirSync(join(base, claim), { withFileTypes: true }), unlistable, ['ENOENT', 'ENOTDIR']) ?? [];
         // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
@@ -86,8 +89,8 @@ async function mayHold(file: string, payoutIds: string[]): Promise<boolean> {
       if (text.includes('\0') || payoutIds.some((id) => text.includes(id))) return true;
       tail = text.slice(text.length - longest);
     }
-  } catch {
-    // (unreadable: no rows of it)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // (gone meanwhile: none)
   }
   return false;
 }
@@ -183,7 +186,18 @@ export async function startListener(o: ListenerOptions) {
     }
     const targets = targetFiles(o);
     const ids = updates.map((u) => u.payoutId);
-    const held = await Promise.all(targets.map((t) => mayHold(t.file, ids)));
+    // (one that cannot be read is said and left: the others and the journals get the changes, `status` mends it later)
+    const held = await Promise.all(
+      targets.map((t) =>
+        mayHold(t.file, ids).catch((e: NodeJS.ErrnoException) => {
+          log?.warn(
+            { file: t.file, code: e.code ?? e.message },
+            `results file not brought up to date: once it can be read, run payout-batch status ${t.file}`,
+          );
+          return false;
+        }),
+      ),
+    );
     const { applied } = await applyStatus(
       targets.filter((_, i) => held[i]),
       updates,
