@@ -8,15 +8,19 @@ export function attempt<T>(f: () => T): T | undefined {
 }
 
 /**
- * f's value, or undefined when what it reads does not exist (ENOENT); any other error is thrown as `refusal` makes it
- * (by default, as it came): read as missing, a folder or file that is there would be taken as nothing there.
+ * f's value, or undefined when what it reads does not exist (ENOENT, or one of `missing`); any other error is thrown
+ * as `refusal` makes it (by default, as it came): read as missing, a folder or file that is there would be taken as nothing there.
  */
-export function unlessMissing<T>(f: () => T, refusal: (code: string, e: unknown) => unknown = (_, e) => e): T | undefined {
+export function unlessMissing<T>(
+  f: () => T,
+  refusal: (code: string, e: unknown) => unknown = (_, e) => e,
+  missing = ['ENOENT'],
+): T | undefined {
   try {
     return f();
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    if (code === 'ENOENT') return undefined;
+    if (missing.includes(code)) return undefined;
     throw refusal(code, e);
   }
 }

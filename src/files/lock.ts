@@ -20,8 +20,8 @@ export interface LockOwner {
 
 export interface HeldLock {
   owner: LockOwner;
-  /** Marks the lock as still in use (its mtime). */
-  touch(): void;
+  /** Marks the lock as still in use (its mtime): undefined, or why it is no longer held (gone, another's, not marked). */
+  touch(): string | undefined;
   release(): void;
 }
 
@@ -142,21 +142,36 @@ export function ownerRecord(purpose?: string): LockOwner {
   };
 }
 
-function heldLock(path: string, owner: LockOwner): HeldLock {
+/** Errors that may pass: tolerated while the last mark is younger than half of staleMs. */
+const TRANSIENT = ['EAGAIN', 'EBUSY', 'EINTR', 'ETIMEDOUT'];
+
+function heldLock(path: string, owner: LockOwner, staleMs: number): HeldLock {
   let released = false;
+  let marked = Date.now();
+  // a stale-broken and retaken lock belongs to another
+  const mine = (o?: LockOwner) => o?.pid === owner.pid && o.host === owner.host && o.startedAt === owner.startedAt;
   return {
     owner,
     touch() {
-      if (released) return;
-      const t = new Date();
-      attempt(() => utimesSync(path, t, t)); // (removed under us: nothing to mark)
+      if (released) return `${path} was released`;
+      try {
+        const now = readOwner(path);
+        // (another's: broken as stale and retaken; marking it would keep this process going as if it held it)
+        if (!mine(now)) return now ? new LockBusy(path, now).message : `${path} is gone (removed, or broken as stale)`;
+        const t = new Date();
+        utimesSync(path, t, t);
+        marked = t.getTime();
+        return undefined;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code; // (none: LockBusy, its record unreadable)
+        if (code && TRANSIENT.includes(code) && Date.now() - marked < staleMs / 2) return undefined;
+        return code ? `${path} cannot be marked as in use (${code})` : (e as Error).message;
+      }
     },
     release() {
       if (released) return;
       released = true;
-      // a stale-broken and retaken lock belongs to another
-      const now = attempt(() => readOwner(path)); // (unreadable: left in place, refused to all)
-      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) attempt(() => unlinkSync(path));
+      if (mine(attempt(() => readOwner(path)))) attempt(() => unlinkSync(path)); // (unreadable: left in place, refused to all)
     },
   };
 }
@@ -165,9 +180,9 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
 export function tryLock(path: string, o: Omit<LockOptions, 'waitMs'> = {}): HeldLock | undefined {
   const staleMs = o.staleMs ?? 10 * 60_000;
   const owner = ownerRecord(o.purpose);
-  if (tryLink(path, owner)) return heldLock(path, owner);
+  if (tryLink(path, owner)) return heldLock(path, owner, staleMs);
   // once more after breaking a stale lock (never in a loop: a lock that cannot be removed stays busy)
-  if (isStale(path, staleMs) && breakStale(path, staleMs) && tryLink(path, owner)) return heldLock(path, owner);
+  if (isStale(path, staleMs) && breakStale(path, staleMs) && tryLink(path, owner)) return heldLock(path, owner, staleMs);
   return undefined;
 }
 

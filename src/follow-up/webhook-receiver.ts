@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
@@ -12,7 +12,7 @@ import { JournalWriter, scanJournal, type JournalEvent } from '../journal/journa
 import { WebhookEvent, type WalletEvent } from '../client/answers.ts';
 import { applyStatus, type ApplyOptions, type StatusTarget, type StatusUpdate } from './apply-status.ts';
 import { acquireLock } from '../files/lock.ts';
-import { attempt } from '../files/attempt.ts';
+import { unlessMissing } from '../files/attempt.ts';
 import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -60,8 +60,11 @@ function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): StatusT
   for (const { dir, state } of o.watchDirs ?? []) {
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
-      for (const claim of existsSync(base) ? readdirSync(base) : []) {
-        const entries = attempt(() => readdirSync(join(base, claim), { withFileTypes: true })) ?? []; // (a file there is no claim: ENOTDIR)
+      for (const claim of unlessMissing(() => readdirSync(base)) ?? []) {
+        // (a file there is no claim: ENOTDIR; moved meanwhile: ENOENT; one that cannot be listed: the deliveries wait)
+        const unlistable = (code: string) => new Error(`cannot list ${join(base, claim)} (${code}): make it listable by listen's user`);
+        const entries =
+          unlessMissing(() => readdirSync(join(base, claim), { withFileTypes: true }), unlistable, ['ENOENT', 'ENOTDIR']) ?? [];
         // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
@@ -86,8 +89,8 @@ async function mayHold(file: string, payoutIds: string[]): Promise<boolean> {
       if (text.includes('\0') || payoutIds.some((id) => text.includes(id))) return true;
       tail = text.slice(text.length - longest);
     }
-  } catch {
-    // (unreadable: no rows of it)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // (gone meanwhile: none)
   }
   return false;
 }
@@ -134,7 +137,21 @@ export async function startListener(o: ListenerOptions) {
     lock.release(); // (a start that fails lets the state folder go)
     throw e;
   }
-  const heartbeat = setInterval(() => lock.touch(), 10_000);
+  /** Why listen.lock is no longer this listener's: nothing more is taken or applied. */
+  let lost: string | undefined;
+  let onLost: (why: string) => void = () => {};
+  const lockLost = new Promise<string>((ok) => (onLost = ok));
+  const heartbeat = setInterval(() => {
+    lost = lock.touch();
+    if (!lost) return;
+    clearInterval(heartbeat);
+    log?.error(
+      { stateDir, why: lost },
+      'listen.lock lost: deliveries are refused (503: the service sends them again) and this listener stops. ' +
+        'Make sure no other listen uses this state folder, then start it again: what it accepted and did not apply is applied then',
+    );
+    onLost(lost);
+  }, 10_000);
   heartbeat.unref();
 
   const enqueue = (d: DeliveryLine): void => {
@@ -151,6 +168,7 @@ export async function startListener(o: ListenerOptions) {
 
   /** In arrival order: the wallet events logged, the status changes applied together. */
   async function applyAll(ds: DeliveryLine[]): Promise<void> {
+    if (lost) return; // (left unapplied in the inbox)
     const updates: StatusUpdate[] = [];
     for (const d of ds) {
       // (as verified: a status in other letters, an id as a number; a line an older version recorded, as it is)
@@ -168,7 +186,18 @@ export async function startListener(o: ListenerOptions) {
     }
     const targets = targetFiles(o);
     const ids = updates.map((u) => u.payoutId);
-    const held = await Promise.all(targets.map((t) => mayHold(t.file, ids)));
+    // (one that cannot be read is said and left: the others and the journals get the changes, `status` mends it later)
+    const held = await Promise.all(
+      targets.map((t) =>
+        mayHold(t.file, ids).catch((e: NodeJS.ErrnoException) => {
+          log?.warn(
+            { file: t.file, code: e.code ?? e.message },
+            `results file not brought up to date: once it can be read, run payout-batch status ${t.file}`,
+          );
+          return false;
+        }),
+      ),
+    );
     const { applied } = await applyStatus(
       targets.filter((_, i) => held[i]),
       updates,
@@ -188,6 +217,7 @@ export async function startListener(o: ListenerOptions) {
   for (const d of unapplied.values()) enqueue(d);
 
   function accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+    if (lost) return answer(res, 503, { error: 'not taken: this listener lost its state folder' });
     let verified: ReturnType<typeof verifyWebhook>;
     try {
       verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: o.secret });
@@ -278,6 +308,8 @@ export async function startListener(o: ListenerOptions) {
     url,
     port,
     stats: (): ListenerStats => ({ ...counts }),
+    /** Resolves, saying why, when listen.lock is no longer this listener's (gone, another's, not marked). */
+    lockLost,
     /** Resolves when every accepted delivery has been applied. */
     async idle(): Promise<void> {
       let last: Promise<void>;

@@ -8,13 +8,30 @@
 //
 // The file then goes in the ISOLATED list of test/vitest.config.ts (a module graph of its own).
 
+import { Readable } from 'node:stream';
+
 export interface Failure {
   path: string;
   code: string;
 }
 
-/** Wrapped by name: what src/ calls; existsSync answers false on a failure, as Node's does on any error. */
-const NAMES = ['readdirSync', 'readFileSync', 'statSync', 'lstatSync', 'existsSync', 'open', 'readFile', 'readdir', 'stat'];
+/**
+ * Wrapped by name: what src/ calls; existsSync answers false on a failure, as Node's does on any error; createReadStream
+ * returns a stream that fails when read, as Node's does.
+ */
+const NAMES = [
+  'readdirSync',
+  'readFileSync',
+  'statSync',
+  'lstatSync',
+  'existsSync',
+  'utimesSync',
+  'createReadStream',
+  'open',
+  'readFile',
+  'readdir',
+  'stat',
+];
 
 export function failingFs<T extends object>(real: T, failing: Map<string, Failure>): T {
   const wrapped: Record<string, unknown> = {};
@@ -25,6 +42,12 @@ export function failingFs<T extends object>(real: T, failing: Map<string, Failur
       if (!failure || String(a[0]) !== failure.path) return (f as (...a: unknown[]) => unknown)(...a);
       if (name === 'existsSync') return false;
       const e = Object.assign(new Error(`${failure.code}: ${name} '${failure.path}'`), { code: failure.code });
+      if (name === 'createReadStream')
+        return new Readable({
+          read() {
+            this.destroy(e);
+          },
+        });
       if (name.endsWith('Sync')) throw e;
       return Promise.reject(e);
     };

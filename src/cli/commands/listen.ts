@@ -107,9 +107,11 @@ export default defineCommand(builder, async (args, io: CliIO) => {
         await conn.close().catch(() => undefined);
       }
     }
-    // a team ledger lost is never reconnected: stopped, what is restarted applies the deliveries kept (exit 4)
-    await Promise.race([io.stopSignal, new Promise((lost) => (team?.db.lost ? lost(0) : team?.db.onLost(lost)))]);
-    return team?.db.lost ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.OK;
+    // a team ledger lost is never reconnected, nor listen.lock retaken: stopped, what is restarted applies the deliveries kept (exit 4)
+    let lockLost = false;
+    const lockGone = listener.lockLost.then(() => void (lockLost = true));
+    await Promise.race([io.stopSignal, lockGone, new Promise((lost) => (team?.db.lost ? lost(0) : team?.db.onLost(lost)))]);
+    return team?.db.lost || lockLost ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.OK;
   } finally {
     await listener.close();
     await team?.close();
