@@ -44,7 +44,8 @@ describe('a created row renamed and retried', () => {
     expect(after[1]!.errorMessage).toContain(paid[1]!.payoutRef!);
     expect(await allPayouts(sb)).toHaveLength(3);
 
-    const allowed = await cli('retry', 'pay.results.csv', '--yes', '--allow-duplicate', 'DUP-0002-AGAIN');
+    // (what the flag sends, by main() in this process: the refusal above is the process)
+    const allowed = await inProcess('retry', 'pay.results.csv', '--yes', '--allow-duplicate', 'DUP-0002-AGAIN');
     expect(allowed.code, allowed.stdout + allowed.stderr).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(4);
   }, 60_000);
@@ -74,7 +75,7 @@ describe('a new file paying the same people the same amounts as a recent payout 
     const dir = await dirs.make();
     await writeBatch(dir, 'monday.csv', { rows: 2, currencies: ['GBP'], prefix: 'MON' });
     await writeBatch(dir, 'again.csv', { rows: 2, currencies: ['GBP'], prefix: 'AGAIN' });
-    const { cli, results } = cliIn(dir, sb.url);
+    const { cli, inProcess, results } = cliIn(dir, sb.url);
     await paidEarlier(dir, 'monday.csv');
     const paid = await results('monday.results.csv');
 
@@ -96,7 +97,7 @@ describe('a new file paying the same people the same amounts as a recent payout 
     expect(refused[0]!.errorMessage).toContain(`MON-0001, paid at this account as payout ${paid[0]!.payoutRef}`);
     expect(await allPayouts(sb)).toHaveLength(2);
 
-    const allowed = await cli('run', 'again.csv', '--yes', '--allow-duplicate', 'AGAIN-0001', '--allow-duplicate', 'MON-0002');
+    const allowed = await inProcess('run', 'again.csv', '--yes', '--allow-duplicate', 'AGAIN-0001', '--allow-duplicate', 'MON-0002');
     expect(allowed.code, allowed.stdout + allowed.stderr).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(4);
   }, 60_000);
@@ -129,7 +130,7 @@ describe('a new file paying the same people the same amounts as a recent payout 
     const dir = await dirs.make();
     await writeBatch(dir, 'week-1.csv', { rows: 2, currencies: ['GBP'], prefix: 'W1' });
     await writeBatch(dir, 'week-2.csv', { rows: 2, currencies: ['GBP'], prefix: 'W2' });
-    const { cli, state } = cliIn(dir, sb.url);
+    const { cli, inProcess, state } = cliIn(dir, sb.url);
     await paidEarlier(dir, 'week-1.csv');
     await ageCreated(state, 7);
     const week2 = await cli('run', 'week-2.csv', '--yes');
@@ -138,7 +139,7 @@ describe('a new file paying the same people the same amounts as a recent payout 
     // with a window wider than the week, the same file would have been refused
     await writeBatch(dir, 'week-3.csv', { rows: 2, currencies: ['GBP'], prefix: 'W3' });
     await ageCreated(state, 7);
-    const week3 = await cli('run', 'week-3.csv', '--yes', '--duplicate-window', '8d');
+    const week3 = await inProcess('run', 'week-3.csv', '--yes', '--duplicate-window', '8d');
     expect(week3.code, week3.stdout + week3.stderr).toBe(1);
     expect(await allPayouts(sb)).toHaveLength(4);
   }, 60_000);
@@ -150,18 +151,22 @@ describe('a new file paying the same people the same amounts as a recent payout 
     // the run and the watch share one ledger: the watch's default state folder, DIR/.state
     await paidEarlier(dir, 'monday.csv', join(dir, '.state'));
     const config = { environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, rate: 200 };
-    const watch = async (name: string, prefix: string, extra: object = {}) => {
+    /** A file dropped, then `watch DIR --once`: spawned, or by main() in this process (`inProcess`). */
+    const watch = async (name: string, prefix: string, extra: object = {}, inProcess = false) => {
       await writeFile(join(dir, 'payout-batch.json'), JSON.stringify({ ...config, ...extra }));
       await mkdir(join(dir, 'inbox'), { recursive: true });
       await writeBatch(join(dir, 'inbox'), name, { rows: 2, currencies: ['GBP'], prefix });
       await writeFile(join(dir, 'inbox', `${name}.ready`), '');
-      return runCli(['watch', dir, '--once'], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }) });
+      return (inProcess ? runMain : runCli)(['watch', dir, '--once'], {
+        cwd: dir,
+        env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }),
+      });
     };
     const refused = await watch('again.csv', 'AGAIN');
     expect(refused.stdout + refused.stderr).toContain('PROBABLE_DUPLICATE');
     expect(refused.stdout + refused.stderr).toContain('same beneficiary account, amount and currency as MON-0001');
     expect(await allPayouts(sb)).toHaveLength(2);
-    const allowed = await watch('later.csv', 'LATER', { allowDuplicates: ['LATER-0001', 'MON-0002'] });
+    const allowed = await watch('later.csv', 'LATER', { allowDuplicates: ['LATER-0001', 'MON-0002'] }, true);
     expect(allowed.code, allowed.stdout + allowed.stderr).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(4);
   }, 60_000);

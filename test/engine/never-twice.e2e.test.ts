@@ -1,5 +1,6 @@
 // Never pay twice outside one folder, one label and one process (issue 15): the CLI spawned as a
-// user runs it, against the sandbox over HTTP, concurrent cases with real concurrent processes.
+// user runs it (the steps around a case's own by main() in this process), against the sandbox over
+// HTTP, concurrent cases with real concurrent processes.
 // What counts is at the sandbox: exactly one payout per reference (each generated row has its own
 // amount, so a reference's payouts are those of its amount).
 import type { ChildProcess } from 'node:child_process';
@@ -32,10 +33,12 @@ const setup = async () => {
   const dir = await dirs.make();
   const env = cleanEnv(); // one state folder per test: every process of the test shares its ledger
   const run = (cwd: string, ...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd, env });
+  /** The same by main() in this process: a step after the one under test. */
+  const inProcess = (cwd: string, ...args: string[]) => runMain([...args, '--base-url', sb!.url, '--rate', '100'], { cwd, env });
   /** A case's first run, which only sets the scene, in this process (the bin's main()): `run FILE --yes`. */
   const firstRun = (cwd: string, file: string) =>
     runMain(['run', join(cwd, file), '--yes', '--base-url', sb!.url, '--rate', '100'], { cwd, env });
-  return { dir, env, run, firstRun };
+  return { dir, env, run, firstRun, inProcess };
 };
 
 /** One payout per reference at the sandbox: as many as rows, no amount twice. */
@@ -107,7 +110,8 @@ describe('two edited copies, another folder, another label: the second batch is 
     const config = { environment: 'sandbox', baseUrl: sb!.url, settleSeconds: 0, stateDir: env.PAYOUT_BATCH_STATE_DIR };
     await writeFile(join(w, 'payout-batch.json'), JSON.stringify(config));
     await copyFile(join(dir, 'payroll.csv'), join(w, 'inbox', 'payroll.csv'));
-    const watched = await runCli(['watch', w, '--once'], { cwd: dir, env });
+    // (by main() in this process: the run under the other label above is the process)
+    const watched = await runMain(['watch', w, '--once'], { cwd: dir, env });
     expect(watched.code, watched.stdout + watched.stderr).toBe(3);
     expect(watched.stdout).toMatch(/payroll\.csv: failed: already processed/);
     expect(initiates(sb!).length).toBe(sent);
@@ -167,7 +171,7 @@ describe('two files paying the same payees under other references', () => {
 
 describe('the journal decides, not the results file', () => {
   it('retry of an UNKNOWN_OUTCOME row whose key cell was cleared and reference edited is refused; put back, it resends the journalled key: one payout', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, run, firstRun, inProcess } = await setup();
     await writeBatch(dir, 'payroll.csv', { rows: 3, prefix: 'UNK', amount });
     // The service creates each payout and a gateway answers 408 instead, every time: unknown outcomes.
     sb!.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
@@ -196,7 +200,7 @@ describe('the journal decides, not the results file', () => {
     unknown!.cells.reference = /no row names (UNK-\d{4})/.exec(refused.stderr)![1]!;
     await writeResults(results, { ...table, rows: table.rows });
 
-    const again = await run(dir, 'retry', 'payroll.results.csv', '--yes');
+    const again = await inProcess(dir, 'retry', 'payroll.results.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     await onePerReference(3);
     // The journalled key went again, and no attempt 2 was made for that row.

@@ -1,8 +1,8 @@
 // A payment's identity is the payment (issue 26): the key is the reference's and the attempt's, so
 // the same reference at the same account carries the same key whatever file, folder, state folder
 // or --batch-id it comes with, and a reference is paid once per account. The CLI spawned as users
-// run it, against the sandbox over HTTP; what counts is at the sandbox: one payout per reference
-// (each generated row has its own amount).
+// run it, against the sandbox over HTTP (the steps before and after a case's own by main() in this
+// process); what counts is at the sandbox: one payout per reference (each generated row has its own amount).
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,7 +32,9 @@ const setup = async () => {
   /** A case's first run, which only sets the scene, in this process (the bin's main()): `run FILE --yes`. */
   const firstRun = (cwd: string, state: string | undefined, file: string) =>
     runMain(['run', join(cwd, file), '--yes', ...flags(state)], { cwd, env });
-  return { dir, run, firstRun };
+  /** A step after the one under test (what its state now makes of another command), in this process too. */
+  const inProcess = (cwd: string, state: string | undefined, ...args: string[]) => runMain([...args, ...flags(state)], { cwd, env });
+  return { dir, run, firstRun, inProcess };
 };
 
 /** One payout per reference at the sandbox: as many as rows, no amount twice. */
@@ -72,7 +74,7 @@ const asXlsx = (csv: string): Buffer => {
 
 describe('the same reference at the same account is paid once, whatever the file and the state folder', () => {
   it('two state folders, the payroll re-saved (a trailing newline): one payout per row; the second run says already paid', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, run, firstRun, inProcess } = await setup();
     const alice = join(dir, 'alice');
     const bob = join(dir, 'bob');
     await mkdir(alice);
@@ -94,14 +96,14 @@ describe('the same reference at the same account is paid once, whatever the file
 
     // Bob's ledger now knows them: his next run of it sends nothing.
     const sent = initiates(sb!).length;
-    const third = await run(bob, join(bob, 'state'), 'run', 'payroll.csv', '--yes');
+    const third = await inProcess(bob, join(bob, 'state'), 'run', 'payroll.csv', '--yes');
     expect(third.code, third.stdout + third.stderr).toBe(1);
     expect(initiates(sb!).length).toBe(sent);
     await alreadyPaid(join(bob, 'payroll.results.csv'), paid);
   });
 
   it('the CSV converted to XLSX and renamed, run from another folder: refused by the ledger, else already paid by the keys', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, run, firstRun, inProcess } = await setup();
     const state = join(dir, 'state');
     const csv = generateCsv({ rows: ROWS, prefix: 'XLS' });
     await writeFile(join(dir, 'payroll.csv'), csv);
@@ -120,7 +122,7 @@ describe('the same reference at the same account is paid once, whatever the file
     expect(initiates(sb!).length).toBe(sent);
 
     // Another state folder (another user, another host): the service answers each key with its payout.
-    const elsewhere = await run(other, join(other, 'state'), 'run', 'january-final.xlsx', '--yes');
+    const elsewhere = await inProcess(other, join(other, 'state'), 'run', 'january-final.xlsx', '--yes');
     expect(elsewhere.code, elsewhere.stdout + elsewhere.stderr).toBe(1);
     await onePerReference();
     await alreadyPaid(join(other, 'january-final.results.xlsx'), paid);
@@ -161,7 +163,7 @@ describe('the same reference at the same account is paid once, whatever the file
 
 describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () => {
   it('plan paid.csv --batch-id again-1, then run --plan: nothing paid, the plan says why', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, run, firstRun, inProcess } = await setup();
     await writeFile(join(dir, 'paid.csv'), generateCsv({ rows: ROWS, prefix: 'PLAN' }));
     const first = await firstRun(dir, undefined, 'paid.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
@@ -184,11 +186,11 @@ describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () 
       expect(n.message).toMatch(/already paid at this account \(payout .*paid\.csv/);
     }
     // `run --dry-run` shows the same: it never approves what `run` would refuse.
-    const dry = await run(dir, undefined, 'run', 'paid.csv', '--batch-id', 'again-1', '--dry-run');
+    const dry = await inProcess(dir, undefined, 'run', 'paid.csv', '--batch-id', 'again-1', '--dry-run');
     expect(dry.code).toBe(1);
     expect(dry.stdout).toMatch(/already paid at this account/);
 
-    const again = await run(dir, undefined, 'run', '--plan', 'again.plan.json', '--yes');
+    const again = await inProcess(dir, undefined, 'run', '--plan', 'again.plan.json', '--yes');
     expect([0, 1], again.stdout + again.stderr).toContain(again.code);
     expect(initiates(sb!).length).toBe(sent);
     await onePerReference();

@@ -36,7 +36,7 @@ function batchWithBlankLine(): string {
   return [lines[0], lines[1], '', lines[2], lines[3]].join('\n') + '\n';
 }
 
-/** A step that sets the scene, in this process (the bin's main()), as cliIn's CLI runs it: files by absolute path. */
+/** A step that sets the scene or repeats the one under test, in this process (the bin's main()), as cliIn's CLI runs it. */
 const inProcess = (dir: string, url: string, ...args: string[]) =>
   runMain([...args, '--base-url', url, '--rate', '100'], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
 
@@ -85,7 +85,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     // Rows sorted the other way, and a blank line between them: still each row its own payout.
     const text = (await readFile(join(dir, 'pay.results.csv'), 'utf8')).trim().split('\n');
     await writeFile(join(dir, 'sorted.results.csv'), [text[0], text[3], '', text[2], text[1]].join('\n') + '\n');
-    const sorted = await cli('retry', 'sorted.results.csv', '-y');
+    const sorted = await inProcess(dir, sb.url, 'retry', 'sorted.results.csv', '-y');
     expect(sorted.code, sorted.stdout + sorted.stderr).toBe(1);
     const back = await results('sorted.results.retry-1.csv');
     expect(back.map((r) => [r.reference, r.status, r.payoutId])).toEqual([
@@ -114,7 +114,7 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     expect(failed[1]).toMatchObject({ status: 'FAILED', nextStep: expect.stringContaining('--resend-failed') });
     for (const older of ['older-a.results.csv', 'older-b.results.csv']) await copyFile(join(dir, 'pay.results.csv'), join(dir, older));
 
-    const resend = await cli('retry', 'pay.results.csv', '--resend-failed', '-y', '--out', 'resent.results.csv');
+    const resend = await inProcess(dir, sb.url, 'retry', 'pay.results.csv', '--resend-failed', '-y', '--out', 'resent.results.csv');
     expect(resend.code, resend.stdout + resend.stderr).toBe(0);
     const newId = (await results('resent.results.csv'))[1]!.payoutId!;
     expect(newId).not.toBe(ids[1]);

@@ -1,5 +1,6 @@
 // Issue 30: a team's ledger on PostgreSQL. Two "hosts" are two HOMEs and state folders of their
-// own, one ledger database, one sandbox; the CLI spawned as a user runs it, over real HTTP.
+// own, one ledger database, one sandbox; the CLI spawned as a user runs it, over real HTTP (the
+// steps before and after a test's own by main() in this process).
 import { existsSync, mkdirSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ function host(shared: string, name: string, ledger: string, url: string, extra: 
   mkdirSync(home, { recursive: true });
   const env = cleanEnv({ HOME: home, PAYOUT_BATCH_STATE_DIR: join(home, 'state'), PAYOUT_BATCH_LEDGER_URL: ledger, ...extra });
   const cli = (...args: string[]): Promise<CliRun> => runCli([...args, '--base-url', url], { cwd: shared, env });
-  // a step that only sets the scene, run in this process (the batch file by its absolute path)
+  // a step that only sets the scene or follows the one under test, run in this process
   cli.inProcess = (...args: string[]): Promise<CliRun> => runMain([...args, '--base-url', url], { cwd: shared, env });
   cli.env = env;
   return cli;
@@ -63,7 +64,7 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
 
     // the same rows in a re-saved copy on the other host: refused as paid, nothing sent
     await writeFile(join(shared, 'payroll-copy.csv'), (await readFile(join(shared, 'payroll.csv'), 'utf8')) + '\n');
-    const copy = await (codes[1] === 3 ? bob : alice)('run', 'payroll-copy.csv', '--yes');
+    const copy = await (codes[1] === 3 ? bob : alice).inProcess('run', 'payroll-copy.csv', '--yes');
     expect(copy.code, copy.stderr).toBe(3);
     expect(copy.stderr).toMatch(/already (sent|paid)/);
     expect(initiates(sb).length - sent).toBe(6);
@@ -127,9 +128,10 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     const report = await runMain(['report', id], { cwd: bobDir, env: bob.env });
     expect(report.code, report.stderr).toBe(0);
     expect(report.stdout).toContain(`written to ${join(bobDir, `${id}.results.html`)}`);
-    const reconcile = await bob('reconcile', id, '--rate', '100');
+    // (reconcile and retry by main() in this process, as the report: status is the process)
+    const reconcile = await bob.inProcess('reconcile', id, '--rate', '100');
     expect(reconcile.stderr).not.toMatch(/unexpected error|ENOENT/);
-    const retry = await bob('retry', id, '--yes');
+    const retry = await bob.inProcess('retry', id, '--yes');
     expect([0, 5], retry.stderr).toContain(retry.code);
     expect(await aliceFiles(), "nothing written into the run's folder").toEqual(before);
     expect(existsSync(copy)).toBe(true);
@@ -174,7 +176,7 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
       expect(received).toBeLessThanOrEqual(recorded.rows[0].n);
       expect(received).toBeLessThan(30);
 
-      const resumed = await host(shared, 'bob', ledger, sb.url)('run', 'payroll.csv', '--yes');
+      const resumed = await host(shared, 'bob', ledger, sb.url).inProcess('run', 'payroll.csv', '--yes');
       expect(resumed.code, resumed.stderr).toBe(0);
       expect((await payoutCount(sb)) - before).toBe(30);
     } finally {
