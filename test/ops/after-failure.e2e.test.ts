@@ -34,8 +34,9 @@ it("status shows a failed payout's reason and its refund with the currency, and 
   // the other payout asks for a text, and gets a document meanwhile: still ADDITIONAL_INFO_REQUIRED,
   // newer details; a refresh of the same status is no move, counted or logged
   await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Purpose', type: 'TEXT' }] });
-  const status = () => runCli(['status', results, '--base-url', sb.url, '--log-level', 'info'], { cwd: dir, env: cleanEnv() });
-  expect((await status()).stderr).toMatch(/"from":"PENDING","to":"ADDITIONAL_INFO_REQUIRED".*"msg":"status moved"/);
+  const status = (run = runCli) => run(['status', results, '--base-url', sb.url, '--log-level', 'info'], { cwd: dir, env: cleanEnv() });
+  // (the read before the refresh by main() in this process: the refresh is the process)
+  expect((await status(runMain)).stderr).toMatch(/"from":"PENDING","to":"ADDITIONAL_INFO_REQUIRED".*"msg":"status moved"/);
   // (the document attached in this process, the bin's main(): attach as a process is the next case's)
   expect((await runMain(['attach', ids[1]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env: cleanEnv() })).code).toBe(0);
   const same = await status();

@@ -48,10 +48,14 @@ describe('payout-batch attach', () => {
     const midway = await runMain(['status', results, ...conn, '--json'], { cwd: dir, env });
     expect(JSON.parse(midway.stdout).outcomes).toMatchObject({ waiting: 2 });
 
-    // one named by its row's reference with --results, the other by its id alone (its journal names the results file)
+    // one named by its row's reference with --results (by main() in this process), the other by its
+    // id alone, a process (its journal names the results file)
     const reference = (await readResults(results)).rows[0]!.cells.reference!;
-    for (const args of [[reference, '--results', results], [ids[1]!]]) {
-      const r = await runCli(['attach', ...args, sampleDoc(), ...conn], { cwd: dir, env });
+    for (const [args, run] of [
+      [[reference, '--results', results], runMain],
+      [[ids[1]!], runCli],
+    ] as const) {
+      const r = await run(['attach', ...args, sampleDoc(), ...conn], { cwd: dir, env });
       expect(r.code, r.stderr).toBe(0);
     }
     const rows = (await readResults(results)).rows.map((r) => r.result);
@@ -59,7 +63,7 @@ describe('payout-batch attach', () => {
       expect(row).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
       expect(row.informationRequests).toBeUndefined();
     }
-    const retry = await runCli(['retry', results, ...conn, '--yes'], { cwd: dir, env });
+    const retry = await runMain(['retry', results, ...conn, '--yes'], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     expect(retry.stdout + retry.stderr).not.toContain('waiting for information');
   });
@@ -82,7 +86,8 @@ describe('payout-batch attach', () => {
     expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
     expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
 
-    const other = await attach(ids[1]!, copy);
+    // (another payout: by main() in this process)
+    const other = await runMain(['attach', ids[1]!, copy, '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
     expect(other.code, other.stderr).toBe(0);
     expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched + 1]);
     expect((await payout(sb, ids[1]!)).supportingDocuments.map((d) => d.url)).toEqual([url]);

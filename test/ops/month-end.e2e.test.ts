@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+import { cleanEnv, paidBatch, runCli, runMain, sampleDoc, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -53,12 +53,13 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     expect(midway.code, midway.stderr).toBe(1);
     expect(JSON.parse(midway.stdout).outcomes).toEqual({ paid: 2, inProgress: 1, waiting: 1, failed: 1, notCreated: 0 });
 
-    // The file is sent; the service reviews it and pays; row 4 is paid too.
-    const attach = await runCli(['attach', ids[3]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
+    // The file is sent; the service reviews it and pays; row 4 is paid too. (The attach and this
+    // status by main() in this process: each command's process is another step of the story.)
+    const attach = await runMain(['attach', ids[3]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
     expect(attach.code, attach.stderr).toBe(0);
     await paid(sb, ids[3]!);
     await paid(sb, ids[4]!);
-    const settled = await status(results);
+    const settled = await runMain(['status', results, ...conn, '--json'], { cwd: dir, env });
     expect(settled.code, settled.stderr).toBe(1); // the failed row is not paid yet
     expect(JSON.parse(settled.stdout).outcomes).toEqual({ paid: 4, inProgress: 0, waiting: 0, failed: 1, notCreated: 0 });
 

@@ -12,7 +12,7 @@ import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';
-import { cleanEnv, ROOT, runCli, startSb, workDir } from './helpers.ts';
+import { cleanEnv, ROOT, runCli, runMain, startSb, workDir } from './helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
@@ -176,7 +176,8 @@ describe('watch: four eyes across labels', () => {
     mkdirSync(staging);
     writeFileSync(join(staging, 'payroll.csv'), generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'LBL' }));
     const plan = join(staging, 'payroll.plan.json');
-    const made = await runCli(
+    // (the plan by main() in this process: the watch is the process)
+    const made = await runMain(
       ['plan', 'payroll.csv', '--out', plan, '--base-url', sb.url, '--prepared-by', 'Dan', '--no-quote', '--no-report', '--rate', '200'],
       {
         cwd: staging,

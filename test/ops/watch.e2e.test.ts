@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';
-import { allPayouts, cleanEnv, runCli, startSb, until, workDir } from './helpers.ts';
+import { allPayouts, cleanEnv, runCli, runMain, startSb, until, workDir } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -301,7 +301,8 @@ describe('payout-batch watch --once', () => {
     expect(refused.code, refused.stderr.slice(-2000)).toBe(3);
     const finish = /to finish it, run `(payout-batch run [^`]+)` again/.exec(refused.stdout)?.[1];
     expect(finish, refused.stdout).toContain(file);
-    const finished = await runCli([...finish!.split(' ').slice(1), '--yes'], { cwd: dir, env });
+    // (the command as printed, by main() in this process: the watch is what this case tests)
+    const finished = await runMain([...finish!.split(' ').slice(1), '--yes'], { cwd: dir, env });
     expect(finished.code, finished.stderr.slice(-2000)).toBe(0);
     const payouts = await allPayouts(sb);
     expect(payouts).toHaveLength(ROWS);
