@@ -43,8 +43,14 @@ describe('run --plan and the plan environment', () => {
     const run = await runCli([...hint!.split(' '), '--rate', '100'], { cwd: dir, env: cleanEnv({ PAYOUT_ENV: 'sandbox' }) });
     expect(run.code, run.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(2);
-    // the same base URL spelt another way is the same account: agreed, and nothing is paid twice
-    const again = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--base-url', sb.url.replace('127.0.0.1', 'localhost'));
+    // the same base URL spelt another way is the same account: agreed, and nothing is paid twice (by main() in this process)
+    const again = await runMain(
+      ['run', '--plan', 'payroll.plan.json', '--yes', '--base-url', sb.url.replace('127.0.0.1', 'localhost'), '--rate', '100'],
+      {
+        cwd: dir,
+        env: cleanEnv(),
+      },
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(2);
   });

@@ -92,7 +92,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     expect(initiates(sb).length).toBe(before);
     await c.query('DROP TRIGGER cut ON payout_batch.batch_runs');
     await c.end();
-    const again = await cli(['run', 'cut.csv', '--yes'], team(url));
+    const again = await inProcess(['run', join(dir, 'cut.csv'), '--yes'], team(url));
     expect(again.code, again.stderr).toBe(0);
     expect(initiates(sb).length - before).toBe(2);
   });

@@ -1,4 +1,5 @@
-// Issue 41, the output half, with real processes on the sandbox over HTTP (both readings: TEST_SHAPES):
+// Issue 41, the output half, with real processes on the sandbox over HTTP (both readings: TEST_SHAPES;
+// the status refresh and the reconciliation that follow a run by main() in this process):
 // a batch carrying a pain.001's ids (MsgId, PmtInfId, InstrId) is run; another payment of the
 // business drains the GBP wallet before its last row, which the service refuses INSUFFICIENT_FUNDS.
 // `run --status-report` answers with a pain.002 (ACSP, ACSP, RJCT AM04); after one payout settles,
@@ -122,7 +123,7 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
     // one payout settles: `status` reports it ACSC, in the version asked for
     await setStatus(sb, rows[0]!.payoutId!, 'PROCESSING');
     await setStatus(sb, rows[0]!.payoutId!, 'SUCCESSFUL');
-    const status = await direct.cli(
+    const status = await direct.inProcess(
       'status',
       'erp.results.csv',
       '--status-report',
@@ -137,7 +138,7 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
     expect(texts(xml, 'PmtInfSts')).toEqual(['ACSP', 'RJCT']);
 
     // the statement: the GBP wallet's movements of the period, its balances the service's
-    const rec = await direct.cli('reconcile', 'erp.results.csv', '--statement', 'stmt.xml', '--json');
+    const rec = await direct.inProcess('reconcile', 'erp.results.csv', '--statement', 'stmt.xml', '--json');
     expect(JSON.parse(rec.stdout).statement, rec.stderr).toMatchObject({ statements: 1, entries: 3 });
     xml = readFileSync(join(dir, 'stmt.xml'), 'utf8');
     expect(await schemaErrors(xml, 'camt.053.001.02')).toEqual([]);

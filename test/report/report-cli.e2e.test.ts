@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 
@@ -55,7 +55,8 @@ describe('the report beside each output', () => {
     expect(page).toMatch(/<tr data-currency="GBP" data-wallet="[^"]+">.*data-field="ok" class="ok">yes</);
 
     // `report RESULTS` later reads the tie-out back from the reconciliation file: the same figures
-    const again = await cli(['report', results, '--out', join(work, 'again.html')]);
+    // (by main() in this process: plan, run and reconcile are the processes)
+    const again = await runMain(['report', results, '--out', join(work, 'again.html')], { cwd: work, env });
     expect(again.code, again.stderr).toBe(0);
     const tieOut = (html: string) => /<table data-section="tieout">[\s\S]*?<\/table>/.exec(html)?.[0];
     const againPage = await readFile(join(work, 'again.html'), 'utf8');
@@ -79,7 +80,8 @@ describe('the report beside each output', () => {
     expect(missing.stderr.trim().split('\n')).toEqual(['payout-batch: nowhere.csv: no such file.']);
 
     await writeFile(join(work, 'broken.plan.json'), '{"kind":"payout-batch-plan","v":1}');
-    const broken = await runCli(['report', 'broken.plan.json'], { cwd: work, env: noKey });
+    // (by main() in this process: the one line of a refusal is the missing file's above)
+    const broken = await runMain(['report', 'broken.plan.json'], { cwd: work, env: noKey });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/^payout-batch: broken\.plan\.json is not a plan file of payout-batch: /);
   });
