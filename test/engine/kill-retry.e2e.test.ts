@@ -20,7 +20,7 @@ import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox
 import { TEST_SHAPES, bare } from '../shapes.ts';
 import { setStatus, until } from '../ops/helpers.ts';
 import { startFront, type Front } from './front.ts';
-import { KEY, allPayouts, anotherPaymentBody, cleanEnv, runCli, workDir, writeBatch, type CliRun } from './helpers.ts';
+import { KEY, allPayouts, anotherPaymentBody, cleanEnv, runCli, runMain, workDir, writeBatch, type CliRun } from './helpers.ts';
 
 const SEED = 20261130;
 const ROWS = 12;
@@ -91,7 +91,8 @@ describe(`retry killed with SIGKILL at seeded points, then retried to exit 0 (sa
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const conn = ['--base-url', front.url, '--yes', '--rate', '400'];
 
-    const first = await runCli(['run', 'payroll.csv', ...conn], { cwd: dir, env });
+    // (the first run and the status read below set the scene: by main() in this process; the retries are killed)
+    const first = await runMain(['run', 'payroll.csv', ...conn], { cwd: dir, env });
     expect(first.code, first.stdout + first.stderr).not.toBe(0);
     const refused = (await readResults(join(dir, 'payroll.results.csv'))).rows.filter((r) => r.result.errorCode === 'INSUFFICIENT_FUNDS');
     expect(refused.length).toBeGreaterThan(0);
@@ -140,7 +141,7 @@ describe(`retry killed with SIGKILL at seeded points, then retried to exit 0 (sa
     const failed = created.slice(0, 2).map((r) => r.result.payoutId!);
     for (const id of failed) await setStatus(sandbox, id, 'FAILED', { reason: 'beneficiary bank returned it' });
     // `status` sees them FAILED and refunded, and says to pay them again with retry --resend-failed
-    const status = await runCli(['status', latest, '--base-url', front.url], { cwd: dir, env });
+    const status = await runMain(['status', latest, '--base-url', front.url], { cwd: dir, env });
     expect(status.stdout, status.stderr).toContain('--resend-failed');
     expect(await retryUntilDone(['--resend-failed'], 2)).toBeGreaterThan(0);
 

@@ -27,7 +27,8 @@ describe('a row of unknown outcome retried under another API key of the business
     const primary = cliIn(dir, sb.url);
     // the service creates the payout; the client only sees a gateway's 408
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
-    const run = await primary.cli('run', 'payroll.csv', '--yes');
+    // (the run that leaves it unknown, and the settling retry below, by main() in this process)
+    const run = await primary.inProcess('run', 'payroll.csv', '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect((await primary.results('payroll.results.csv'))[0]!.status).toBe('UNKNOWN_OUTCOME');
     expect(await allPayouts(sb)).toHaveLength(1);
@@ -46,7 +47,7 @@ describe('a row of unknown outcome retried under another API key of the business
     }
 
     // the key that sent it settles it: the same payout, still one
-    const again = await primary.cli('retry', 'payroll.results.retry-1.csv', '--yes');
+    const again = await primary.inProcess('retry', 'payroll.results.retry-1.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(1);
   }, 60_000);

@@ -148,8 +148,8 @@ it('the plan two approvers signed runs: one swap, then every row paid, once; rec
   const swapsSent = () => sb.requestLog().filter((r) => r.route === 'swap');
   expect(swapsSent()).toHaveLength(1);
   expect(summary.swaps).toMatchObject([{ currency: 'USD', sourceCurrency: 'EUR', status: 'PROCESSING' }]);
-  // the same approved plan again: the journal knows the swap and the payouts, nothing is sent
-  const again = await cli('run', ...signed);
+  // the same approved plan again: the journal knows the swap and the payouts, nothing is sent (by main() in this process)
+  const again = await inProcess('run', ...signed);
   expect(again.code, again.stderr).toBe(0);
   expect(swapsSent()).toHaveLength(1);
   expect(sb.requestLog().filter((r) => r.route === 'initiate')).toHaveLength(3);

@@ -717,7 +717,7 @@ describe('payout-batch run with a swap', () => {
 
   it('a re-saved copy of a paid file run with --fund-by-swap from another ledger swaps nothing and pays nothing again (issue 39)', async () => {
     const b = await batchOf(11);
-    const first = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
+    const first = await b.inProcess(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(count(b.routes(), 'swap')).toBe(1);
     // the same rows, other bytes (a spreadsheet's re-save: CRLF line ends), run from another state folder

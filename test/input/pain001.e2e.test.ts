@@ -132,7 +132,7 @@ it('a payment information dated later: plan says so, run sends the others and le
   const table = await readResults(join(dir, 'later.results.csv'));
   expect(table.rows.map((r) => [r.result.status, r.result.errorCode])).toEqual(rows.slice(0, 3).map(() => ['NOT_SENT', 'NOT_DUE']));
   expect(run.stdout + run.stderr).toContain('not due until 2099-12-31');
-  const due = await cli('run', 'now.xml', '--documents', 'documents', '--yes');
+  const due = await inProcess('run', 'now.xml', '--documents', 'documents', '--yes');
   expect(due.code, due.stdout + due.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(rows.length - 3);
 });

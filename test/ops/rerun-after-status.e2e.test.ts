@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
+import { cleanEnv, paidBatch, runCli, runMain, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -19,7 +19,8 @@ describe('run again after status refreshed the results', () => {
     await setStatus(sb, ids[0]!, 'SUCCESSFUL');
     await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
     const env = cleanEnv(); // the test's state folder, whose ledger holds the batch paidBatch ran
-    const refreshed = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    // (the status that moves them sets the scene: by main() in this process)
+    const refreshed = await runMain(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(refreshed.code, refreshed.stderr).toBe(1); // a row waits for us
 
     const initiatesBefore = sb.requestLog().filter((r) => r.route === 'initiate').length;

@@ -88,7 +88,7 @@ describe('payout-batch status', () => {
     ).toEqual(['ADDITIONAL_INFO_REQUIRED', 'ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
 
     // Once more: the SUCCESSFUL row is final and not asked; nothing moved.
-    const again = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
+    const again = await runMain(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(1);
     expect(JSON.parse(again.stdout)).toMatchObject({ asked: 3, final: 1, moved: [] });
   });

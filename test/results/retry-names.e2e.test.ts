@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/results.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-retry-names-');
@@ -27,7 +27,8 @@ describe('retry results names', () => {
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const cli = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
 
-    const first = await cli('run', 'payroll.csv', '--yes');
+    // (the run sets the scene: by main() in this process)
+    const first = await runMain(['run', 'payroll.csv', '--yes', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(first.code, first.stderr).toBe(1);
     const sent = initiates(sb).length;
     expect(sent).toBe(2);

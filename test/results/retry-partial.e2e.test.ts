@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/results.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, ledgerJournals, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { until } from '../ops/helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -32,7 +32,9 @@ describe('an interrupted retry', () => {
       runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env, onSpawn });
     // (one row has to be sent for retry to find the batch's journal: the first, fixed in the batch)
     await writeFile(file, (await readFile(file, 'utf8')).replace(',EURO,EUR,', ',EUR,EUR,'));
-    expect((await cli(['run', 'payroll.csv', '--yes'])).code).toBe(1);
+    // (the run sets the scene: by main() in this process)
+    const run = await runMain(['run', 'payroll.csv', '--yes', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    expect(run.code).toBe(1);
     const results = join(dir, 'payroll.results.csv');
     await writeFile(results, (await readFile(results, 'utf8')).replaceAll(',EURO,EUR,', ',EUR,EUR,'));
 
