@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox, type SandboxShapes } from '../../src/sandbox/start-sandbox.ts';
 import { Dec, fromApi } from '../../src/money.ts';
-import { cleanEnv, initiates, runCli, workDir, writeBatch } from './helpers.ts';
+import { cleanEnv, initiates, runCli, runMain, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -30,8 +30,8 @@ async function payIn(shapes: SandboxShapes) {
   const first = await run('run', 'payroll.csv', '--yes');
   expect(first.code, first.stderr).toBe(0);
   const sent = initiates(sb).length;
-  // a second run finds every payout created and sends nothing
-  const again = await run('run', 'payroll.csv', '--yes');
+  // a second run finds every payout created and sends nothing (by main() in this process)
+  const again = await runMain(['run', 'payroll.csv', '--yes', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
   expect(again.code, again.stderr).toBe(0);
   expect(initiates(sb).length).toBe(sent);
 

@@ -9,7 +9,7 @@ import { accountOf, foldAll } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
 import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
-import { cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, sampleDoc, startSb } from './helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
@@ -19,9 +19,12 @@ describe.runIf(withPostgres)('attach on the team ledger', () => {
   let sb: LocalSandbox;
   let url: string;
   let dir: string;
-  /** A host of the team: its own state folder and HOME; the ledger's URL, password and all, in the environment. */
-  const host = (name: string, args: string[]) =>
-    runCli([...args, '--base-url', sb.url], {
+  /**
+   * A host of the team: its own state folder and HOME; the ledger's URL, password and all, in the
+   * environment. `inProcess`: by main() in this process, for a step that sets the scene.
+   */
+  const host = (name: string, args: string[], inProcess = false) =>
+    (inProcess ? runMain : runCli)([...args, '--base-url', sb.url], {
       cwd: dir,
       env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, name, 'state'), HOME: join(dir, name), PAYOUT_BATCH_LEDGER_URL: url }),
     });
@@ -29,7 +32,7 @@ describe.runIf(withPostgres)('attach on the team ledger', () => {
   /** The payout ids of a batch run by host a. */
   async function paid(prefix: string): Promise<string> {
     await writeBatch(dir, `${prefix}.csv`, { rows: 1, prefix, amount: () => (prefix === 'TEAM' ? '11.00' : '12.00') });
-    const run = await host('a', ['run', `${prefix}.csv`, '--yes']);
+    const run = await host('a', ['run', `${prefix}.csv`, '--yes'], true);
     expect(run.code, run.stderr).toBe(0);
     const results = join(
       dir,
@@ -53,7 +56,7 @@ describe.runIf(withPostgres)('attach on the team ledger', () => {
 
   it('run again from another host (its own state folder): attached already, nothing uploaded or PATCHed', async () => {
     const id = await paid('TEAM');
-    const first = await host('b', ['attach', id, sampleDoc()]);
+    const first = await host('b', ['attach', id, sampleDoc()], true);
     expect(first.code, first.stderr).toBe(0);
     const before = sent();
     const copy = join(dir, 'invoice again.pdf');

@@ -1,5 +1,5 @@
 // The HTML batch report (src/report) as a treasurer sees it: headless Chromium (Debian's package,
-// test/report/chromium.ts) opens the reports the real CLI wrote for a plan and for a results file
+// test/report/chromium.ts) opens the reports the CLI's main() wrote for a plan and for a results file
 // from file:// URLs, offline, and the test reads the rendered DOM against the plan file and the
 // results file: totals per currency as exact decimal strings, row counts, status counts, the
 // invalid row with its number. No request may leave the page but the document itself; script and
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResults, type ResultsTable } from '../../src/results/results.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { ROOT, cleanEnv, generateCsv, runCli, tempDirs } from '../engine/helpers.ts';
+import { ROOT, cleanEnv, generateCsv, runMain, tempDirs } from '../engine/helpers.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { launchChromium } from './chromium.ts';
 
@@ -77,8 +77,9 @@ beforeAll(async () => {
   work = await dirs.make();
   await writeFile(join(work, BATCH), batchCsv());
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(work, 'state') });
+  // (each command by main() in this process: they set the scene, the pages are what is tested)
   const cli = async (args: string[], codes: number[], service = true) => {
-    const r = await runCli(service ? [...args, '--base-url', sb.url, '--rate', '100'] : args, { cwd: work, env });
+    const r = await runMain(service ? [...args, '--base-url', sb.url, '--rate', '100'] : args, { cwd: work, env });
     expect(codes, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`).toContain(r.code);
     return r;
   };
@@ -463,7 +464,7 @@ describe('a plan report of 10,000 rows', () => {
       await writeFile(join(dir, 'big.csv'), generateCsv({ rows: 10_000, prefix: 'BIG', amount: (i) => (1 + i / 100).toFixed(2) }));
       const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
       const args = ['plan', 'big.csv', '--out', 'big.plan.json', '--base-url', big.url, '--rate', '100'];
-      const r = await runCli(args, { cwd: dir, env, timeoutMs: 240_000 });
+      const r = await runMain(args, { cwd: dir, env }); // (the plan sets the scene: main() in this process)
       expect(r.code, r.stderr.slice(-1500)).toBe(0);
       const report = join(dir, 'big.plan.html');
       const csv = (await readFile(join(dir, 'big.plan.payees.csv'), 'utf8')).trim().split('\r\n');
