@@ -87,7 +87,8 @@ describe('a new file paying the same people the same amounts as a recent payout 
     }
     expect(plan.stdout).toMatch(new RegExp(`on ${new Date().toISOString().slice(0, 10)}T`));
 
-    const run = await cli('run', 'again.csv', '--yes');
+    // (what the run writes, by main() in this process: the plan above is the process)
+    const run = await inProcess('run', 'again.csv', '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const refused = await results('again.results.csv');
     expect(refused.map((r) => [r.errorCode, r.payoutId])).toEqual([
