@@ -132,7 +132,10 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       return ExitCode.OK;
     }
     skipHelpCache(parser);
-    await parser.parseAsync();
+    // (with a callback yargs neither prints --help and --version nor exits: both go to io.stdout)
+    let shown = '';
+    await parser.parseAsync(argv, {}, (_err, _args, output) => void (shown = output));
+    if (shown) io.stdout.write(`${shown}\n`);
     return code;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, KEY, ROOT, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb } from '../ops/helpers.ts';
+import { packageJson } from '../../src/package-root.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-cwd-');
@@ -91,4 +92,16 @@ it("the demo reads no key of the user's: neither the process's variables nor a k
   } finally {
     vi.unstubAllEnvs();
   }
+});
+
+it('--help and --version are written to io.stdout, and main() returns: yargs neither prints to the process nor exits it', async () => {
+  const dir = await dirs.make();
+  const env = cleanEnv();
+  const version = await runMain(['--version'], { cwd: dir, env });
+  expect([version.code, version.stdout, version.stderr]).toEqual([0, `${packageJson().version}\n`, '']);
+  const help = await runMain(['run', '--help'], { cwd: dir, env });
+  expect(help.code).toBe(0);
+  expect(help.stdout).toMatch(/^payout-batch run \[file\]\n/);
+  expect(help.stdout).toContain('--expect-rows');
+  expect(help.stderr).toBe('');
 });
