@@ -92,6 +92,8 @@ const ADD_APPROVERS = 'build it with `payout-batch approvers add *.approver.pub.
 /** With `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives). */
 function readJson(path: string, what: string, lines = false): unknown {
   const text = readBytes(path, (why) => new ApprovalsFileError(`cannot read the ${what} ${path}: ${why}`)).toString('utf8');
+  // (not a list of none: an empty file is one cut short, or never written)
+  if (!text.trim()) throw new ApprovalsFileError(`${path} is empty: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
   try {
     return JSON.parse(text);
   } catch {
@@ -106,7 +108,9 @@ export function readApprovals(path: string): Approval[] {
   const r = z.array(ApprovalSchema).safeParse(readJson(path, 'approvals file'));
   if (!r.success) {
     const i = r.error.issues[0]!;
-    throw new ApprovalsFileError(`${path} is not an approvals file: [${i.path.join('.')}] ${i.message}`);
+    throw new ApprovalsFileError(
+      `${path} is not an approvals file (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of the signatures \`payout-batch approve\` adds`,
+    );
   }
   return r.data;
 }
