@@ -9,8 +9,10 @@ import { sha256Hex } from '../engine/identity.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
 import { countSigners } from './sign.ts';
-import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
-import { parseJson, PlanFileError } from './payload.ts';
+import { ApprovalsFileError, approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
+import { parseJson, PlanFileError, readBytes } from './payload.ts';
+import { BatchUnusable } from '../engine/engine-errors.ts';
+import { unlessMissing } from '../files/attempt.ts';
 
 export const CLEARANCE_KIND = 'payout-batch-screening-clearance';
 const SUFFIX = '.clearance.json';
@@ -41,7 +43,7 @@ export const isClearance = (path: string): boolean =>
   path.endsWith(SUFFIX) && existsSync(path) && parseJson(readFileSync(path), ClearanceSchema) !== undefined;
 
 export function loadClearance(path: string) {
-  const bytes = readFileSync(path);
+  const bytes = readBytes(path, (why) => new PlanFileError(`cannot read the clearance ${path}: ${why}`));
   const clearance = parseJson(bytes, ClearanceSchema);
   if (!clearance) throw new PlanFileError(`${path} is not a clearance of \`payout-batch screen --clear\``);
   return { path, bytes, clearance };
@@ -73,15 +75,26 @@ export function clearancesIn(
   /** An account policy's rule: the clearance must carry its maker's signature. */
   makerSigned = false,
 ): { loaded: LoadedClearance; signedBy: string[]; problem?: string }[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
+  const unusable = (why: string) => new BatchUnusable('CLEARANCE', why);
+  const names =
+    unlessMissing(
+      () => readdirSync(dir),
+      (code) => unusable(`cannot read the clearances folder ${dir} (${code})`),
+    ) ?? [];
+  return names
     .filter((f) => f.endsWith(SUFFIX))
     .sort()
     .map((f) => {
-      const loaded = loadClearance(join(dir, f));
+      let loaded: LoadedClearance, approvals: ReturnType<typeof readApprovals>;
+      try {
+        loaded = loadClearance(join(dir, f));
+        approvals = readApprovals(approvalsPathFor(loaded.path));
+      } catch (e) {
+        // (never taken as none: a clearance that cannot be read is moved out, or made again)
+        throw e instanceof PlanFileError || e instanceof ApprovalsFileError ? unusable(`${e.message}: move it out of ${dir}`) : e;
+      }
       const c = loaded.clearance;
       const payload = clearancePayload(loaded);
-      const approvals = readApprovals(approvalsPathFor(loaded.path));
       // its maker's key counts for nobody, whatever name it signs under (as a plan's maker's)
       const { counted: signedBy, makers } = countSigners(payload, approvals, approvers, c.madeBy);
       const problem =

@@ -4,7 +4,7 @@
 export class BatchUnusable extends Error {
   override readonly name = 'BatchUnusable';
   constructor(
-    readonly code: 'BATCH_ID' | 'MONEY_FLAG' | 'PLAN_FILE' | 'PREPARED_BY' | 'NO_BATCH_FILE' | 'SANCTIONS_LIST',
+    readonly code: 'BATCH_ID' | 'MONEY_FLAG' | 'PLAN_FILE' | 'PREPARED_BY' | 'NO_BATCH_FILE' | 'SANCTIONS_LIST' | 'CLEARANCE',
     message: string,
   ) {
     super(message);
