@@ -16,7 +16,7 @@ import {
 } from './account-policy.ts';
 import { countSigners } from './sign.ts';
 import { parseJson, readBytes } from './payload.ts';
-import { approvalsPathFor, fingerprintOf, parsePublicKey, readApprovals, type Approver } from './approvals-file.ts';
+import { ApprovalsFileError, approvalsPathFor, fingerprintOf, parsePublicKey, readApprovals, type Approver } from './approvals-file.ts';
 import { sameName } from '../engine/guards.ts';
 
 const PROPOSAL_KIND = 'payout-batch-policy-change';
@@ -42,9 +42,10 @@ export const isProposal = (path: string): boolean =>
   attempt(() => (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind) === PROPOSAL_KIND;
 
 export function loadProposal(path: string) {
-  const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
+  // (unusable input, exit 2: PolicyError is a refusal)
+  const bytes = readBytes(path, (why) => new ApprovalsFileError(`cannot read the proposal ${path}: ${why}`));
   const proposal = parseJson(bytes, ProposalSchema);
-  if (!proposal) throw new PolicyError(`${path} is not a policy proposal of \`payout-batch policy set|remove\``);
+  if (!proposal) throw new ApprovalsFileError(`${path} is not a policy proposal of \`payout-batch policy set|remove\``);
   return { path, bytes, proposal };
 }
 
