@@ -127,7 +127,8 @@ export async function writeReportOf(
   };
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
   const head = await readHead(at(input)).catch(unreadable);
-  if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
+  // (a .json is a plan or nothing: no batch or results file is JSON)
+  if ((/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) || extname(input).toLowerCase() === '.json') {
     const bytes = await readFile(at(input)).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
