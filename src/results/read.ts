@@ -113,8 +113,10 @@ function resultsTableOf(
     .map((c) => [c, index.get(split.result[c]!)!]);
 
   async function* rows(): AsyncGenerator<ResultRow> {
+    let any = false;
     for await (const { rowNumber, values, numbers, dates } of records) {
       if (rowNumber <= headerRec!.rowNumber || isBlank(values)) continue;
+      any = true;
       // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
       const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
       const result: ResultValues = {};
@@ -130,6 +132,8 @@ function resultsTableOf(
       };
       yield { rowNumber, cells, result, ...traps };
     }
+    // (a run writes a row for every row of its batch, and a batch has one: a file cut short after its header)
+    if (!any) throw new ResultsError('EMPTY_FILE', file, `${file}: the header row and no row: not the results of a run (cut short?).`);
   }
   return { format, inputColumns: split.input, rows: rows() };
 }
