@@ -76,7 +76,9 @@ const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap
 
 export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
-  const file = s.isDirectory() ? ((await fileNamed(path, 'sdn.csv')) ?? join(path, 'sdn.csv')) : path;
+  const file = s.isDirectory() ? await fileNamed(path, 'sdn.csv') : path;
+  if (!file)
+    throw new ScreeningError('LIST_UNREADABLE', `${path}: a folder without sdn.csv: name a list file, or OFAC's folder (sdn.csv, alt.csv)`);
   const { format, layout } = formatOf(
     (await fileHead(file, 4096).catch((e: NodeJS.ErrnoException) => unreadable(file, e))).toString('utf8'),
   );
