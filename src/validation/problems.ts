@@ -86,7 +86,9 @@ export function formatProblem(p: Problem): string {
   const where = p.column?.startsWith('/')
     ? `${p.file} ${p.column}`
     : `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
-  const value = p.value !== undefined && p.value !== '' ? ` (value "${p.value}")` : '';
+  // (a value of megabytes, a pain.001's element say, shown by its start: the line stays one a terminal shows)
+  const shown = p.value && p.value.length > 200 ? `${p.value.slice(0, 100)}…` : p.value;
+  const value = shown ? ` (value "${shown}")` : '';
   const expected = p.expected ? `; expected ${p.expected}` : '';
   return visible(`${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`);
 }
