@@ -1,6 +1,7 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). Never prints, never exits.
 import { statSync } from 'node:fs';
+import { ResultsError } from '../results/results-errors.ts';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
@@ -620,7 +621,10 @@ export async function refuseAnotherRunsResults(
   flag = '--results',
 ): Promise<void> {
   const apart = `Nothing was sent; write this run's results apart: ${flag} ${freeResultsPath(path)}`;
-  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return; // (none; a folder is not written over, the write fails)
+  const st = statSync(path, { throwIfNoEntry: false });
+  // (a folder is never written over: refused before sending, not by the write after it)
+  if (st?.isDirectory()) throw new ResultsError('BAD_RESULTS_PATH', path, `${path}: a folder has that name, not a results file. ${apart}`);
+  if (!st?.isFile()) return; // (none)
   const known = new Map<string, BatchHeader | undefined>(); // the payout ids and references this account's ledger holds → their batch
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {

@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { myStart } from '../../src/files/lock.ts';
 import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
@@ -136,15 +136,26 @@ describe('watch: a failure after payouts went out (the results file cannot be wr
       join(dir, 'inbox', 'a.csv'),
       generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'AFTER', amount: (i) => `${300 + i}.00` }),
     );
-    const before = (await allPayouts(sb)).length;
+    // a folder where the results file goes, made as the first row is sent: the results' write fails after sending
+    // (one there before is refused before anything is sent)
+    let blockAt: string | undefined;
+    const blocking = await startSb({
+      onRequest: (e) => {
+        if (e.route !== 'initiate' || !blockAt) return;
+        mkdirSync(blockAt, { recursive: true });
+        blockAt = undefined;
+      },
+    });
+    onTestFinished(() => blocking.close());
+    const before = (await allPayouts(blocking)).length;
     const stop = new AbortController();
     const ticks: WatchResult[] = [];
     const r = await watchOnce(dir, {
       once: false,
       stop: stop.signal,
+      conn: connectionTo(blocking),
       config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, pollSeconds: 0.05 }),
-      // a folder where the results file goes: its write fails once the rows are sent
-      onClaim: (file) => mkdirSync(join(dirname(file), 'a.results.csv')),
+      onClaim: (file) => void (blockAt = join(dirname(file), 'a.results.csv')),
       onTick: async (t) => {
         if (!t) return;
         ticks.push(t);
@@ -158,7 +169,7 @@ describe('watch: a failure after payouts went out (the results file cannot be wr
       ['a.csv', 'processing', 'halted', false],
       ['a.csv', 'done', 'ok', true],
     ]);
-    expect(await allPayouts(sb)).toHaveLength(before + 2);
+    expect(await allPayouts(blocking)).toHaveLength(before + 2);
   });
 });
 

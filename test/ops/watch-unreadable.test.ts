@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 
 vi.mock('../../src/engine/identity.ts', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/engine/identity.ts')>();
@@ -211,24 +211,31 @@ describe('watch: a file its user cannot read', () => {
     );
     const warned: string[] = [];
     const logger = { warn: (_: unknown, m: string) => void warned.push(m), info: () => {}, debug: () => {}, error: () => {} };
-    const before = (await allPayouts(sb)).length;
-    const stop = new AbortController();
+    // a folder where the results file goes, made as the first row is sent: the write fails after sending, the tick halts
+    // (one there before is refused before anything is sent)
     let claimDir = '';
+    let blocked = false;
+    const blocking = await startSb({
+      onRequest: (e) => {
+        if (e.route !== 'initiate' || !claimDir || blocked) return;
+        mkdirSync(join(claimDir, 'a.results.csv'));
+        blocked = true;
+      },
+    });
+    onTestFinished(() => blocking.close());
+    const before = (await allPayouts(blocking)).length;
+    const stop = new AbortController();
     let ticks = 0;
     try {
       const r = await watchFolder({
         dir,
         config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, pollSeconds: 0.05 }),
-        conn: connectionTo(sb),
+        conn: connectionTo(blocking),
         once: false,
         stop: stop.signal,
         crashWaitMs: 0,
         logger: logger as never,
-        // a folder where the results file goes: its write fails once the rows are sent, the tick halts
-        onClaim: (file) => {
-          claimDir = dirname(file);
-          mkdirSync(join(claimDir, 'a.results.csv'));
-        },
+        onClaim: (file) => void (claimDir = dirname(file)),
         onTick: async (t) => {
           if (!t) return;
           if (++ticks === 1) denied.read = claimFile(claimDir);
@@ -241,6 +248,6 @@ describe('watch: a file its user cannot read', () => {
     }
     expect(warned).toContain('no readable .claim.json: left in processing/, resumed on the next start');
     expect(existsSync(join(claimDir, 'a.csv'))).toBe(true);
-    expect(await allPayouts(sb)).toHaveLength(before + 2);
+    expect(await allPayouts(blocking)).toHaveLength(before + 2);
   });
 });
