@@ -95,7 +95,9 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => sending.has(r.rowNumber)),
     });
-    await writeFileAtomic(o.out, JSON.stringify(planFile, null, 2) + '\n');
+    await writeFileAtomic(o.out, JSON.stringify(planFile, null, 2) + '\n').catch((e: NodeJS.ErrnoException) => {
+      throw new BatchUnusable('PLAN_FILE', `--out ${o.out}: cannot write the plan file (${e.code ?? e.message}): name another file`);
+    });
   }
   return { plan, planFile, quoteErrors: quoted.errors, payable };
 }
