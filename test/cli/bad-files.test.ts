@@ -311,6 +311,23 @@ CASES.push(
     exit: 2,
     says: /--documents .*: cannot read the folder \(ENOTDIR\)\. \[UNREADABLE\]/,
   },
+  // (a folder where a file is written: refused before anything is sent, never after)
+  {
+    what: 'run --results: a folder where the results go',
+    file: 'out.results.csv',
+    content: FOLDER,
+    argv: ['run', 'payroll.csv', '--yes', '--results', 'FILE'],
+    exit: 2,
+    says: /: a folder has that name, not a results file\. Nothing was sent; write this run's results apart: --results /,
+  },
+  {
+    what: 'plan --out: a folder where the plan goes',
+    file: 'p.plan.json',
+    content: FOLDER,
+    argv: ['plan', 'payroll.csv', '--out', 'FILE'],
+    exit: 2,
+    says: /--out .*: cannot write the plan file \(EISDIR\): name another file/,
+  },
   {
     what: 'reconcile --statement: a folder where the statement goes',
     file: 'st.xml',
