@@ -1,5 +1,5 @@
 // `payout-batch listen`: the webhook receiver (follow-up/webhook-receiver.ts) until Ctrl-C.
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, saying, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
@@ -15,6 +15,7 @@ import { attempt } from '../../files/attempt.ts';
 import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { redactUrl } from '../../ledger/open.ts';
+import { ResultsError, streamResults } from '../../results/results.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
@@ -52,6 +53,11 @@ export default defineCommand(builder, async (args, io: CliIO) => {
   const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
   const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
   const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
+  // (one there is read up to its first row: a batch file, or one broken, said now, not at the first delivery; one not yet written may come)
+  const firstRow = async (f: string) => {
+    for await (const _row of (await streamResults(f)).rows) return;
+  };
+  for (const f of results) if (existsSync(f)) await saying(() => firstRow(f), ResultsError);
   if (!watchDirs.length && !results.length)
     logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
   const stateDir = args['state-dir']
