@@ -31,6 +31,7 @@ beforeAll(async () => {
   cpSync(join(ROOT, 'samples/payroll-2025-01-pain001-v03.xml'), join(scene, 'pain.xml'));
   cpSync(join(ROOT, 'samples/sanctions/sdn.csv'), join(scene, 'sdn.csv'));
   cpSync(join(ROOT, 'samples/documents/invoice-uk-c1.pdf'), join(scene, 'invoice.pdf'));
+  writeFileSync(join(scene, 'webhook.secret'), 'whsec_bad_files_0123456789', { mode: 0o600 });
   await cli('approver-key', 'new', '--as', 'Alice');
   await cli('approver-key', 'new', '--as', 'Bob');
   await cli('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json');
@@ -203,6 +204,8 @@ for (const [cmd, argv] of [
   ['reconcile', ['reconcile', 'FILE']],
   ['attach --results', ['attach', 'BADFPAID-0001', 'invoice.pdf', '--results', 'FILE']],
   ['report', ['report', 'FILE']],
+  // (refused before listening: not at the first delivery)
+  ['listen --results', ['listen', '--secret-file', 'webhook.secret', '--port', '0', '--results', 'FILE']],
 ] as [string, string[]][])
   for (const [how, content, says] of [
     ['empty', () => '', /the file is empty \(0 bytes\)/],
