@@ -32,6 +32,12 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
     );
   }
   const ext = extname(file).toLowerCase();
+  // (a batch named .json, a CSV, is read; JSON is none: most often a plan, given where its batch goes; \s: a BOM too)
+  if (ext === '.json' && /^\s*[[{]/.test(head.toString('utf8', 0, 64)))
+    throw refuse(
+      'UNSUPPORTED_FORMAT',
+      `${file}: a JSON file, not a CSV, Excel or pain.001 batch; a plan runs with \`run --plan ${file}\`.`,
+    );
   const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));
   if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
   const encoding = encodingOption(file, found.format, options, refuse);
