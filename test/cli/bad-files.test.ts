@@ -305,6 +305,22 @@ for (const [how, content, exit, says] of [
 ] as [string, () => Content, number, RegExp][])
   CASES.push({ what: `validate PAIN.001: ${how}`, file: 'broken.xml', content, argv: ['validate', 'FILE'], exit, says });
 
+// A plan, or any JSON, given where a batch goes (`run PLAN` for `run --plan PLAN`).
+for (const argv of [
+  ['run', 'FILE', '--yes'],
+  ['validate', 'FILE'],
+  ['plan', 'FILE'],
+  ['screen', 'FILE', '--sanctions-list', 'sdn.csv'],
+])
+  CASES.push({
+    what: `${argv[0]} BATCH: a plan file`,
+    file: 'given.plan.json',
+    content: () => readFileSync(join(scene, 'payroll.plan.json')),
+    argv,
+    exit: 2,
+    says: /: a JSON file, not a CSV, Excel or pain\.001 batch; a plan runs with `run --plan .*given\.plan\.json`/,
+  });
+
 CASES.push(
   {
     what: 'validate PAIN.001 --documents: a file',
