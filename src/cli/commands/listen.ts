@@ -15,6 +15,7 @@ import { attempt } from '../../files/attempt.ts';
 import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { redactUrl } from '../../ledger/open.ts';
+import { maskUrl } from '../../mask.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
@@ -92,8 +93,9 @@ export default defineCommand(builder, async (args, io: CliIO) => {
       const conn = await openConnection(args, io, logger, { shared });
       try {
         const r = await registerSubscription(conn.client, args.register, secret);
-        io.stdout.write(`Subscription ${r.action}: ${r.url} (id ${r.id}).\n`);
-        logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
+        // (its password or query may be the token that lets the service in: never printed)
+        io.stdout.write(`Subscription ${r.action}: ${maskUrl(r.url)} (id ${r.id}).\n`);
+        logger.info({ subscription: r.id, url: maskUrl(r.url), action: r.action }, 'webhook subscription');
       } catch (e) {
         if (e instanceof PayoutApiError) {
           io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
