@@ -36,12 +36,12 @@ async function serviceAnswering(answer: (body: string) => [number, unknown]): Pr
   return `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
 }
 
-async function listenRegister(baseUrl: string): Promise<{ code: number; out: string }> {
+async function listenRegister(baseUrl: string, secretFile = 'webhook.secret'): Promise<{ code: number; out: string }> {
   const dir = await dirs.make();
   await writeFile(join(dir, 'webhook.secret'), `${SECRET}\r\n`, { mode: 0o600 });
   const chunks: Buffer[] = [];
   const sink = new PassThrough().on('data', (c: Buffer) => chunks.push(c));
-  const args = ['listen', '--port', '0', '--secret-file', 'webhook.secret', '--register', HOOK, '--base-url', baseUrl];
+  const args = ['listen', '--port', '0', '--secret-file', secretFile, '--register', HOOK, '--base-url', baseUrl];
   const code = await main([...args, '--log-level', 'trace', '--log-format', 'json'], {
     stdout: sink,
     stderr: sink,
@@ -76,5 +76,15 @@ describe('listen --register', () => {
     expect(code, out).toBe(2);
     expect(out).toMatch(/registering the webhook failed: .*\[redacted\]/);
     expectNone(out);
+  });
+
+  it('the secret itself given where its file goes: never quoted, the mistake said', async () => {
+    const url = await serviceAnswering(() => [500, {}]);
+    for (const given of [SECRET, `/nowhere/${SECRET}`]) {
+      const { code, out } = await listenRegister(url, given);
+      expect(code, out).toBe(2);
+      expect(out).toContain('--secret-file names no file');
+      expectNone(out);
+    }
   });
 });

@@ -18,7 +18,12 @@ import { redactUrl } from '../../ledger/open.ts';
 import { maskUrl } from '../../mask.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
-  const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
+  // (a name that is no file may be the secret itself, given where its file's path goes: never quoted)
+  const unread = (why: string) =>
+    /^ENO(ENT|TDIR)$/.test(why)
+      ? `--secret-file names no file (${why}): give the file that holds the webhook secret, not the secret`
+      : `--secret-file ${path}: cannot read it (${why})`;
+  const text = readBytes(path, (why) => new UsageError(unread(why))).toString('utf8');
   if (attempt(() => statSync(path).mode & 0o077)) warn(`${path} can be read by other users: chmod 600 it`);
   const secret = text
     .split(/\r?\n/)
