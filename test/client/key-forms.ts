@@ -28,6 +28,9 @@ export function echoes(key: string): Record<string, string> {
     jsonEscapes: [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
     // JSON text quoted as text (a gateway's log line in a message; PHP's json_encode also escapes "/")
     jsonEscapedSlashes: key.replace(/[\\/"]/g, '\\$&'),
+    // an HTML encoder's (OWASP's: every character but letters, digits, "," "." "-" "_" and space)
+    htmlEntities: key.replace(/[^\w,.\- ]/g, (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`),
+    htmlDecimalEntities: key.replace(/[^\w,.\- ]/g, (c) => `&#${c.charCodeAt(0)};`),
   };
 }
 
@@ -59,7 +62,9 @@ export function keyFormsIn(text: string, key: string): string[] {
     .replace(/%([0-9a-f]{2})|\\u([0-9a-f]{4})/gi, (_, p: string | undefined, u: string | undefined) =>
       String.fromCharCode(parseInt(p ?? u!, 16)),
     )
-    .replace(/\\([/"\\])/g, '$1');
+    .replace(/\\([/"\\])/g, '$1')
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCharCode(Number(d)));
   const lower = `${text}\n${decoded}`.toLowerCase();
   return Object.entries(forms(key))
     .filter(([, form]) => {
