@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../log.ts';
+import { maskUrl } from '../mask.ts';
 import {
   API_KEY_REFUSED,
   CommandError,
@@ -106,7 +107,8 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
       ExitCode.REFUSED,
     );
   const given = args['base-url'];
-  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl)))) throw refuse(`--base-url ${given}`);
+  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl))))
+    throw refuse(`--base-url ${maskUrl(given)}`);
   return [
     { ...args, env: planEnv, 'base-url': planUrl },
     { ...io, env: { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined } },
