@@ -6,3 +6,9 @@ export function maskAccount(value: string): string {
   if (v.length <= 4) return '*'.repeat(v.length);
   return '*'.repeat(Math.min(v.length - 4, 8)) + v.slice(-4);
 }
+
+/**
+ * A URL as a message quotes it: what comes before an "@" (a user and password) and any query or fragment (often a token)
+ * as ***; also in a text that does not parse (an "@" in a path masks too much, never too little).
+ */
+export const maskUrl = (url: string): string => url.replace(/^([a-z][\w+.-]*:\/\/)?[^]*@/i, '$1***@').replace(/[?#][^]*$/, '?***');

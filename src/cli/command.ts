@@ -63,6 +63,10 @@ export function abortOn(stopSignal: Promise<void>): AbortSignal {
   return stop.signal;
 }
 
+/** `--api-key` in any form: refused, its value never quoted back (main.ts, options.ts). */
+export const API_KEY_REFUSED =
+  'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file';
+
 /** A message for the user that ends the command with a code: no stack trace is shown. */
 export class UsageError extends Error {
   constructor(

@@ -3,7 +3,7 @@ import { isAbsolute } from 'node:path';
 import yargs from 'yargs';
 import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
-import { CommandError, UsageError, type CliIO } from './command.ts';
+import { API_KEY_REFUSED, CommandError, UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 function processIO(): CliIO {
@@ -48,6 +48,8 @@ function unknownFlags(argv: string[], known: Set<string>): string[] {
  * names the file it took as its value), an unknown command said so, a missing argument's usage line.
  */
 function usageMessage(msg: string, argv: string[], known: Set<string>): string {
+  // (`--api-key= KEY`: the key would be quoted as a stray argument)
+  if (argv.some((a) => /^--api-key(=|$)/.test(a))) return API_KEY_REFUSED;
   const unknown = unknownFlags(argv, known);
   if (unknown.length) return `unknown flag${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}`;
   const word = argv.find((a) => !a.startsWith('-'));

@@ -5,7 +5,9 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../log.ts';
+import { maskUrl } from '../mask.ts';
 import {
+  API_KEY_REFUSED,
   CommandError,
   flag,
   num,
@@ -105,7 +107,8 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
       ExitCode.REFUSED,
     );
   const given = args['base-url'];
-  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl)))) throw refuse(`--base-url ${given}`);
+  if (given !== undefined && (!planUrl || !attempt(() => accountOf(given) === accountOf(planUrl))))
+    throw refuse(`--base-url ${maskUrl(given)}`);
   return [
     { ...args, env: planEnv, 'base-url': planUrl },
     { ...io, env: { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined } },
@@ -358,10 +361,7 @@ type ConnectionUse = { stateRoot?: string; onEvent?: (e: ClientEvent) => void; s
 /** The connection options checked, then connect(); a configuration error exits 2 (3 when refused). */
 export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, o: ConnectionUse = {}): Promise<Connection> {
   const { stateRoot = defaultStateDir(io.env), onEvent } = o;
-  if (args['api-key'] !== undefined)
-    throw new UsageError(
-      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
-    );
+  if (args['api-key'] !== undefined) throw new UsageError(API_KEY_REFUSED);
   const envRate = io.env.PAYOUT_BATCH_RATE?.trim();
   const rate = args.rate ?? (envRate ? Number(envRate) : undefined);
   if (rate !== undefined && !(rate > 0 && rate <= 1000))

@@ -202,7 +202,7 @@ function base64At(secret: Buffer, offset: number, encoding: 'base64' | 'base64ur
   return text.replace(/=+$/, '').slice(Math.ceil((offset * 8) / 6));
 }
 
-/** Compared without case; any MIN_RUN characters of one also cover a key cut short or without its prefix. %XX and \u: `undisguised`. */
+/** Compared without case; any MIN_RUN characters of one also cover a key cut short or without its prefix. %XX, \u, \/, &#: `undisguised`. */
 const FORMS: ((secret: Buffer) => string)[] = [
   (s) => s.toString('utf8'),
   (s) => s.toString('hex'),
@@ -228,9 +228,10 @@ export function secretMatcher(secret: string | undefined): SecretMatcher | undef
 }
 
 const HIDDEN = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
-const ESCAPE = /%([0-9a-f]{2})|\\u([0-9a-f]{4})/iy;
+// (\/ \" \\: JSON quoted as text; &#x2F; &#47;: HTML. Either breaks every run of a key with a "/" every few characters.)
+const ESCAPE = /%([0-9a-f]{2})|\\u([0-9a-f]{4})|\\([/"\\])|&#x([0-9a-f]{1,4});|&#(\d{1,5});/iy;
 
-/** %XX and \uXXXX decoded, invisible characters dropped; each character with the span of the text it came from. */
+/** %XX, \uXXXX, \/ and &#x2F; decoded, invisible characters dropped; each character with the span of the text it came from. */
 function undisguised(text: string): { view: string; start: number[]; end: number[] } {
   let view = '';
   const start: number[] = [];
@@ -238,7 +239,7 @@ function undisguised(text: string): { view: string; start: number[]; end: number
   for (let i = 0; i < text.length;) {
     ESCAPE.lastIndex = i;
     const esc = ESCAPE.exec(text);
-    const c = esc ? String.fromCharCode(parseInt(esc[1] ?? esc[2]!, 16)) : text[i]!;
+    const c = !esc ? text[i]! : (esc[3] ?? String.fromCharCode(esc[5] ? Number(esc[5]) : parseInt(esc[1] ?? esc[2] ?? esc[4]!, 16)));
     const next = i + (esc ? esc[0].length : 1);
     if (!HIDDEN.test(c)) {
       view += c;

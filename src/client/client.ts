@@ -8,6 +8,7 @@ import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PA
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import { attempt } from '../files/attempt.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
+import { isRecord } from './definitive.ts';
 import { Transport, listFieldErrors, type CallResult, type CallSpec, type HttpMethod, type RequestOptions } from './http.ts';
 import type { UsageReport } from './quota.ts';
 
@@ -31,6 +32,14 @@ const id = (v: string) => encodeURIComponent(v);
 function query(params: Record<string, string | number | undefined>): string {
   const q = new URLSearchParams(Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
   return q ? `?${q}` : '';
+}
+
+/** A webhook's secret and its URL's password and query values: the service may echo them as it may the key. */
+function secretsOf(body: unknown): string[] {
+  const { secret, url } = isRecord(body) ? body : {};
+  const u = typeof url === 'string' && URL.canParse(url) ? new URL(url) : undefined;
+  const all = [secret, u && decodeURIComponent(u.password), ...(u?.searchParams.values() ?? [])];
+  return all.filter((s): s is string => typeof s === 'string' && s !== '');
 }
 
 type Where = Pick<CallSpec<unknown>, 'route' | 'method' | 'path'> & { requestId?: string };
@@ -67,7 +76,8 @@ export class PayoutClient extends Transport {
     opts?: RequestOptions,
   ): Promise<T> {
     checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
-    return (await this.call({ route, method, path, body: enc.encode(JSON.stringify(body)), schema, ...effect }, opts)).data;
+    const secrets = secretsOf(body);
+    return (await this.call({ route, method, path, body: enc.encode(JSON.stringify(body)), schema, ...effect, secrets }, opts)).data;
   }
 
   /** initiate and swap: the same bytes on every attempt under one key. */

@@ -4,6 +4,7 @@ import { sandboxHostOf } from '../spec/endpoints.ts';
 import { attempt } from '../files/attempt.ts';
 import { isLoopbackHost } from '../spec/schemas.ts';
 import { ApiKey, ClientConfigError, type KeyEnvironment } from './api-key.ts';
+import { maskUrl } from '../mask.ts';
 
 export const ENVIRONMENTS = ['local', 'sandbox', 'production'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
@@ -28,9 +29,9 @@ export interface EnvironmentOptions {
 }
 
 function normaliseBaseUrl(raw: string): string {
-  if (!URL.canParse(raw)) throw new ClientConfigError(`base URL is not a URL: ${raw}`);
+  if (!URL.canParse(raw)) throw new ClientConfigError(`base URL is not a URL: ${maskUrl(raw)}`);
   const u = new URL(raw);
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${raw}`);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${maskUrl(raw)}`);
   if (u.username || u.password) throw new ClientConfigError('base URL must not carry a user name or password');
   if (u.search || u.hash) throw new ClientConfigError('base URL must not carry a query or fragment');
   // the key in a header in clear text is readable on every hop between
@@ -57,7 +58,7 @@ function normaliseHost(raw: string): string {
     .replace(/^https?:\/\//i, '')
     .replace(/\/+$/, '')
     .toLowerCase();
-  if (!h || /[/?#@\s]/.test(h)) throw new ClientConfigError(`gateway host must be a bare host name, not "${raw}"`);
+  if (!h || /[/?#@\s]/.test(h)) throw new ClientConfigError(`gateway host must be a bare host name, not "${maskUrl(raw)}"`);
   if (!h.startsWith('gateway.')) {
     throw new ClientConfigError(`gateway host must start with "gateway." (spec §1.5), not "${h}"`);
   }

@@ -19,7 +19,7 @@ import {
   type Slot,
 } from './pace.ts';
 import type { UsageCounter } from './quota.ts';
-import { ApiKey, type KeyEnvironment } from './api-key.ts';
+import { ApiKey, scrubDeep, scrubText, secretMatcher, type KeyEnvironment } from './api-key.ts';
 import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { sleep } from '../sleep.ts';
 import { attempt as orUndefined } from '../files/attempt.ts';
@@ -75,6 +75,8 @@ export interface CallSpec<T> {
   resendSafe: boolean;
   /** The PUT to the document storage (spec §4.6): no key nor x-request-id, outside the pace, answered 200. */
   storage?: boolean;
+  /** What the body carries besides the key (a webhook's secret): scrubbed like the key from what the service answers. */
+  secrets?: string[];
 }
 
 export interface CallResult<T> {
@@ -174,6 +176,7 @@ function errorCode(e: unknown, depth = 5): string | undefined {
 export const listFieldErrors = (fe: FieldError[]): string =>
   Array.from(fe.slice(0, 5), (f) => `field "${f.field}": ${f.message}`).join('; ');
 
+type Hider = { text: (s: string) => string; deep: <V>(v: V) => V };
 type Failure = Omit<PayoutApiErrorInit, 'route' | 'method' | 'path' | 'requestId' | 'attempts'>;
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
 
@@ -239,17 +242,27 @@ export class Transport {
     }
   }
 
+  /** The key's scrub, then the call's own secrets'. */
+  private hider(spec: CallSpec<unknown>): Hider {
+    const own = (spec.secrets ?? []).map(secretMatcher);
+    return {
+      text: (s) => own.reduce((t, m) => scrubText(t, m), this.apiKey.scrub(s)),
+      deep: (v) => own.reduce((x, m) => scrubDeep(x, m), this.apiKey.scrubDeep(v)),
+    };
+  }
+
   private attempt<T>(spec: CallSpec<T>, opts: RequestOptions, requestId: string, attempt: number): Promise<AttemptResult<T>> {
     const path = shownPath(spec);
+    const hide = this.hider(spec);
     const fail = (init: Failure, failure?: AttemptFailure): AttemptResult<T> => ({
       ok: false,
       failure,
       // Any text may echo the key: scrubbed here, once, before it reaches a log, journal, results or stderr.
       error: new PayoutApiError({
         ...init,
-        message: this.apiKey.scrub(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`),
-        code: init.code === undefined ? undefined : this.apiKey.scrub(init.code),
-        fieldErrors: init.fieldErrors && this.apiKey.scrubDeep(init.fieldErrors),
+        message: hide.text(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`),
+        code: init.code === undefined ? undefined : hide.text(init.code),
+        fieldErrors: init.fieldErrors && hide.deep(init.fieldErrors),
         route: spec.route,
         method: spec.method,
         path,
@@ -280,7 +293,7 @@ export class Transport {
       this.o.onEvent?.({ type: 'response', route: spec.route, status, requestId, ms, ...(spec.storage ? { storage: true } : {}) });
 
       const okStatus = spec.storage ? status === 200 : status >= 200 && status < 300;
-      if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers));
+      if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers, hide));
       if (!spec.storage && !this.labelled && this.o.usage && this.o.keyEnvironment) {
         this.labelled = true;
         this.o.usage.label(this.apiKey.fingerprint, this.o.keyEnvironment);
@@ -288,7 +301,7 @@ export class Transport {
       if (spec.schema === null) return { ok: true, result: { data: undefined as T, status, requestId, attempts: attempt } };
       const invalid = (message: string, fieldErrors?: FieldError[]) =>
         fail({ kind: 'invalid-response', status, message, fieldErrors, outcome: spec.mutating ? 'unknown' : 'definitive' });
-      const json = text === '' ? undefined : orUndefined(() => this.apiKey.scrubDeep(JSON.parse(text) as unknown));
+      const json = text === '' ? undefined : orUndefined(() => hide.deep(JSON.parse(text) as unknown));
       if (json === undefined && text !== '') return invalid(`answered ${status} with a body that is not JSON`);
       const parsed = spec.schema.safeParse(json);
       if (!parsed.success) {
@@ -375,15 +388,15 @@ export class Transport {
     }
   }
 
-  private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers): [Failure, AttemptFailure] {
-    const body = ErrorBody.safeParse(this.apiKey.scrubDeep(jsonObject(text))).data;
+  private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers, hide: Hider): [Failure, AttemptFailure] {
+    const body = ErrorBody.safeParse(hide.deep(jsonObject(text))).data;
     const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: !spec.storage });
     const foreign = outcome === 'unknown' && status < 500;
     const serverMessage = body
       ? Array.isArray(body.message)
         ? body.message.join('; ')
         : body.message
-      : describeForeignBody(this.apiKey.scrub(text), headers.get('content-type'));
+      : describeForeignBody(hide.text(text), headers.get('content-type'));
     // (a code is the service's only: an intermediary's body names none)
     const code = !foreign && body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
     const fieldErrors: FieldError[] = foreign

@@ -26,6 +26,11 @@ export function echoes(key: string): Record<string, string> {
     zeroWidthBetween: [...key].join('\u200b'),
     underscoreOnlyEncoded: key.replace(/_/g, '%5F'),
     jsonEscapes: [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    // JSON text quoted as text (a gateway's log line in a message; PHP's json_encode also escapes "/")
+    jsonEscapedSlashes: key.replace(/[\\/"]/g, '\\$&'),
+    // an HTML encoder's (OWASP's: every character but letters, digits, "," "." "-" "_" and space)
+    htmlEntities: key.replace(/[^\w,.\- ]/g, (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`),
+    htmlDecimalEntities: key.replace(/[^\w,.\- ]/g, (c) => `&#${c.charCodeAt(0)};`),
   };
 }
 
@@ -56,7 +61,10 @@ export function keyFormsIn(text: string, key: string): string[] {
     .replace(/\u200b|\u200c|\u200d|\u2060|\ufeff/g, '')
     .replace(/%([0-9a-f]{2})|\\u([0-9a-f]{4})/gi, (_, p: string | undefined, u: string | undefined) =>
       String.fromCharCode(parseInt(p ?? u!, 16)),
-    );
+    )
+    .replace(/\\([/"\\])/g, '$1')
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCharCode(Number(d)));
   const lower = `${text}\n${decoded}`.toLowerCase();
   return Object.entries(forms(key))
     .filter(([, form]) => {

@@ -7,7 +7,8 @@ import { REDACTED, scrubDeep, scrubText, secretMatcher } from '../../src/client/
 import { KEY } from '../engine/helpers.ts';
 import { echoes, keyFormsIn } from './key-forms.ts';
 
-const KEYS = [KEY, 'sk_live_Mixed/Case+Key=2025~x', 'plain_key_without_prefix_0123'];
+// (the last: a "/" every 7 characters, so an echo with "\/" for each holds no 12 of them in a row)
+const KEYS = [KEY, 'sk_live_Mixed/Case+Key=2025~x', 'plain_key_without_prefix_0123', 'QmFzZT/Y0S2V5/V2l0aF/BhZGRp/bmc0Ab'];
 
 /** Where an echo may sit: a JSON error body, an HTML page of a gateway, a line of text. */
 const CONTAINERS = {

@@ -43,7 +43,12 @@ export function personName(text: string): string {
 
 /** A private approver key file: its PEM (never printed) and its key. */
 function readKeyFile(path: string) {
-  const pem = readBytes(path, (why) => new CommandError(`cannot read the key file ${path}: ${why}`)).toString('utf8');
+  // (a name that is no file may be the key itself, pasted where its file's path goes: never quoted)
+  const unread = (why: string) =>
+    /^ENO(ENT|TDIR)$/.test(why)
+      ? `the key file names no file (${why}): give the path of your approver key's PEM file`
+      : `cannot read the key file ${path}: ${why}`;
+  const pem = readBytes(path, (why) => new CommandError(unread(why))).toString('utf8');
   return { pem, mine: saying(() => parsePrivateKey(pem, path), KeyError) };
 }
 

@@ -16,9 +16,15 @@ import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch
 import { layout } from '../../watch/inbox.ts';
 import { redactUrl } from '../../ledger/open.ts';
 import { ResultsError, streamResults } from '../../results/results.ts';
+import { maskUrl } from '../../mask.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
-  const text = readBytes(path, (why) => new UsageError(`--secret-file ${path}: cannot read it (${why})`)).toString('utf8');
+  // (a name that is no file may be the secret itself, given where its file's path goes: never quoted)
+  const unread = (why: string) =>
+    /^ENO(ENT|TDIR)$/.test(why)
+      ? `--secret-file names no file (${why}): give the file that holds the webhook secret, not the secret`
+      : `--secret-file ${path}: cannot read it (${why})`;
+  const text = readBytes(path, (why) => new UsageError(unread(why))).toString('utf8');
   if (attempt(() => statSync(path).mode & 0o077)) warn(`${path} can be read by other users: chmod 600 it`);
   const secret = text
     .split(/\r?\n/)
@@ -98,8 +104,9 @@ export default defineCommand(builder, async (args, io: CliIO) => {
       const conn = await openConnection(args, io, logger, { shared });
       try {
         const r = await registerSubscription(conn.client, args.register, secret);
-        io.stdout.write(`Subscription ${r.action}: ${r.url} (id ${r.id}).\n`);
-        logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
+        // (its password or query may be the token that lets the service in: never printed)
+        io.stdout.write(`Subscription ${r.action}: ${maskUrl(r.url)} (id ${r.id}).\n`);
+        logger.info({ subscription: r.id, url: maskUrl(r.url), action: r.action }, 'webhook subscription');
       } catch (e) {
         if (e instanceof PayoutApiError) {
           io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
