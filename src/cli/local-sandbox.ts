@@ -37,10 +37,11 @@ export async function startLocalSandbox(
       new CommandError(`the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`, ExitCode.SERVICE_UNAVAILABLE),
   );
   try {
-    const saved = readJsonFile(path);
+    // (torn: refused as a wrongly shaped one; started afresh, the payouts of earlier runs would be forgotten)
+    const saved = readJsonFile(path, null);
     const parsed = saved === undefined ? undefined : SandboxStateSchema.safeParse(saved);
     if (parsed && !parsed.success)
-      throw new CommandError(`${path} is not the state of a local sandbox of this version: move it away to start afresh`);
+      throw new CommandError(`${path} is torn or not the state of a local sandbox of this version: move it away to start afresh`);
     // (requests arrive only once startSandbox has returned: `sandbox` is set by then)
     const save = () => writeFileAtomicSync(path, JSON.stringify(sandbox.snapshot()), { mode: 0o600 });
     const sandbox: LocalSandbox = await startSandbox({

@@ -44,8 +44,8 @@ export function writeFileAtomicSync(path: string, text: string, o: { mode?: numb
   }
 }
 
-/** Undefined when missing or torn: the state starts again rather than stop the tool. */
-export function readJsonFile(path: string): unknown {
+/** Undefined when missing; a torn (unparsable) one as `torn`, by default undefined: a state that starts again rather than stop the tool. */
+export function readJsonFile(path: string, torn?: unknown): unknown {
   const text = unlessMissing(() => readFileSync(path, 'utf8'));
-  return text === undefined ? undefined : attempt(() => JSON.parse(text) as unknown);
+  return text === undefined ? undefined : (attempt(() => JSON.parse(text) as unknown) ?? torn);
 }

@@ -1,7 +1,7 @@
 // The `local` environment keeps its sandbox between commands (issue 31, item 1): `status` after
 // `run`, in another process, finds the payouts (on main every one answered 404), a second run pays
 // nothing again, and $PAYOUT_SANDBOX_AUTO_ADVANCE moves payouts, also for the time between commands.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
@@ -47,4 +47,19 @@ it('a team ledger that cannot be opened ends the command, with its sandbox: exit
   const [down, bad] = await Promise.all([cli('postgres://payout@127.0.0.1:1/team'), cli('not-a-url')]);
   expect([down.code, down.signal], down.stderr).toEqual([4, null]);
   expect([bad.code, bad.signal], bad.stderr).toEqual([2, null]);
+});
+
+it('a torn local-sandbox.json is refused, as a wrongly shaped one: never a fresh sandbox that forgets the payouts of earlier runs', async () => {
+  const dir = await dirs.make();
+  const state = join(dir, 'state');
+  mkdirSync(state);
+  const file = join(state, 'local-sandbox.json');
+  const cli = () => runMain(['account', '--env', 'local'], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state }) });
+  for (const text of ['{"payouts":[{"id":"po_', '', '{"payouts": "none"}']) {
+    writeFileSync(file, text);
+    const r = await cli();
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.stderr).toContain(`${file} is torn or not the state of a local sandbox of this version: move it away to start afresh`);
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  }
 });
