@@ -63,10 +63,12 @@ export function refuseLinkedFolders(L: ReturnType<typeof layout>): void {
 }
 
 /**
- * Why an inbox entry is refused unread (a folder is left alone: a writer may stage files in one). A
+ * Why an inbox entry is refused unread (a folder is left alone, a writer may stage files in one, unless named like a batch). A
  * link is never followed: whoever can write the inbox could have any file the watch can read paid.
  */
 export function refusedEntry(path: string, st: Stats): string | undefined {
+  if (st.isDirectory() && /\.(csv|tsv|txt|xlsx?|xml|json)$/i.test(path))
+    return 'a folder, not a file: drop the file itself (a folder named otherwise is left alone, for a writer to stage files in)';
   if (st.isSymbolicLink()) {
     const target = attempt(() => readlinkSync(path)) ?? '?'; // (gone meanwhile)
     return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;

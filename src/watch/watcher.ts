@@ -287,7 +287,7 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone, a folder or not due. */
+  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone, a staging folder or not due. */
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     const st = attempt(() => lstatSync(path));

@@ -133,6 +133,31 @@ describe('watch: links are never followed', () => {
   });
 });
 
+describe('watch: a folder named like a batch is refused, never skipped silently', () => {
+  it('inbox/payroll.csv/ goes to failed/ with the reason, exit 3, nothing read or sent; a folder a writer stages in is left alone', async () => {
+    sb = await startSb();
+    const dir = await folder();
+    mkdirSync(join(dir, 'inbox', 'payroll.csv'));
+    writeFileSync(join(dir, 'inbox', 'payroll.csv', 'payroll.csv'), csv(2, 'DIR'));
+    mkdirSync(join(dir, 'inbox', 'staging'));
+    writeFileSync(join(dir, 'inbox', 'staging', 'next.csv'), csv(2, 'STG'));
+
+    const r = await run(dir);
+    expect(r.kind).toBe('refused');
+    const f = only(r);
+    expect([f.name, f.outcome, f.kind]).toEqual(['payroll.csv', 'failed', 'refused']);
+    expect(f.reason).toBe(
+      'refused: inbox/payroll.csv is a folder, not a file: drop the file itself ' +
+        '(a folder named otherwise is left alone, for a writer to stage files in). Nothing was read or sent.',
+    );
+    expect(sandboxRequests()).toBe(0);
+    // kept whole in failed/, with the reason beside it
+    expect(readdirSync(join(f.folder, 'payroll.csv'))).toEqual(['payroll.csv']);
+    expect(JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8'))).toMatchObject({ outcome: 'failed', kind: 'refused' });
+    expect(readdirSync(join(dir, 'inbox'))).toEqual(['staging']);
+  });
+});
+
 describe('watch: hard links are refused (issue 29)', () => {
   it('a file with a second name outside the inbox is refused unread: failed/, exit 3, nothing sent', async () => {
     sb = await startSb();
