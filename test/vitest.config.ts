@@ -18,6 +18,7 @@ const ISOLATED = [
   'test/approvals/account-policy.e2e.test.ts',
   'test/screening-e2e/flow.e2e.test.ts',
   'test/ops/watch-unreadable.test.ts',
+  'test/ops/watch-heartbeat.test.ts',
   'test/journal/disk-full.test.ts',
   'test/ledger/unreadable.test.ts',
   'test/files/lock-unreadable.test.ts',

@@ -192,6 +192,8 @@ export class FolderWatch {
   private readonly unmovable = new Map<string, number>();
   /** Under the account's policy or "requireApprovals" (as read at the tick): a file's plan and approvals go with it, never as batches. */
   private companions = false;
+  /** Claims whose heartbeat fails, said once until it works again. */
+  private readonly unmarked = new Set<string>();
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
@@ -207,7 +209,7 @@ export class FolderWatch {
 
   async run(): Promise<WatchResult> {
     // every claim held, run or waiting its turn, is touched: another host takes over one untouched for claimStaleSeconds
-    const touch = () => this.mine.forEach((d) => void utimes(claimFile(d), new Date(), new Date()).catch(() => undefined)); // (moved meanwhile)
+    const touch = () => this.mine.forEach((d) => void this.heartbeat(d));
     const beat = setInterval(touch, Math.min(10_000, this.o.config.claimStaleSeconds * 100));
     beat.unref();
     try {
@@ -224,6 +226,22 @@ export class FolderWatch {
       clearInterval(beat);
     }
     return this.result(this.files);
+  }
+
+  /** A claim's heartbeat; one that fails (but ENOENT: moved to done/ or failed/ meanwhile) is said once, and again once it works. */
+  private async heartbeat(d: string): Promise<void> {
+    const claim = basename(d);
+    try {
+      await utimes(claimFile(d), new Date(), new Date());
+      if (this.unmarked.delete(d)) this.o.logger?.info({ claim }, 'claim heartbeat works again');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      if (code === 'ENOENT' || this.unmarked.has(d)) return;
+      this.unmarked.add(d);
+      const s = this.o.config.claimStaleSeconds;
+      const why = `claim heartbeat failing (${code}): after ${s} s without one another host may take ${claim} over while this watch still runs it`;
+      this.o.logger?.warn({ claim, code, claimStaleSeconds: s }, why);
+    }
   }
 
   private result(files: FileOutcome[]): WatchResult {

@@ -13,6 +13,8 @@ import { Readable } from 'node:stream';
 export interface Failure {
   path: string;
   code: string;
+  /** How many calls have failed so far (a test waits on it, never on a time). */
+  hits?: number;
 }
 
 /**
@@ -26,6 +28,7 @@ const NAMES = [
   'lstatSync',
   'existsSync',
   'utimesSync',
+  'utimes',
   'createReadStream',
   'open',
   'readFile',
@@ -40,6 +43,7 @@ export function failingFs<T extends object>(real: T, failing: Map<string, Failur
     wrapped[name] = (...a: unknown[]): unknown => {
       const failure = failing.get(name);
       if (!failure || String(a[0]) !== failure.path) return (f as (...a: unknown[]) => unknown)(...a);
+      failure.hits = (failure.hits ?? 0) + 1;
       if (name === 'existsSync') return false;
       const e = Object.assign(new Error(`${failure.code}: ${name} '${failure.path}'`), { code: failure.code });
       if (name === 'createReadStream')
