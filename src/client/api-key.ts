@@ -104,6 +104,10 @@ function environmentIn(text: string, pattern: (words: string) => string): KeyEnv
 /** The spec shows no key format: these are common conventions (the local sandbox's seed keys are sk_sandbox_). */
 const environmentFromKeyPrefix = (key: string) => environmentIn(key, (words) => `^(sk|pk|rk)_(${words})_`);
 
+/** A key's prefix, a webhook secret's (spec §6), a PEM or base64 line of 40+ characters: a word never quoted back (src/cli/main.ts). */
+export const looksLikeSecret = (word: string): boolean =>
+  environmentFromKeyPrefix(word) !== undefined || /^whsec_|^[A-Za-z0-9+/_-]{40,}={0,2}$/.test(word);
+
 /** payout.production.key, sandbox-key.txt */
 const environmentFromFileName = (path: string) => environmentIn(basename(path), (words) => `(^|[._-])(${words})([._-]|$)`);
 
