@@ -1,6 +1,7 @@
 // The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
 import { isAbsolute } from 'node:path';
 import yargs from 'yargs';
+import { looksLikeSecret } from '../client/api-key.ts';
 import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
 import { API_KEY_REFUSED, CommandError, UsageError, type CliIO } from './command.ts';
@@ -50,6 +51,15 @@ function unknownFlags(argv: string[], known: Set<string>): string[] {
 function usageMessage(msg: string, argv: string[], known: Set<string>): string {
   // (`--api-key= KEY`: the key would be quoted as a stray argument)
   if (argv.some((a) => /^--api-key(=|$)/.test(a))) return API_KEY_REFUSED;
+  const text = reworded(msg, argv, known);
+  // (`--key-file= KEY`, `--secret-file= whsec_...`, `--env=KEY`: the stray word or value is quoted back)
+  const secret = argv.flatMap((a) => a.split('=')).some((w) => looksLikeSecret(w) && text.includes(w));
+  return secret
+    ? `an argument was not expected${/^Unknown arg/.test(msg) ? '' : ' or is not valid'} (not shown: it looks like a secret)`
+    : text;
+}
+
+function reworded(msg: string, argv: string[], known: Set<string>): string {
   const unknown = unknownFlags(argv, known);
   if (unknown.length) return `unknown flag${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}`;
   const word = argv.find((a) => !a.startsWith('-'));

@@ -43,7 +43,7 @@ import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReport } from '../results/status-report.ts';
 import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
-import { signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
+import { insecureSignalUrl, signalsFor, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 import { attempt } from '../files/attempt.ts';
 
@@ -226,6 +226,13 @@ export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (arg
         metricsFile: args['metrics-file'],
         notifyUrl: args['notify-url'],
       };
+      // (before any run or ping: a URL's credentials never cross the network in clear)
+      for (const key of ['pingUrl', 'notifyUrl'] as const) {
+        const flag = key === 'pingUrl' ? 'ping-url' : 'notify-url';
+        const named = args[flag] !== undefined ? `--${flag}` : `${key} of the watch configuration (payout-batch.json)`;
+        const why = targets[key] && insecureSignalUrl(targets[key]);
+        if (why) throw new CommandError(`${named} ${why}`);
+      }
       if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return c.run(parsed, io);
       const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
       const signals = signalsFor({ ...targets, metricsFile }, command, makeLogger(args, io, command));

@@ -26,6 +26,8 @@ export function keyFingerprint(key: string): string {
   return createHash('sha256').update('payout-batch key fingerprint v1\0').update(key).digest('hex').slice(0, 16);
 }
 
+const MAX_KEY_LENGTH = 1024;
+
 export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-seed';
 
 export class ApiKey {
@@ -38,12 +40,19 @@ export class ApiKey {
   /** For messages. */
   readonly labelSource: string | undefined;
 
-  constructor(value: string, options: { source?: KeySource; environment?: KeyEnvironment; labelSource?: string } = {}) {
+  constructor(value: string, options: { source?: KeySource; environment?: KeyEnvironment; labelSource?: string; from?: string } = {}) {
     const v = value.trim();
-    if (!v) throw new ClientConfigError('the API key is empty');
-    // a header value: visible ASCII only; the message never repeats the key
-    if (!/^[\x21-\x7e]+$/.test(v)) {
-      throw new ClientConfigError('the API key contains spaces or characters that cannot travel in an HTTP header');
+    // one header value of visible ASCII of a sane length (the spec shows no format; 8 MB drew a 431); the message never quotes the key
+    const wrong = !v
+      ? 'is empty'
+      : v.length > MAX_KEY_LENGTH
+        ? `is over ${MAX_KEY_LENGTH} characters long`
+        : /^[\x21-\x7e]+$/.test(v)
+          ? undefined
+          : 'contains spaces, control or non-ASCII characters, which cannot travel in an HTTP header';
+    if (wrong) {
+      const what = options.from ? `${options.from}: the key` : 'the API key';
+      throw new ClientConfigError(`${what} ${wrong} (an API key is one word of at most ${MAX_KEY_LENGTH} visible ASCII characters)`);
     }
     this.#value = v;
     this.#forms = secretMatcher(v);
@@ -94,6 +103,10 @@ function environmentIn(text: string, pattern: (words: string) => string): KeyEnv
 
 /** The spec shows no key format: these are common conventions (the local sandbox's seed keys are sk_sandbox_). */
 const environmentFromKeyPrefix = (key: string) => environmentIn(key, (words) => `^(sk|pk|rk)_(${words})_`);
+
+/** A key's prefix, a webhook secret's (spec §6), a PEM or base64 line of 40+ characters: a word never quoted back (src/cli/main.ts). */
+export const looksLikeSecret = (word: string): boolean =>
+  environmentFromKeyPrefix(word) !== undefined || /^whsec_|^[A-Za-z0-9+/_-]{40,}={0,2}$/.test(word);
 
 /** payout.production.key, sandbox-key.txt */
 const environmentFromFileName = (path: string) => environmentIn(basename(path), (words) => `(^|[._-])(${words})([._-]|$)`);
@@ -149,7 +162,7 @@ export function parseKeyFile(text: string, path: string): ApiKey {
     environment = fromName;
     labelSource = `${where} (its name)`;
   }
-  return new ApiKey(key, { source: 'key-file', environment, labelSource });
+  return new ApiKey(key, { source: 'key-file', environment, labelSource, from: where });
 }
 
 export interface LoadKeyOptions {
@@ -186,7 +199,12 @@ export async function loadApiKey(options: LoadKeyOptions): Promise<ApiKey | unde
   const value = env.PAYOUT_API_KEY;
   if (value !== undefined && value.trim() !== '') {
     const label = env.PAYOUT_API_KEY_ENV ? parseEnvironmentWord(env.PAYOUT_API_KEY_ENV, 'PAYOUT_API_KEY_ENV') : undefined;
-    return new ApiKey(value, { source: 'environment', environment: label, labelSource: label ? 'PAYOUT_API_KEY_ENV' : undefined });
+    return new ApiKey(value, {
+      source: 'environment',
+      environment: label,
+      labelSource: label ? 'PAYOUT_API_KEY_ENV' : undefined,
+      from: '$PAYOUT_API_KEY',
+    });
   }
   return undefined;
 }

@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { maskUrl } from '../mask.ts';
 import { Dec } from '../money.ts';
+import { isLoopbackHost } from '../spec/schemas.ts';
 
 export interface SignalTargets {
   pingUrl?: string;
@@ -35,6 +37,19 @@ export interface Outcome {
 }
 
 const TIMEOUT_MS = 10_000;
+
+/**
+ * Why a ping or alert URL is refused before any run, else undefined: plain http to another machine would carry its
+ * credentials (user:password@, a query, the path's token) and the alert's amounts in clear; the client's rule for its base URL.
+ */
+export function insecureSignalUrl(url: string): string | undefined {
+  const u = URL.canParse(url) ? new URL(url) : undefined;
+  if (u?.protocol !== 'http:' || isLoopbackHost(u.hostname)) return undefined;
+  return (
+    `${maskUrl(url).replace(/^(\w+:\/\/[^/?#]*)[^?#]*/, '$1/...')}: plain http:// would carry its credentials or token, and what is sent, ` +
+    'unencrypted to another machine: use https:// (plain http only to this machine: localhost, 127.0.0.0/8, ::1)'
+  );
+}
 
 /** Over several runs (a watch tick's files), added exactly. */
 export function addUp(runs: { byStatus: Record<string, number>; money: Record<string, Amounts> }[]): Pick<Outcome, 'byStatus' | 'money'> {

@@ -19,3 +19,32 @@ describe('--api-key', () => {
     });
   }
 });
+
+// `--key-file= KEY`, `--secret-file= whsec_...`: yargs names the stray word; one shaped like a secret is not shown.
+describe('a stray argument shaped like a secret', () => {
+  const hidden = 'an argument was not expected (not shown: it looks like a secret)';
+  const cases: [string[], string][] = [
+    [['run', 'payroll.csv', '--key-file=', 'sk_live_StrayKeyOnTheLine0123'], 'StrayKeyOnTheLine'],
+    [['status', 'r.csv', '--key-file', '', 'rk_test_StrayKeyOnTheLine0123'], 'StrayKeyOnTheLine'],
+    [['listen', '--port', '1', '--secret-file=', 'whsec_StraySecretOnTheLine01'], 'StraySecretOnTheLine'],
+    [['run', 'payroll.csv', 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1L7'], 'MIIBIjANBgkqhkiG9w0'],
+    [['sk_production_StrayKeyOnTheLine0123'], 'StrayKeyOnTheLine'],
+  ];
+  for (const [args, secret] of cases) {
+    it(args.join(' '), async () => {
+      const r = await runMain(args, { cwd: await dirs.make(), env: cleanEnv() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(hidden);
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    });
+  }
+
+  it('an ordinary stray word is still named; a secret given as a flag value is refused unquoted', async () => {
+    const r = await runMain(['run', 'payroll.csv', 'extra'], { cwd: await dirs.make(), env: cleanEnv() });
+    expect(r.stderr).toContain('Unknown argument: extra');
+    const env = await runMain(['run', 'payroll.csv', '--env=sk_live_StrayKeyOnTheLine0123'], { cwd: await dirs.make(), env: cleanEnv() });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain('not shown: it looks like a secret');
+    expect(env.stderr).not.toContain('StrayKeyOnTheLine');
+  });
+});
