@@ -29,6 +29,9 @@ export const CSV_OPTIONS = {
   relax_quotes: true,
   skip_empty_lines: false,
   record_delimiter: ['\r\n', '\n', '\r'],
+  max_record_size: MAX_RECORD_BYTES,
+  // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
+  ignore_last_delimiters: MAX_RECORD_CELLS + 1,
 };
 
 export const csvReader: BatchReader = {
@@ -44,9 +47,6 @@ export const csvReader: BatchReader = {
       bom: true,
       from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
       encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
-      max_record_size: MAX_RECORD_BYTES,
-      // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
-      ignore_last_delimiters: MAX_RECORD_CELLS + 1,
     });
     fileStream.on('error', (e) => parser.destroy(e));
     input.pipe(parser);
@@ -86,7 +86,7 @@ export function csvLayout(head: Buffer, encoding?: TextEncoding) {
   return { detected, delimiter: sep ?? detectDelimiter(sampleText), sepLineFirst: sep !== undefined };
 }
 
-function csvRefusals(file: string, delimiter: Delimiter) {
+export function csvRefusals(file: string, delimiter: Delimiter) {
   const malformed = (row: number, message: string) => new InputError('MALFORMED_CSV', file, `${file}: ${message}`, row);
   const tooLong = (row: number) => malformed(row, `row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`);
   const tooWide = (row: number) =>

@@ -5,10 +5,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { parse as parseCsvStream, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
-import { DELIMITERS, GUESSED_1252, sniffKind, type TextEncoding } from '../input/detect.ts';
+import { DELIMITERS, GUESSED_1252, sniffKind, type Delimiter, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, matchHeader, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { InputError, type Refuse } from '../input/input-errors.ts';
-import { csvLayout, CSV_OPTIONS } from '../input/csv-reader.ts';
+import { csvLayout, csvRefusals, CSV_OPTIONS } from '../input/csv-reader.ts';
 import { encodingOption, fileHead, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns } from '../input/result-columns.ts';
 import type { ResultColumn } from '../input/result-columns.ts';
@@ -157,13 +157,11 @@ function notResults(file: string, headerRow: number, missing: readonly ResultCol
 
 async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: TextEncoding) {
   const layout = csvLayout(start, encoding);
-  const malformed = (e: unknown) => {
+  /** `rowNumber`: records read so far (a record too long or too wide is named by its row, as the batch reader names it). */
+  const malformed = (e: unknown, rowNumber = 0) => {
     if (!(e instanceof CsvError))
       return new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
-    const line = (e as CsvError & { lines?: number }).lines;
-    return new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, {
-      cause: e,
-    });
+    return new ResultsError('MALFORMED_CSV', file, csvRefusals(file, delimiter).of(e, rowNumber).message, { cause: e });
   };
   /** The file's records, parsed as they are read (stopping early closes the pass, not the file). */
   const parsed = (delimiter: string): AsyncIterable<string[]> => {
@@ -180,7 +178,7 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
   };
   const first = layout.delimiter;
   const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
-  let delimiter: string = first;
+  let delimiter: Delimiter = first;
   let head: string[][] | undefined; // (the first records, as parsed with the delimiter found)
   for (const d of candidates) {
     const tried = await firstRecords(d, HEAD).catch(() => undefined);
@@ -203,7 +201,7 @@ async function readCsv(fh: FileHandle, start: Buffer, file: string, encoding?: T
     try {
       for await (const values of parsed(delimiter)) yield { rowNumber: ++rowNumber, values };
     } catch (e) {
-      throw malformed(e);
+      throw malformed(e, rowNumber);
     } finally {
       await fh.close();
     }
