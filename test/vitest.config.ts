@@ -60,9 +60,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Most of the long tests wait on the sandbox's rate limit or on a signature's expiry, not on the
-    // CPU: on a 2-core machine vitest's default of one worker would run them end to end, and a third
-    // worker fills those waits (quiet: 307 s with two, 242 s with three; beside two CPU loops, 357 s).
-    maxWorkers: 3,
+    // CPU: on a 2-core machine vitest's default of one worker would run them end to end, and more
+    // workers fill those waits (quiet: 307 s with two, 242 s with three; beside two CPU loops, 357 s;
+    // 2026-12-01, 274 files: 333 s and 343 s with three, 289 s and 295 s with four).
+    maxWorkers: 4,
     projects: [
       // the sandboxes answer in the reading PB_SANDBOX_SHAPES names (strict by default; `npm run
       // test:variant`, in CI, runs every end-to-end test against the spec's other reading)
