@@ -12,3 +12,6 @@ export function maskAccount(value: string): string {
  * as ***; also in a text that does not parse (an "@" in a path masks too much, never too little).
  */
 export const maskUrl = (url: string): string => url.replace(/^([a-z][\w+.-]*:\/\/)?[^]*@/i, '$1***@').replace(/[?#][^]*$/, '?***');
+
+/** The error of a path given where a secret's file goes that names no file: the path may be the secret itself, never quoted. */
+export const namesNoFile = (code: string): boolean => /^ENO(ENT|TDIR)$/.test(code);

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { inspect } from 'node:util';
+import { namesNoFile } from '../mask.ts';
 
 /** Local runs count as sandbox. */
 export type KeyEnvironment = 'production' | 'sandbox';
@@ -189,7 +190,7 @@ export async function loadApiKey(options: LoadKeyOptions): Promise<ApiKey | unde
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? 'error';
       // (a name that is no file may be the key itself, given where its file's path goes: never quoted, nor sent in an alert)
-      const named = /^ENO(ENT|TDIR)$/.test(code)
+      const named = namesNoFile(code)
         ? `named by ${options.keyFile ? "--key-file (or a watch's keyFile)" : '$PAYOUT_API_KEY_FILE'}${isAbsolute(file) ? '' : ` in ${cwd}`} (the key itself goes in $PAYOUT_API_KEY)`
         : path;
       throw new ClientConfigError(`cannot read key file ${named}: ${code}`);

@@ -23,6 +23,7 @@ import { LockBusy } from '../../files/lock.ts';
 import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
 import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';
 import { clearancePayload, clearanceText, isClearance, loadClearance } from '../../approvals/clearance.ts';
+import { namesNoFile } from '../../mask.ts';
 import { askYesNo, isInteractive } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -45,7 +46,7 @@ export function personName(text: string): string {
 function readKeyFile(path: string) {
   // (a name that is no file may be the key itself, pasted where its file's path goes: never quoted)
   const unread = (why: string) =>
-    /^ENO(ENT|TDIR)$/.test(why)
+    namesNoFile(why)
       ? `the key file names no file (${why}): give the path of your approver key's PEM file`
       : `cannot read the key file ${path}: ${why}`;
   const pem = readBytes(path, (why) => new CommandError(unread(why))).toString('utf8');

@@ -16,12 +16,12 @@ import { readWatchConfig, WatchConfigError, type WatchConfig } from '../../watch
 import { layout } from '../../watch/inbox.ts';
 import { redactUrl } from '../../ledger/open.ts';
 import { ResultsError, streamResults } from '../../results/results.ts';
-import { maskUrl } from '../../mask.ts';
+import { maskUrl, namesNoFile } from '../../mask.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   // (a name that is no file may be the secret itself, given where its file's path goes: never quoted)
   const unread = (why: string) =>
-    /^ENO(ENT|TDIR)$/.test(why)
+    namesNoFile(why)
       ? `--secret-file names no file (${why}): give the file that holds the webhook secret, not the secret`
       : `--secret-file ${path}: cannot read it (${why})`;
   const text = readBytes(path, (why) => new UsageError(unread(why))).toString('utf8');
