@@ -53,7 +53,7 @@ function usageMessage(msg: string, argv: string[], known: Set<string>): string {
   if (argv.some((a) => /^--api-key(=|$)/.test(a))) return API_KEY_REFUSED;
   const text = reworded(msg, argv, known);
   // (`--key-file= KEY`, `--secret-file= whsec_...`, `--env=KEY`: the stray word or value is quoted back)
-  const secret = argv.flatMap((a) => a.split('=')).some((w) => looksLikeSecret(w) && text.includes(w));
+  const secret = argv.flatMap((a) => a.replace(/^-+/, '').split('=')).some((w) => looksLikeSecret(w) && text.includes(w));
   return secret
     ? `an argument was not expected${/^Unknown arg/.test(msg) ? '' : ' or is not valid'} (not shown: it looks like a secret)`
     : text;

@@ -29,6 +29,8 @@ describe('a stray argument shaped like a secret', () => {
     [['listen', '--port', '1', '--secret-file=', 'whsec_StraySecretOnTheLine01'], 'StraySecretOnTheLine'],
     [['run', 'payroll.csv', 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1L7'], 'MIIBIjANBgkqhkiG9w0'],
     [['sk_production_StrayKeyOnTheLine0123'], 'StrayKeyOnTheLine'],
+    // (pasted after a flag's dashes: named as an unknown flag)
+    [['run', 'payroll.csv', '--sk_live_StrayKeyOnTheLine0123'], 'StrayKeyOnTheLine'],
   ];
   for (const [args, secret] of cases) {
     it(args.join(' '), async () => {
