@@ -7,6 +7,12 @@ export function maskAccount(value: string): string {
   return '*'.repeat(Math.min(v.length - 4, 8)) + v.slice(-4);
 }
 
+/** IBAN-shaped (printed in groups of 4 or not) and 8 or more digits standing alone, not an amount's or an id's. */
+const QUOTED_ACCOUNT = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b|(?<![\w.,-])\d{8,}(?![\w-]|[.,]\d)/g;
+
+/** A text from elsewhere (a service's refusal) as a log quotes it: each account number in it masked. */
+export const maskAccountsIn = (text: string): string => text.replace(QUOTED_ACCOUNT, maskAccount);
+
 /**
  * A URL as a message quotes it: what comes before an "@" (a user and password) and any query or fragment (often a token)
  * as ***; also in a text that does not parse (an "@" in a path masks too much, never too little).

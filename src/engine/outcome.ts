@@ -6,6 +6,7 @@ import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowSta
 import type { ResultValues } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import type { Logger } from 'pino';
+import { maskAccountsIn } from '../mask.ts';
 import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
 
 export const ENGINE_STATUSES = {
@@ -244,5 +245,5 @@ export function logRowDone(
       'row done without a supporting document: the service holds it until one is attached',
     );
   else if (isCreatedStatus(o.status)) logger?.info(fields, 'row done');
-  else logger?.warn({ ...fields, message: o.error?.message }, 'row not created');
+  else logger?.warn({ ...fields, message: o.error && maskAccountsIn(o.error.message) }, 'row not created');
 }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger, humanLine } from '../../src/log.ts';
+import { logRowDone, type RowOutcome } from '../../src/engine/outcome.ts';
 
 describe('human log lines', () => {
   it('gives the level, the message and the plain fields a person needs, first the row, reference, status and request id', () => {
@@ -37,5 +38,18 @@ describe('human log lines', () => {
     const out = new Writable({ write: (c: Buffer, _e, done) => ((text += c.toString()), done()) });
     createLogger({ format: 'human', destination: out }).warn({ apiKey: 'sk_live_secret', route: 'wallets' }, 'connected');
     expect(text).toBe('warn: connected (route=wallets apiKey=[redacted])\n');
+  });
+
+  it("masks the account numbers a service's refusal quotes in the row's log line, and keeps its amounts", () => {
+    let text = '';
+    const out = new Writable({ write: (c: Buffer, _e, done) => ((text += c.toString()), done()) });
+    const message =
+      'initiate (POST /payouts): 400 beneficiary iban GB29 NWBK 6016 1331 9268 19 (or GB29NWBK60161331926819) and accountNumber 0123456789 refused for 12345678.50 [x-request-id r-1]';
+    const outcome = { status: 'VALIDATION_ERROR', documents: [], error: { code: 'VALIDATION_ERROR', message } } as unknown as RowOutcome;
+    logRowDone(createLogger({ destination: out }), { rowNumber: 4, reference: 'PAY-4', outcome }, {});
+    expect(text).not.toMatch(/NWBK|6016|0123456/);
+    expect(JSON.parse(text).message).toBe(
+      'initiate (POST /payouts): 400 beneficiary iban ********6819 (or ********6819) and accountNumber ******6789 refused for 12345678.50 [x-request-id r-1]',
+    );
   });
 });
