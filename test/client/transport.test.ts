@@ -337,6 +337,23 @@ describe('uploadDocument', () => {
     const e = await failure(c.uploadDocument({ bytes: new Uint8Array([1]), filename: 'a.png', contentType: 'image/png' }));
     expect(e).toMatchObject({ route: 'uploadDocument', status: 204 });
   });
+
+  it("never quotes the upload URL's signature nor its headers' token when the storage's refusal echoes them", async () => {
+    const sig = 'f0e1d2c3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a5968778695a4b3c2d1e0f';
+    const token = 'IQoJb3JpZ2luX2VjEHwaCWV1LXdlc3QtMSJHMEUCIQDx';
+    const { c } = client([
+      json(200, {
+        uploadUrl: `https://storage.example.test/u?X-Amz-Expires=900&X-Amz-Signature=${sig}`,
+        documentUrl: 'https://files.example.test/d',
+        headers: { 'x-amz-security-token': token },
+      }),
+      new Response(`<Error><SignatureProvided>${sig}</SignatureProvided><Token>${token}</Token></Error>`, { status: 403 }),
+    ]);
+    const e = await failure(c.uploadDocument({ bytes: new Uint8Array([1]), filename: 'a.png', contentType: 'image/png' }));
+    expect(e).toMatchObject({ route: 'uploadDocument', status: 403 });
+    expect(e.message).toContain('SignatureProvided');
+    expect(e.message).not.toMatch(/f0e1d2c3|c2d1e0f|IQoJb3Jp|EUCIQDx/);
+  });
 });
 
 describe('the start the pace counts', () => {
