@@ -32,6 +32,13 @@ describe('authentication (spec §5)', () => {
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('echoes each of x-request-id and x-correlation-id as sent (spec §5.5), both at once too', async () => {
+    const corr = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-correlation-id': 'corr-1' } });
+    expect([corr.headers.get('x-request-id'), corr.headers.get('x-correlation-id')]).toEqual(['corr-1', 'corr-1']);
+    const both = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-request-id': 'req-2', 'x-correlation-id': 'corr-2' } });
+    expect([both.headers.get('x-request-id'), both.headers.get('x-correlation-id')]).toEqual(['req-2', 'corr-2']);
+  });
+
   it('answers 404 NestJS-style for a route the spec does not have', async () => {
     const r = await call(sb, 'GET', `${P}/nope/deeper`);
     expect(r.status).toBe(404);
