@@ -121,6 +121,8 @@ export const SandboxStateSchema = z.object({
   payouts: Entries,
   swaps: Entries,
   transactions: Entries,
+  /** Each API key's requests this month (rate-limits.ts), by the key's hash; absent in a state written before it was kept. */
+  quota: z.array(z.object({ key: z.string(), month: z.string(), count: z.number().int() })).optional(),
   idempotency: z.array(
     z.object({
       slot: z.string(),
