@@ -40,7 +40,7 @@ function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business 
   if (route.kind !== 'spec') return NO_BUSINESS;
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
   if (!business) return unauthorized();
-  if (sb.propagatingKeys.has(apiKey)) return forbidden();
+  if (sb.propagatingKeys.has(apiKey) && at < sb.propagatedAt) return forbidden();
   return sb.limits.admit(apiKey, at) ?? business;
 }
 

@@ -25,6 +25,19 @@ describe('authentication (spec §5)', () => {
     expect(r.body.statusCode).toBe(403);
   });
 
+  it('answers 403 to a propagating key for 30 minutes from its start (spec §5.3: 20 to 30), then serves it', async () => {
+    let now = Date.UTC(2026, 0, 15, 12, 0, 0);
+    const own = await start({ propagatingKeys: ['sk_sandbox_acme_secondary'], now: () => now });
+    try {
+      now += 30 * 60_000 - 1;
+      expect((await call(own, 'GET', `${P}/wallets`, { key: 'sk_sandbox_acme_secondary' })).status).toBe(403);
+      now += 1;
+      expect((await call(own, 'GET', `${P}/wallets`, { key: 'sk_sandbox_acme_secondary' })).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('echoes x-request-id, and makes one when none is sent', async () => {
     const mine = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-request-id': 'req-123' } });
     expect(mine.headers.get('x-request-id')).toBe('req-123');
