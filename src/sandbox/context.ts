@@ -41,6 +41,8 @@ export function buildSandbox(options: SandboxOptions, baseUrl: () => string) {
     baseUrl,
     log,
     propagatingKeys: new Set(options.propagatingKeys),
+    /** Spec §5.3: a new key "may need 20 to 30 minutes to propagate"; reading: these keys work 30 minutes after the start. */
+    propagatedAt: clock.now() + 30 * 60_000,
     onRequest: options.onRequest,
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };

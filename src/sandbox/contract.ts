@@ -66,7 +66,7 @@ export interface SandboxOptions {
   rateLimitPerSecond?: number | null;
   /** Requests per calendar month per key (spec §8: 10,000). null turns it off. */
   monthlyQuota?: number | null;
-  /** Keys that still answer 403, as during the spec's 20-30 minute propagation. */
+  /** Keys that answer 403 for the first 30 minutes of the sandbox's clock, as during the spec's 20-30 minute propagation. */
   propagatingKeys?: string[];
   faults?: Partial<FaultConfig>;
   /** Timed PENDING -> PROCESSING -> SUCCESSFUL; off by default so tests drive the lifecycle. */
@@ -121,6 +121,8 @@ export const SandboxStateSchema = z.object({
   payouts: Entries,
   swaps: Entries,
   transactions: Entries,
+  /** Each API key's requests this month (rate-limits.ts), by the key's hash; absent in a state written before it was kept. */
+  quota: z.array(z.object({ key: z.string(), month: z.string(), count: z.number().int() })).optional(),
   idempotency: z.array(
     z.object({
       slot: z.string(),

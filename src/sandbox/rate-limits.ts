@@ -2,6 +2,8 @@
 // rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
 // answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
 // whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
+// The month's counts are the service's, kept in the state between commands of --env local (start-sandbox.ts).
+import { createHash } from 'node:crypto';
 import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import type { SandboxOptions } from './contract.ts';
 import { ApiError, apiError } from './http.ts';
@@ -23,14 +25,16 @@ const nextMonthStart = (at: number): number => {
 
 export class Limits {
   private readonly windows = new Map<string, number[]>();
-  private readonly months = new Map<string, { month: string; count: number }>();
+  /** By the API key's hash: the state file holds no key. */
+  readonly months = new Map<string, { month: string; count: number }>();
 
   constructor(private readonly settings: Pick<SandboxOptions, 'rateLimitPerSecond' | 'monthlyQuota'>) {}
 
   /** A request under `key` at `at`: its 429, or null when admitted, which counts it. */
   admit(key: string, at: number): ApiError | null {
     const { rateLimitPerSecond: perSecond = RATE_LIMIT_PER_SECOND, monthlyQuota: quota = MONTHLY_QUOTA } = this.settings;
-    const month = this.months.get(key);
+    const hash = createHash('sha256').update(key).digest('hex');
+    const month = this.months.get(hash);
     const used = month?.month === monthOf(at) ? month.count : 0;
     if (quota !== null && used >= quota) {
       return tooManyRequests('quota', Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)));
@@ -43,7 +47,7 @@ export class Limits {
       return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
     }
     w.push(at);
-    this.months.set(key, { month: monthOf(at), count: used + 1 });
+    this.months.set(hash, { month: monthOf(at), count: used + 1 });
     return null;
   }
 }

@@ -40,7 +40,7 @@ function admit(sb: Sandbox, route: Route, apiKey: string, at: number): Business 
   if (route.kind !== 'spec') return NO_BUSINESS;
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
   if (!business) return unauthorized();
-  if (sb.propagatingKeys.has(apiKey)) return forbidden();
+  if (sb.propagatingKeys.has(apiKey) && at < sb.propagatedAt) return forbidden();
   return sb.limits.admit(apiKey, at) ?? business;
 }
 
@@ -124,9 +124,10 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
 /** `now`: the sandbox's clock, which dates the answer as it dates its records (createdAt). */
 function write(res: ServerResponse, reply: Reply, requestId: string, reqHeaders: IncomingMessage['headers'], now: number): void {
   if (res.destroyed || res.writableEnded) return;
-  // Spec §5.5: a sent x-request-id (or x-correlation-id) comes back.
+  // Spec §5.5: a sent x-request-id (or x-correlation-id) comes back, each as sent.
   const headers: Record<string, string> = { date: new Date(now).toUTCString(), [REQUEST_ID_HEADER]: requestId, ...reply.headers };
-  if (reqHeaders[CORRELATION_ID_HEADER]) headers[CORRELATION_ID_HEADER] = requestId;
+  const correlationId = header(reqHeaders, CORRELATION_ID_HEADER);
+  if (correlationId) headers[CORRELATION_ID_HEADER] = correlationId;
   let payload: Buffer | string | undefined;
   if (Buffer.isBuffer(reply.body)) payload = reply.body;
   else if (reply.body !== undefined) {

@@ -1,5 +1,6 @@
-// The state as data for `--env local` (src/cli/local-sandbox.ts): what a later command needs, not what belongs to
-// one process (limits, faults, the request log, subscriptions). Earlier hosts stay valid for documentUrls.
+// The state as data for `--env local` (src/cli/local-sandbox.ts): what a later command needs (the month's request
+// counts too), not what belongs to one process (the rate window, faults, the request log, subscriptions). Earlier hosts
+// stay valid for documentUrls.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,6 +70,7 @@ export function snapshotState(sb: Sandbox): SandboxState {
     payouts: [...store.payouts.values()].map(plain),
     swaps: [...store.swaps.values()].map(plain),
     transactions: store.transactions.map(plain),
+    quota: [...sb.limits.months].map(([key, m]) => ({ key, ...m })),
     idempotency: [...idempotency.entries].map(([slot, e]) => ({ slot, ...e })),
     documents: [...storage.byUpload.values()].map(({ uploaded, ...f }) => ({
       ...f,
@@ -96,6 +98,7 @@ export function restoreState(sb: Sandbox, state: SandboxState): void {
   for (const p of state.payouts) store.payouts.set(p.id as string, decs<PayoutRec>(p, [...MOVED, 'fee']));
   for (const s of state.swaps) store.swaps.set(s.id as string, decs<SwapRec>(s, MOVED));
   for (const t of state.transactions) store.transactions.push(decs<TransactionRec>(t, ['amount', 'balanceBefore', 'balanceAfter']));
+  for (const { key, ...m } of state.quota ?? []) sb.limits.months.set(key, m);
   for (const { slot, ...e } of state.idempotency) idempotency.entries.set(slot, e);
   for (const { uploaded, ...f } of state.documents)
     storage.add({ ...f, ...(uploaded ? { uploaded: { bytes: Buffer.from(uploaded.base64, 'base64'), at: uploaded.at } } : {}) });

@@ -131,6 +131,27 @@ describe('monthly quota (spec §8: 10,000 per month per key)', () => {
     }
   });
 
+  it('keeps the month count of each key in its state: a sandbox going on from it (--env local) counts on', async () => {
+    const clock = manualClock();
+    const first = await start({ monthlyQuota: 2, now: clock.now });
+    const state = await (async () => {
+      try {
+        expect([(await wallets(first)).status, (await wallets(first)).status]).toEqual([200, 200]);
+        return first.snapshot();
+      } finally {
+        await first.close();
+      }
+    })();
+    expect(JSON.stringify(state)).not.toContain(ACME);
+    const next = await start({ monthlyQuota: 2, now: clock.now, state });
+    try {
+      expect((await wallets(next)).status).toBe(429);
+      expect((await wallets(next, GLOBEX)).status).toBe(200);
+    } finally {
+      await next.close();
+    }
+  });
+
   it('turns both limits off with null', async () => {
     const sb = await start({ rateLimitPerSecond: null, monthlyQuota: null });
     try {

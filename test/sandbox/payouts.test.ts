@@ -25,11 +25,31 @@ describe('authentication (spec §5)', () => {
     expect(r.body.statusCode).toBe(403);
   });
 
+  it('answers 403 to a propagating key for 30 minutes from its start (spec §5.3: 20 to 30), then serves it', async () => {
+    let now = Date.UTC(2026, 0, 15, 12, 0, 0);
+    const own = await start({ propagatingKeys: ['sk_sandbox_acme_secondary'], now: () => now });
+    try {
+      now += 30 * 60_000 - 1;
+      expect((await call(own, 'GET', `${P}/wallets`, { key: 'sk_sandbox_acme_secondary' })).status).toBe(403);
+      now += 1;
+      expect((await call(own, 'GET', `${P}/wallets`, { key: 'sk_sandbox_acme_secondary' })).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('echoes x-request-id, and makes one when none is sent', async () => {
     const mine = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-request-id': 'req-123' } });
     expect(mine.headers.get('x-request-id')).toBe('req-123');
     const made = await call(sb, 'GET', `${P}/wallets`);
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('echoes each of x-request-id and x-correlation-id as sent (spec §5.5), both at once too', async () => {
+    const corr = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-correlation-id': 'corr-1' } });
+    expect([corr.headers.get('x-request-id'), corr.headers.get('x-correlation-id')]).toEqual(['corr-1', 'corr-1']);
+    const both = await call(sb, 'GET', `${P}/wallets`, { headers: { 'x-request-id': 'req-2', 'x-correlation-id': 'corr-2' } });
+    expect([both.headers.get('x-request-id'), both.headers.get('x-correlation-id')]).toEqual(['req-2', 'corr-2']);
   });
 
   it('answers 404 NestJS-style for a route the spec does not have', async () => {

@@ -32,7 +32,7 @@ const builder = (y: Argv) =>
     .option('latency', str('Added latency MIN-MAX ms on every API route, e.g. 50-300'))
     .option('auto-advance', str('Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)'))
     .option('random-seed', num('Seed of the fault PRNG, to replay a campaign'))
-    .option('propagating-key', strs('A key that answers 403, as during key propagation (repeatable)'))
+    .option('propagating-key', strs('A key that answers 403 for 30 minutes, as during key propagation (repeatable)'))
     .option('shapes', str(`Reading of the spec where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`))
     .option('store-refusals', {
       type: 'boolean',
