@@ -11,6 +11,9 @@ export const plural = (n: number, word: string) => `${groupThousands(String(n))}
 
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
 
+/** Code-unit order, as `.sort()` has it; never `localeCompare`, whose order is the host's LANG's (cs_CZ sorts CHF after HKD). */
+export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** "30m", "24h", "7d" in milliseconds; undefined when it is not one. */
 export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d+)\s*([dhm])\s*$/i.exec(text);

@@ -14,6 +14,7 @@ import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
+import { byText } from '../text.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
@@ -455,7 +456,7 @@ function currencyPlans(
   let shortfall = false;
   const marginShort: string[] = [];
   const currencies: CurrencyPlan[] = [];
-  for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [ccy, u] of [...used].sort(([a], [b]) => byText(a, b))) {
     const balance = balances.get(ccy) ?? new Dec(0);
     const total = u.amount.plus(u.fees);
     const after = balance.minus(total).plus(u.settling);
@@ -587,7 +588,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   });
   const notSent = new Map([...rows.notSent, ...taken.leftOut]);
   const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.payout.rowNumber)));
-  const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => a.localeCompare(b));
+  const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => byText(a, b));
   return {
     batchId: batch.identity.batchId,
     fileSha256: batch.identity.fileSha256,

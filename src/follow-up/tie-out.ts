@@ -6,6 +6,7 @@ import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
 import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
+import { byText } from '../text.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -167,7 +168,7 @@ class CurrencySums {
 
   tieOuts(problems: string[]): CurrencyTieOut[] {
     return [...this.sums.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byText(a, b))
       .map(([currency, t]) => {
         const net = t.debited.plus(t.refunded).plus(t.swapped ?? ZERO);
         const ok = net.equals(t.expectedNet);
