@@ -202,7 +202,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   if (s.phase === 'conflict') return { kind: 'conflict' };
   const due = r.payout.notBefore;
   if (due && due > new Date().toISOString().slice(0, 10) && !settling)
-    return { kind: 'notDue', issue: leftOut(NOT_DUE, `not due until ${due} (ReqdExctnDt): not sent before that day`) };
+    return { kind: 'notDue', issue: leftOut(NOT_DUE, `not due until ${due} (ReqdExctnDt, a UTC day): not sent before that day`) };
   const quoted = o.quotedFees?.get(r.rowNumber);
   const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
   const candidate: Candidate = {
@@ -219,7 +219,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
 }
 
 const heldBefore = (at: string) =>
-  `held by sanctions screening on ${at.slice(0, 10)} and not screened since: run with --sanctions-list to screen it again (an approved clearance, screen --clear, lets a false positive go)`;
+  `held by sanctions screening on ${at.slice(0, 10)} (UTC) and not screened since: run with --sanctions-list to screen it again (an approved clearance, screen --clear, lets a false positive go)`;
 
 /** The code of a row dated later (ReqdExctnDt): a run or retry of the same file on or after its date sends it. */
 export const NOT_DUE = 'NOT_DUE';
@@ -535,7 +535,7 @@ function notDueWarnings(all: RowList<EngineRow>, notSent: Map<number, LeftOut>):
     .sort()
     .map(
       ([date, n]) =>
-        `${n === 1 ? '1 row is' : `${n} rows are`} not due until ${date} (ReqdExctnDt): not sent before; run the same file again on or after that day`,
+        `${n === 1 ? '1 row is' : `${n} rows are`} not due until ${date} (ReqdExctnDt, a UTC day): not sent before; run the same file again on or after that day`,
     );
 }
 
