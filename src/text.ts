@@ -11,6 +11,15 @@ export const plural = (n: number, word: string) => `${groupThousands(String(n))}
 
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
 
+/** Code-unit order, as `.sort()` has it; never `localeCompare`, whose order is the host's LANG's (cs_CZ sorts CHF after HKD). */
+export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** An ISO 8601 date (its UTC midnight), or time naming its zone (Z, +02:00), in ms; else undefined: never read in the host's zone. */
+export function zonedTime(text: string | undefined): number | undefined {
+  const t = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d))?$/.test(text ?? '') ? Date.parse(text!) : NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
 /** "30m", "24h", "7d" in milliseconds; undefined when it is not one. */
 export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d+)\s*([dhm])\s*$/i.exec(text);

@@ -67,6 +67,31 @@ const layerRules = [undefined, ...FOLDERS].flatMap((folder) => {
   ];
 });
 
+// What is paid, planned, signed or written must not depend on the host's locale or time zone (hosts in
+// Los Angeles, Tallinn and UTC verify each other's plans): no order by LANG, no date in the host's zone.
+const LOCAL_TIME = ['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds'].flatMap((f) => [`get${f}`, `set${f}`]);
+const hostFree = {
+  files: ['src/**/*.ts'],
+  rules: {
+    'no-restricted-properties': [
+      'error',
+      { property: 'localeCompare', message: "orders by the host's LANG: use byText (src/text.ts), code-unit order." },
+      ...[...LOCAL_TIME, 'getTimezoneOffset', 'toLocaleDateString', 'toLocaleTimeString'].map((property) => ({
+        property,
+        message: "the host's time zone: use the getUTC* methods, or name the zone (Intl.DateTimeFormat's timeZone).",
+      })),
+    ],
+    'no-restricted-syntax': [
+      'error',
+      { selector: "NewExpression[callee.name='Date'][arguments.length>1]", message: "a date in the host's time zone: use Date.UTC(...)." },
+      {
+        selector: 'CallExpression[callee.property.name=/^toLocale/][arguments.length=0]',
+        message: "the host's locale: name one (toLocaleString('en-US')).",
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -102,5 +127,6 @@ export default tseslint.config(
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  hostFree,
   ...layerRules,
 );

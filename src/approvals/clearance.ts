@@ -13,6 +13,7 @@ import { ApprovalsFileError, approvalsPathFor, readApprovals, readApprovers, typ
 import { parseJson, PlanFileError, readBytes } from './payload.ts';
 import { BatchUnusable } from '../engine/engine-errors.ts';
 import { unlessMissing } from '../files/attempt.ts';
+import { zonedTime } from '../text.ts';
 
 export const CLEARANCE_KIND = 'payout-batch-screening-clearance';
 const SUFFIX = '.clearance.json';
@@ -102,7 +103,7 @@ export function clearancesIn(
           ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"
           : signedBy.length < required
             ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
-            : !(Date.parse(c.expiresAt) > Date.now()) // (not a time: never in force)
+            : !((zonedTime(c.expiresAt) ?? NaN) > Date.now()) // (not a time with its zone: never in force)
               ? `expired ${c.expiresAt}`
               : undefined;
       return { loaded, signedBy, ...(problem ? { problem } : {}) };

@@ -3,7 +3,7 @@
 import { sign, verify } from 'node:crypto';
 import { attempt } from '../files/attempt.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
-import { plural } from '../text.ts';
+import { plural, zonedTime } from '../text.ts';
 import { loadPlan, planPayload, PlanFileError, signedBytes, type LoadedPlan, type PlanPayload } from './payload.ts';
 import {
   addApproval,
@@ -138,8 +138,8 @@ export interface Expiry {
 
 function expiryProblem(a: Approval, e: Expiry): string | undefined {
   const now = (e.now ?? new Date()).getTime();
-  const at = Date.parse(a.signedAt);
-  if (Number.isNaN(at))
+  const at = zonedTime(a.signedAt);
+  if (at === undefined)
     return `signedAt ${JSON.stringify(a.signedAt)} is not a date (an ISO 8601 time such as 2026-12-01T10:00:00Z): sign again`;
   // (five minutes for the clocks of the approver's machine and this one)
   if (!(at <= now + 5 * 60_000)) return `dated ${a.signedAt}, after now`;

@@ -101,6 +101,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
   let commandParser: unknown;
   let parser = yargs(argv)
     .scriptName('payout-batch')
+    .locale('en') // (not LANG's: the messages are reworded, and secrets found, in English)
     .version(packageJson().version)
     .alias('h', 'help')
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')

@@ -14,6 +14,7 @@ import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
+import { byText } from '../text.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
@@ -201,7 +202,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   if (s.phase === 'conflict') return { kind: 'conflict' };
   const due = r.payout.notBefore;
   if (due && due > new Date().toISOString().slice(0, 10) && !settling)
-    return { kind: 'notDue', issue: leftOut(NOT_DUE, `not due until ${due} (ReqdExctnDt): not sent before that day`) };
+    return { kind: 'notDue', issue: leftOut(NOT_DUE, `not due until ${due} (ReqdExctnDt, a UTC day): not sent before that day`) };
   const quoted = o.quotedFees?.get(r.rowNumber);
   const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
   const candidate: Candidate = {
@@ -218,7 +219,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
 }
 
 const heldBefore = (at: string) =>
-  `held by sanctions screening on ${at.slice(0, 10)} and not screened since: run with --sanctions-list to screen it again (an approved clearance, screen --clear, lets a false positive go)`;
+  `held by sanctions screening on ${at.slice(0, 10)} (UTC) and not screened since: run with --sanctions-list to screen it again (an approved clearance, screen --clear, lets a false positive go)`;
 
 /** The code of a row dated later (ReqdExctnDt): a run or retry of the same file on or after its date sends it. */
 export const NOT_DUE = 'NOT_DUE';
@@ -455,7 +456,7 @@ function currencyPlans(
   let shortfall = false;
   const marginShort: string[] = [];
   const currencies: CurrencyPlan[] = [];
-  for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [ccy, u] of [...used].sort(([a], [b]) => byText(a, b))) {
     const balance = balances.get(ccy) ?? new Dec(0);
     const total = u.amount.plus(u.fees);
     const after = balance.minus(total).plus(u.settling);
@@ -534,7 +535,7 @@ function notDueWarnings(all: RowList<EngineRow>, notSent: Map<number, LeftOut>):
     .sort()
     .map(
       ([date, n]) =>
-        `${n === 1 ? '1 row is' : `${n} rows are`} not due until ${date} (ReqdExctnDt): not sent before; run the same file again on or after that day`,
+        `${n === 1 ? '1 row is' : `${n} rows are`} not due until ${date} (ReqdExctnDt, a UTC day): not sent before; run the same file again on or after that day`,
     );
 }
 
@@ -587,7 +588,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   });
   const notSent = new Map([...rows.notSent, ...taken.leftOut]);
   const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.payout.rowNumber)));
-  const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => a.localeCompare(b));
+  const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => byText(a, b));
   return {
     batchId: batch.identity.batchId,
     fileSha256: batch.identity.fileSha256,

@@ -8,7 +8,7 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan, type payableTotals } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
-import { plural, unhomoglyph } from '../text.ts';
+import { plural, unhomoglyph, zonedTime } from '../text.ts';
 
 /** CUR:AMOUNT (e.g. USD:12500.00). */
 export function parseMoneyFlag(text: string, flag: string) {
@@ -105,7 +105,7 @@ export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial:
 
 /** Rows whose sanctions clearance expired since the plan (the run waited at its confirmation): they would go uncleared. */
 export function clearanceLapsed(plan: Pick<BatchPlan, 'screening' | 'toSend'>, now = Date.now()): string | undefined {
-  const rows = plan.toSend.filter((n) => plan.screening?.cleared.get(n)?.some((c) => !(Date.parse(c.expiresAt) > now)));
+  const rows = plan.toSend.filter((n) => plan.screening?.cleared.get(n)?.some((c) => !((zonedTime(c.expiresAt) ?? NaN) > now)));
   if (rows.length)
     return `the sanctions clearance of row${rows.length > 1 ? 's' : ''} ${rows.join(', ')} expired before the first payout: run again (its row is held unless cleared again)`;
 }

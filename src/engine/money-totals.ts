@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { Dec, formatAmount, formatApiAmount, fromApi } from '../money.ts';
 import { attempt } from '../files/attempt.ts';
 import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';
+import { byText } from '../text.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
 /** Thousands in groups of 3, a dot for decimals: a comma elsewhere ("12,00" re-saved by Excel) is no group. */
@@ -54,7 +55,7 @@ export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, Money
   }
   return Object.fromEntries(
     [...sums]
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byText(a, b))
       .map(([c, s]) => {
         const t: MoneyTotals = {
           payouts: s.n,

@@ -8,6 +8,7 @@ import type { SwapLine } from '../results/swap-summary.ts';
 import type { Logger } from 'pino';
 import { maskAccountsIn } from '../mask.ts';
 import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
+import { byText } from '../text.ts';
 
 export const ENGINE_STATUSES = {
   /** Offline validation or preflight found a problem in the row: never sent; fix it and `retry`. */
@@ -179,7 +180,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
 /** The batch's swaps as the results show them, in currency order: the swap, else its status as a row's. */
 export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
   return [...states]
-    .sort((a, b) => a.currency.localeCompare(b.currency))
+    .sort((a, b) => byText(a.currency, b.currency))
     .map(({ currency, reference, phase, swap }) => {
       if (!swap) return { currency, reference, status: statusOfStep(phase) ?? ENGINE_STATUSES.UNKNOWN_OUTCOME };
       const { payoutRef: _ref, createdAt: _at, ...shown } = swap;

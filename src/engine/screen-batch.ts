@@ -2,6 +2,7 @@
 // hit or in the review band is held unless approved clearances cover every hit.
 import { loadScreener, ScreeningError, type Hit, type ListInfo, type Payee } from '../screening/screening.ts';
 import { maskAccount } from '../mask.ts';
+import { zonedTime } from '../text.ts';
 import { payerName } from '../input/pain001-map.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { BatchUnusable } from './engine-errors.ts';
@@ -80,7 +81,7 @@ const covers = (c: Clearance, row: PayoutRow, h: Hit, now: number) =>
   c.entryId === h.entryId &&
   c.entryName === h.entryName &&
   c.entryDigest === h.entryDigest &&
-  Date.parse(c.expiresAt) > now;
+  (zonedTime(c.expiresAt) ?? NaN) > now;
 
 export const hitText = (h: Hit): string =>
   `${h.list} ${h.entryId} "${h.entryName}"${h.programme ? ` (${h.programme})` : ''}: ${h.on} "${h.on === 'iban' || h.on === 'account' ? maskAccount(h.matched) : h.matched}", score ${h.score} (${h.band}): ${h.why}`;

@@ -101,7 +101,7 @@ export function checkSameBatch(folded: FoldedJournal, file: string, identity: Ba
   const renamed = basename(header.file) !== basename(file);
   if (identity.source === 'content' && renamed && sent) {
     throw new BatchRefused(
-      `this file has the same content as ${header.file}, already processed on ${header.createdAt.slice(0, 10)} in ${env}` +
+      `this file has the same content as ${header.file}, already processed on ${header.createdAt.slice(0, 10)} (UTC) in ${env}` +
         `${header.results ? ` (results: ${header.results})` : ''} (journal ${journal}). Nothing was sent. ` +
         'Running it again under another name would pay the same rows twice. To continue that batch, run the original file again; ' +
         'a reference is paid once per account: to pay the same people again, give the rows new references.',

@@ -4,6 +4,7 @@ import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/ans
 import type { SwapSnapshot, SwapState } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
+import { byText } from '../text.ts';
 
 /** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
@@ -127,7 +128,7 @@ export function proposeSwaps(
   };
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
-  for (const n of [...needs].sort((a, b) => a.currency.localeCompare(b.currency))) {
+  for (const n of [...needs].sort((a, b) => byText(a.currency, b.currency))) {
     const to = byCurrency.get(n.currency);
     if (!to?.balance || !n.total.greaterThan(to.balance)) continue;
     const shortfall = n.total.plus(n.feeMargin).minus(to.balance);
@@ -197,7 +198,7 @@ function chooseFunding(to: string, options: FundingOption[], from: string | unde
   if (!options.length)
     return `no wallet of the business has an enabled pair with ${to} and a balance (spec §4.9; enable a pair in the dashboard or with the toggle route, §4.10)`;
   const left = (f: FundingOption) => convertAtRate(f.spare.minus(f.swapAmount), to, f.rate, f.direct);
-  const able = options.filter(covers).sort((a, b) => left(b).comparedTo(left(a)) || a.wallet.currency.localeCompare(b.wallet.currency));
+  const able = options.filter(covers).sort((a, b) => left(b).comparedTo(left(a)) || byText(a.wallet.currency, b.wallet.currency));
   return able[0] ?? `no wallet with an enabled pair to ${to} can pay the swap: ${options.map(spareText).join('; ')}`;
 }
 

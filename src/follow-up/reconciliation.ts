@@ -26,6 +26,7 @@ import { swapReferences } from '../engine/swap.ts';
 import { PROBLEM_CODES } from '../validation/problems.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
+import { zonedTime } from '../text.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 import type { ForeignTransaction, PayoutReconciliation, RowReconciliation } from './tie-out.ts';
 
@@ -113,11 +114,11 @@ function latestRetryOutput(resultsFile: string): string | undefined {
 
 function checkPeriod(o: ReconcileOptions): void {
   for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
-    if (v !== undefined && isoTime(v) === undefined)
+    if (v !== undefined && zonedTime(v) === undefined)
       throw new ResultsError(
         'UNREADABLE',
         o.resultsFile,
-        `${flag} ${v}: not a date (use ISO 8601, e.g. 2025-01-31 or 2025-01-31T23:59:59Z).`,
+        `${flag} ${v}: not a date (ISO 8601 with its zone, e.g. 2025-01-31 or 2025-01-31T23:59:59Z: without one, each host would read its own).`,
       );
 }
 

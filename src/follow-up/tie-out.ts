@@ -6,6 +6,7 @@ import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
 import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
+import { byText, zonedTime } from '../text.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -167,7 +168,7 @@ class CurrencySums {
 
   tieOuts(problems: string[]): CurrencyTieOut[] {
     return [...this.sums.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => byText(a, b))
       .map(([currency, t]) => {
         const net = t.debited.plus(t.refunded).plus(t.swapped ?? ZERO);
         const ok = net.equals(t.expectedNet);
@@ -319,9 +320,9 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
   const dates = created.flatMap((d) => isoTime(d) ?? []);
-  const from = isoTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
+  const from = zonedTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
   // a date alone ("2025-01-31") ends at the end of that day, UTC
-  const until = isoTime(input.until);
+  const until = zonedTime(input.until);
   const to = until !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(input.until!.trim()) ? until + 86_399_999 : until;
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = mine.reduce((x, m) => Math.max(x, m.index), -Infinity);

@@ -247,7 +247,7 @@ export async function sentByOtherBatches(
 }
 
 export function sentElsewhereText(x: SentElsewhere): string {
-  const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)}` : ''}`;
+  const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)} UTC` : ''}`;
   if (x.phase === 'created') return `already paid at this account (payout ${x.payout?.payoutRef ?? x.payout?.id}, ${batch})`;
   if (x.phase === 'conflict') return `already sent at this account with other content, answered 409 (${batch})`;
   if (x.phase === 'held')

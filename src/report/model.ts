@@ -14,6 +14,7 @@ import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/m
 import type { ApprovalsView } from '../approvals/view.ts';
 import type { SwapProposal } from '../engine/swap.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
+import { byText } from '../text.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
@@ -101,7 +102,7 @@ function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRo
   return {
     corridors,
     byMethod: [...byMethod.values()]
-      .sort((a, b) => a.method.localeCompare(b.method) || a.currency.localeCompare(b.currency))
+      .sort((a, b) => byText(a.method, b.method) || byText(a.currency, b.currency))
       .map((m) => ({ method: m.method, currency: m.currency, rows: m.rows, amount: formatAmount(m.amount, m.currency) })),
   };
 }
@@ -329,7 +330,7 @@ function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: C
 
 function groupTotals(groups: Map<string, GroupSums>) {
   return [...groups.values()]
-    .sort((a, b) => STATUS_GROUPS.indexOf(a.group) - STATUS_GROUPS.indexOf(b.group) || a.currency.localeCompare(b.currency))
+    .sort((a, b) => STATUS_GROUPS.indexOf(a.group) - STATUS_GROUPS.indexOf(b.group) || byText(a.currency, b.currency))
     .map((g) => ({
       group: g.group,
       currency: g.currency,
@@ -446,9 +447,7 @@ export async function resultsViewOf(
       ...(o.environment ? { environment: o.environment } : {}),
       ...(o.batchId ? { batchId: o.batchId } : {}),
     },
-    statusCounts: [...counts]
-      .map(([status, rows]) => ({ status, rows }))
-      .sort((a, b) => b.rows - a.rows || a.status.localeCompare(b.status)),
+    statusCounts: [...counts].map(([status, rows]) => ({ status, rows })).sort((a, b) => b.rows - a.rows || byText(a.status, b.status)),
     groups,
     rows,
     action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),

@@ -9,6 +9,7 @@ import { Dec, formatAmount } from '../money.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './row-schemas.ts';
+import { byText } from '../text.ts';
 
 export interface ValidateOptions extends ReadOptions, Pick<RowContext, 'checkDocument'> {
   /** Two rows with the same beneficiary account, amount and currency: a warning instead of an error. */
@@ -175,7 +176,7 @@ function addToCorridor(corridors: Map<string, RunningTotal>, payout: PayoutRow):
   corridors.set(key, t);
 }
 
-const byKey = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => a.localeCompare(b));
+const byKey = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => byText(a, b));
 
 /** The summary's totals by source currency, by method and by corridor, from the corridors' running totals. */
 function totalsOf(corridors: Map<string, RunningTotal>): Pick<BatchSummary, 'totalsBySourceCurrency' | 'byMethod' | 'corridors'> {

@@ -131,7 +131,7 @@ export function judgeRun(
     return judged(
       'processing',
       'not-finished',
-      `${r.summary.created} created, the rest not due until ${o.due} (ReqdExctnDt): left in processing/, resumed on that day`,
+      `${r.summary.created} created, the rest not due until ${o.due} (ReqdExctnDt, a UTC day): left in processing/, resumed on that day`,
     );
   return judged('done', 'ok');
 }
@@ -329,7 +329,7 @@ export class FolderWatch {
       // (--once, under cron: nothing to mail every run while it waits, no one need act)
       this.o.logger?.[this.o.once ? 'debug' : 'info'](
         { file: name, notBefore: date },
-        `not due until ${date} (ReqdExctnDt): left in the inbox`,
+        `not due until ${date} (ReqdExctnDt, a UTC day): left in the inbox`,
       );
       return;
     }

@@ -260,6 +260,27 @@ describe('the four-eyes rule (checkApprovals)', () => {
     ]);
   });
 
+  it("under an expiry, a signedAt without its zone is no date: read in each host's zone, hosts would count it apart", () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const payload = planPayload(loadPlan(path));
+    const signedAt = '2026-12-01T10:00:00';
+    const signature = cryptoSign(null, signedBytes(payload, { name: 'Alice', signedAt }), createPrivateKey(alice.privatePem));
+    const zoneless = { ...sign(path, 'Alice', alice), signedAt, signature: signature.toString('base64') };
+    const expiry = { afterMs: 3_600_000, label: '1h', now: new Date('2026-12-01T10:30:00Z') };
+    const was = process.env.TZ;
+    const problems = ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati'].map((zone) => {
+      process.env.TZ = zone; // (Node reads it again when it is set)
+      try {
+        return checkApprovals(loadPlan(path), [zoneless], approvers, 1, expiry).problems;
+      } finally {
+        if (was === undefined) delete process.env.TZ;
+        else process.env.TZ = was;
+      }
+    });
+    const refused = ['Alice: signedAt "2026-12-01T10:00:00" is not a date (an ISO 8601 time such as 2026-12-01T10:00:00Z): sign again'];
+    expect(problems).toEqual([refused, refused, refused]);
+  });
+
   it('the same approver twice counts once', () => {
     const path = writePlan({ preparedBy: 'dan' });
     const r = check(path, [sign(path, 'Alice', alice), sign(path, 'Alice', alice)]);

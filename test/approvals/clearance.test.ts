@@ -81,4 +81,23 @@ describe('a clearance approved by its maker (approvals/clearance.ts)', () => {
     await signAs(path, 'bob', bob.privatePem);
     expect(clearancesIn(dir, approvers, 1)[0]!.problem).toMatch(/expired/);
   });
+
+  it("counts none whose expiry names no zone: read in the host's, it would clear the payee in Los Angeles and not in Kiritimati", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-clear-'));
+    dirs.push(dir);
+    const zoneless = new Date(Date.now() + 6 * 3_600_000).toISOString().slice(0, 19); // in 6 hours, UTC
+    const path = await clearanceIn(dir, 'carol', zoneless);
+    await signAs(path, 'bob', bob.privatePem);
+    const was = process.env.TZ;
+    const problems = ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati'].map((zone) => {
+      process.env.TZ = zone; // (Node reads it again when it is set)
+      try {
+        return clearancesIn(dir, approvers, 1)[0]!.problem;
+      } finally {
+        if (was === undefined) delete process.env.TZ;
+        else process.env.TZ = was;
+      }
+    });
+    expect(problems).toEqual([`expired ${zoneless}`, `expired ${zoneless}`, `expired ${zoneless}`]);
+  });
 });

@@ -50,3 +50,22 @@ describe('a stray argument shaped like a secret', () => {
     expect(env.stderr).not.toContain('StrayKeyOnTheLine');
   });
 });
+
+// yargs translates its messages by LANG (from its locales folder, which the bundle in dist/ lacks): main() rewords them in English
+describe("under another language's LANG", () => {
+  it('the messages are the same, a secret still not shown', async () => {
+    const was = process.env.LC_ALL;
+    process.env.LC_ALL = 'tr_TR.UTF-8';
+    try {
+      const said = async (...args: string[]) => (await runMain(args, { cwd: await dirs.make(), env: cleanEnv() })).stderr;
+      expect(await said('run', 'payroll.csv', 'extra')).toContain('payout-batch: Unknown argument: extra\n');
+      expect(await said('run', 'payroll.csv', '-y', '--plan')).toContain('payout-batch: --plan needs a value\n');
+      const secret = await said('run', 'payroll.csv', '--key-file=', 'sk_live_StrayKeyOnTheLine0123');
+      expect(secret).toContain('an argument was not expected (not shown: it looks like a secret)');
+      expect(secret).not.toContain('StrayKeyOnTheLine');
+    } finally {
+      if (was === undefined) delete process.env.LC_ALL;
+      else process.env.LC_ALL = was;
+    }
+  });
+});

@@ -43,7 +43,7 @@ describe('the plan leaves out a reference another batch of the account sent', ()
     expect(plan.corridorBlocked).toBe(false);
     expect(plan.notSent.get(2)).toMatchObject({ code: 'ALREADY_PAID', payout: paid });
     expect(plan.notSent.get(2)?.message).toMatch(
-      /^already paid at this account \(payout PR-2, batch aaaaaaaaaaaaaaaa, \/paid\.csv, first run 2026-01-31\)/,
+      /^already paid at this account \(payout PR-2, batch aaaaaaaaaaaaaaaa, \/paid\.csv, first run 2026-01-31 UTC\)/,
     );
     expect(plan.notSent.get(3)?.code).toBe('SENT_BY_ANOTHER_BATCH');
     expect(plan.warnings.join('\n')).toMatch(/2 rows left out, the reference already sent at this account: row 2: already paid/);

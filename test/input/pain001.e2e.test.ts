@@ -125,7 +125,7 @@ it('a payment information dated later: plan says so, run sends the others and le
   writeFileSync(join(dir, 'later.xml'), later);
   writeFileSync(join(dir, 'now.xml'), now);
   const planned = await inProcess('plan', 'later.xml', '--documents', 'documents');
-  expect(planned.stdout + planned.stderr).toContain('3 rows are not due until 2099-12-31 (ReqdExctnDt)');
+  expect(planned.stdout + planned.stderr).toContain('3 rows are not due until 2099-12-31 (ReqdExctnDt, a UTC day)');
   const run = await cli('run', 'later.xml', '--documents', 'documents', '--yes');
   expect(run.code, run.stdout + run.stderr).toBe(5); // not finished: run it again on its day
   expect(initiates(sb)).toHaveLength(0);

@@ -12,6 +12,18 @@ import { reconcile, reconciliationCell, reconciliationLines } from '../../src/fo
 import { normaliseTransaction, readPayouts } from '../../src/follow-up/reconcile-fetch.ts';
 import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/follow-up/tie-out.ts';
 
+/** `fn` run with the host in the time zone `zone` (Node reads process.env.TZ again when it is set). */
+async function inZone(zone: string, fn: () => Promise<void>): Promise<void> {
+  const was = process.env.TZ;
+  process.env.TZ = zone;
+  try {
+    await fn();
+  } finally {
+    if (was === undefined) delete process.env.TZ;
+    else process.env.TZ = was;
+  }
+}
+
 const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({
   rowNumber: n + 1,
   reference: `REF-${n}`,
@@ -346,6 +358,13 @@ describe('reconcile (the I/O step)', () => {
       expect(r.report).toBeUndefined();
       expect(r.requests.payoutPages).toBe(1);
       await expect(reconcile({ client, resultsFile: results, since: 'last tuesday' })).rejects.toThrow(/--since last tuesday: not a date/);
+      // a time without its zone would be read in the host's: Los Angeles and Kiritimati would judge periods a day apart
+      for (const zone of ['America/Los_Angeles', 'Pacific/Kiritimati'])
+        await inZone(zone, () =>
+          expect(reconcile({ client, resultsFile: results, until: '2025-01-31T12:00:00' })).rejects.toThrow(
+            /^--until 2025-01-31T12:00:00: not a date .*e\.g\. 2025-01-31 or 2025-01-31T23:59:59Z/,
+          ),
+        );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

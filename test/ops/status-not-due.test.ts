@@ -13,7 +13,7 @@ describe('status of a batch whose other rows are not due yet', () => {
     try {
       const b = await paidBatch(sb, { rows: 2 });
       const table = await readResults(b.results);
-      const message = 'not due until 2099-12-31 (ReqdExctnDt): not sent before that day';
+      const message = 'not due until 2099-12-31 (ReqdExctnDt, a UTC day): not sent before that day';
       table.rows[1]!.result = { status: 'NOT_SENT', errorCode: 'NOT_DUE', errorMessage: message };
       await writeResults(b.results, table);
       const o = { client: connectionTo(sb).client, resultsFile: b.results, ledgers: [], stateRoots: [await workDir('pb-state-')] };

@@ -86,7 +86,8 @@ export async function startCluster(): Promise<Cluster> {
   const run = (prog: string, args: string[]) => {
     const cmd = asRoot ? 'runuser' : join(bin, prog);
     const argv = asRoot ? ['-u', 'postgres', '--', join(bin, prog), ...args] : args;
-    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
+    // (in the C locale: initdb refuses a LANG the machine has no locale for, as when the suite runs under another one)
+    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000, env: { ...process.env, LC_ALL: 'C' } });
     if (r.status !== 0) throw new Error(`${prog} ${args.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
   };
   run('initdb', ['-D', data, '-A', 'scram-sha-256', '-U', user, `--pwfile=${join(dir, 'pwfile')}`, '--no-sync', '-E', 'UTF8']);

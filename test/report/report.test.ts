@@ -238,7 +238,7 @@ describe('rows that need action (issue 31)', () => {
           result: {
             status: 'NOT_SENT',
             errorCode: 'NOT_DUE',
-            errorMessage: 'not due until 2099-12-31 (ReqdExctnDt): not sent before that day',
+            errorMessage: 'not due until 2099-12-31 (ReqdExctnDt, a UTC day): not sent before that day',
           },
         },
       ],

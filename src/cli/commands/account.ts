@@ -7,6 +7,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer } from '../../client/answers.ts';
 import { connectionOptions, withConnection } from '../options.ts';
+import { byText } from '../../text.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 
@@ -59,7 +60,7 @@ export default defineCommand(builder, (args, io) =>
       'Wallets',
     ];
     if (!wallets.length) lines.push('  (none)');
-    for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
+    for (const w of [...wallets].sort((a, b) => byText(a.currency, b.currency))) {
       const balance = w.balance === undefined ? 'balance not shown' : groupThousands(formatApiAmount(w.balance, w.currency));
       lines.push(`  ${w.currency}  ${balance.padStart(20)}  ${w.walletId}`);
     }
