@@ -20,6 +20,13 @@ export function zonedTime(text: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
+/** A time another side wrote (the service's createdAt, a workbook's cell): one naming no zone is UTC, never the host's. */
+export function utcTime(text: string | undefined): number | undefined {
+  const zoneless = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d([.,]\d+)?)?$/.test(text ?? '');
+  const t = Date.parse(zoneless ? `${text}Z` : (text ?? ''));
+  return Number.isNaN(t) ? undefined : t;
+}
+
 /** "30m", "24h", "7d" in milliseconds; undefined when it is not one. */
 export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d+)\s*([dhm])\s*$/i.exec(text);

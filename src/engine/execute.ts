@@ -19,6 +19,7 @@ import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
+import { utcTime } from '../text.ts';
 import { sendStep, snapshotOfError, type Attempt, type RowAttempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
@@ -79,8 +80,8 @@ export function otherThanSent(
  * running ahead never makes our own payout look older; else at the createdAt's precision: 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string, serviceSentAt?: string): boolean {
-  const t = createdAt === undefined ? NaN : Date.parse(createdAt);
-  if (!Number.isFinite(t)) return false;
+  const t = utcTime(createdAt);
+  if (t === undefined) return false;
   if (serviceSentAt !== undefined) return t < Date.parse(serviceSentAt);
   const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt!)?.[1]?.length ?? 0));
   return t < Math.floor(Date.parse(sentAt) / unit) * unit;

@@ -2,6 +2,7 @@
 // Order: PENDING < ADDITIONAL_INFO_REQUIRED < PENDING (under review) < PROCESSING < final. The one move
 // down, under review -> ADDITIONAL_INFO_REQUIRED (asked again), is taken only when provably newer.
 import { isFinalStatus } from './codes.ts';
+import { utcTime } from '../text.ts';
 
 export interface StatusPoint {
   status: string;
@@ -30,10 +31,7 @@ export function statusRank(p: StatusPoint): number {
   return p.status === 'PENDING' && p.statusDetail === UNDER_REVIEW ? 2 : (RANKS.get(p.status) ?? -1);
 }
 
-export const isoTime = (iso: string | undefined): number | undefined => {
-  const t = Date.parse(iso ?? '');
-  return Number.isNaN(t) ? undefined : t;
-};
+export const isoTime = utcTime;
 
 /** May `incoming` replace `current`? A `current.status` of the engine's own words (no payout) is never touched. */
 export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusDecision {

@@ -3,6 +3,7 @@
 // before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
 import { describe, expect, it } from 'vitest';
 import { createdBefore, onServiceClock } from '../../src/engine/execute.ts';
+import { isoTime } from '../../src/spec/status-order.ts';
 import type { SentElsewhere } from '../../src/ledger/account-ledger.ts';
 import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
 import { rowOutcome } from '../../src/engine/pipeline.ts';
@@ -77,6 +78,21 @@ describe('a payout the service answered with that existed before the attempt', (
     expect(createdBefore('2026-02-01T09:59:59Z', sent)).toBe(true);
     expect(createdBefore('2026-02-01T10:00:00.4Z', sent)).toBe(true);
     expect(createdBefore('2026-02-01T10:00:00.499Z', sent)).toBe(true);
+  });
+
+  it("reads a createdAt that names no zone as UTC on every host, never in the host's zone", () => {
+    const sent = '2026-02-01T10:00:00.500Z';
+    const was = process.env.TZ;
+    const seen = ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati'].map((zone) => {
+      process.env.TZ = zone; // (Node reads it again when it is set)
+      try {
+        return [createdBefore('2026-02-01T09:59:59', sent), createdBefore('2026-02-01T10:00:01.000', sent), isoTime('2026-02-01 10:00:00')];
+      } finally {
+        if (was === undefined) delete process.env.TZ;
+        else process.env.TZ = was;
+      }
+    });
+    expect(seen).toEqual(Array(3).fill([true, false, Date.UTC(2026, 1, 1, 10)]));
   });
 
   it("is told on the service's clock when its answer is dated: this host's clock ahead or behind changes nothing", () => {
