@@ -5,6 +5,7 @@ import { createInflateRaw } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
 import { InputError, type Refuse } from './input-errors.ts';
+import { utcTime } from '../text.ts';
 import { checkWorkbook, unreadable, zipParts } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
@@ -164,7 +165,7 @@ function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
     Object.assign(cell, { t: 'e', v, w: v });
   } else if (t === 'd') {
     const epoch = book.date1904 ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
-    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - epoch) / 864e5;
+    cell.v = ((utcTime(v) ?? NaN) - epoch) / 864e5;
   } else {
     cell.v = parseFloat(v);
   }

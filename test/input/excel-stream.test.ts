@@ -65,4 +65,12 @@ describe('an .xlsx sheet streamed', () => {
     for (const opts of [{ compression: true }, { bookSST: true }, { bookSST: true, cellDates: true }, { compression: false }])
       expect(await records(workbook(opts))).toEqual(whole);
   });
+
+  it('reads a date cell written with a zone west of UTC as that instant (it read as no date: NaN)', async () => {
+    const xml = workbook({ compression: false, cellDates: true }).toString('latin1');
+    const utc = '<v>2025-01-31T00:00:00.000Z</v>';
+    expect(xml).toContain(utc);
+    const west = await records(Buffer.from(xml.replace(utc, '<v>2025-01-30T19:00-05:00</v>  '), 'latin1'));
+    expect(west[4]!.values[4]).toBe('2025-01-31');
+  });
 });
