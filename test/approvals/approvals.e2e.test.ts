@@ -1,6 +1,6 @@
 // Four eyes over the real CLI and a sandbox over HTTP: a plan is refused without approvals and
 // with its maker's, and runs once two distinct listed approvers signed it; a refused run makes
-// not one request.
+// not one request. The run that pays is a process; the refusals, not about one, run main() here.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -47,10 +47,9 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(planned.code, planned.stderr).toBe(0);
   expect(JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')).preparedBy).toBe('Dan');
   const afterPlan = sb.requestLog().length;
-  const run = () =>
-    cli('run', '--plan', 'payroll.plan.json', '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...service);
+  const gate = ['--plan', 'payroll.plan.json', '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...service];
 
-  const none = await run();
+  const none = await inProcess('run', ...gate);
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('refused: 0 valid approvals of 2 required: no approvals. Nothing was sent.');
 
@@ -67,7 +66,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
   );
   expect(byMaker.code, byMaker.stderr).toBe(0);
   expect(byMaker.stdout).toMatch(/3 payouts \(.*\) in custom/);
-  const makerOnly = await run();
+  const makerOnly = await inProcess('run', ...gate);
   expect(makerOnly.code).toBe(3);
   expect(makerOnly.stderr).toContain('0 valid approvals of 2 required: Dan (maker of the plan cannot approve it)');
   expect(sb.requestLog()).toHaveLength(afterPlan); // not one request for a refused run
@@ -84,7 +83,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(html).toMatch(/data-approver="Bob"[^>]*data-valid="true"/);
   expect(html).toMatch(/data-approver="Dan"[^>]*data-valid="false"/);
 
-  const approved = await run();
+  const approved = await cli('run', ...gate);
   expect(approved.code, approved.stderr).toBe(0);
   expect(approved.stdout).toContain(
     'Approvals: 2 valid approvals of 2 required (Alice, Bob); not counted: Dan (maker of the plan cannot approve it).',

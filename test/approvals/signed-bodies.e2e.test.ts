@@ -59,6 +59,8 @@ interface Team {
   keys: Record<'Alice' | 'Bob' | 'Carol' | 'Dan', NewKeyPair>;
   approve: (plan: string, name: string, keyOf?: string) => ReturnType<typeof runCli>;
   runApproved: (plan: string, ...more: string[]) => ReturnType<typeof runCli>;
+  /** The same run refused before anything is sent, by main() in this process: what it refuses is not about a process. */
+  refusedRun: (plan: string, ...more: string[]) => ReturnType<typeof runCli>;
   /** A setup step: `plan FILE --out PLAN --no-quote ...more` in this process (the bin's main()). */
   plan: (file: string, out: string, ...more: string[]) => Promise<void>;
   /** A setup step: the approvals of `names` (signed with the key of `keyOf[name]`, else their own), as `approve` stores them. */
@@ -66,14 +68,16 @@ interface Team {
 }
 
 /**
- * A folder with its own state, four listed approvers' keys (Dan among them) and their list. What
- * a case checks runs in a real process (cli, approve, runApproved); its setup (plan, approved) in this one.
+ * A folder with its own state, four listed approvers' keys (Dan among them) and their list. An
+ * approval shown, a paying run and a watch run in a real process (cli, approve, runApproved); a run's
+ * refusal (refusedRun) and the setup (plan, approved) in this one.
  */
 async function team(): Promise<Team> {
   const dir = await dirs.make();
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+  const approvedRun = ['--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...service];
   const keys = { Alice: newKeyPair(), Bob: newKeyPair(), Carol: newKeyPair(), Dan: newKeyPair() };
   for (const [name, k] of Object.entries(keys)) writeFileSync(join(dir, `${name}.pem`), k.privatePem, { mode: 0o600 });
   writeFileSync(join(dir, 'approvers.json'), JSON.stringify(Object.entries(keys).map(([name, k]) => ({ name, publicKey: k.publicKey }))));
@@ -83,8 +87,8 @@ async function team(): Promise<Team> {
     cli: (...args) => cli(...args, ...(['plan', 'run', 'watch'].includes(args[0]!) ? service : [])),
     approve: (plan, name, keyOf = name) =>
       cli('approve', plan, '--as', name, '--key-file', `${keyOf}.pem`, '--approvers', 'approvers.json', '--yes'),
-    runApproved: (plan, ...more) =>
-      cli('run', '--plan', plan, '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...more, ...service),
+    runApproved: (plan, ...more) => cli('run', '--plan', plan, ...more, ...approvedRun),
+    refusedRun: (plan, ...more) => runMain(['run', '--plan', plan, ...more, ...approvedRun], { cwd: dir, env }),
     plan: async (file, out, ...more) => {
       const r = await runMain(['plan', join(dir, file), '--out', join(dir, out), '--no-quote', ...more, ...service], { cwd: dir, env });
       expect(r.code, r.stderr).toBe(0);
@@ -123,7 +127,7 @@ it('a plan of the sheet "Approved" pays its row, never the first sheet\'s: a --s
   await t.approved('two.plan.json', ['Bob']);
   const before = initiates(sb).length;
 
-  const otherSheet = await t.runApproved('two.plan.json', '--sheet', 'Draft');
+  const otherSheet = await t.refusedRun('two.plan.json', '--sheet', 'Draft');
   expect(otherSheet.code, otherSheet.stderr).toBe(3);
   expect(otherSheet.stderr).toContain('the plan was made from the sheet "Approved", not "Draft"');
   expect(initiates(sb).length).toBe(before);
@@ -175,7 +179,7 @@ it('a document replaced after the plan was approved: the body is not the signed 
   copyFileSync(join(ROOT, 'samples/documents/invoice-ch-88231.pdf'), doc);
   const before = sb.requestLog().length;
 
-  const r = await t.runApproved('docs.plan.json');
+  const r = await t.refusedRun('docs.plan.json');
   expect(r.code, r.stderr).toBe(3);
   expect(r.stderr).toContain('the documents of DOC-001 are not the planned ones');
   expect(sb.requestLog().length).toBe(before); // not one request: no upload, no initiate
@@ -202,7 +206,7 @@ it('a look-alike maker ("Dаn", Cyrillic а) is refused at plan and approve (exi
   writeFileSync(path, readFileSync(path, 'utf8').replace('"preparedBy": "Dan"', '"preparedBy": "Dаn"'));
   await t.approved('pay.plan.json', ['Dan', 'Alice']);
   const before = sb.requestLog().length;
-  const r = await t.runApproved('pay.plan.json');
+  const r = await t.refusedRun('pay.plan.json');
   expect(r.code).toBe(3);
   expect(r.stderr).toContain(`the plan's maker "Dаn" cannot be told from an approver: the name mixes the Latin and Cyrillic scripts`);
   expect(sb.requestLog().length).toBe(before);
@@ -229,7 +233,7 @@ it('an edited fingerprint makes the approval invalid, in the report and in the g
   expect(html).toMatch(/<tr data-approver="Carol" data-valid="true">/);
 
   const before = sb.requestLog().length;
-  const r = await t.runApproved('fp.plan.json');
+  const r = await t.refusedRun('fp.plan.json');
   expect(r.code).toBe(3);
   expect(r.stderr).toContain(
     `1 valid approval of 2 required (Carol): Alice: its stored fingerprint ${t.keys.Alice.fingerprint} is not that of its key (${t.keys.Dan.fingerprint})`,

@@ -1,6 +1,7 @@
 // `run --plan` takes the environment and base URL from the plan (issue 31, item 2): the command
 // `plan` prints is run exactly as printed, with no connection flag and no $PAYOUT_BASE_URL, and a
-// flag naming another service is refused (exit 3) before any request.
+// flag naming another service is refused (exit 3) before any request. The runs that pay are
+// processes, as users run them; the refusals, not about a process, run main() in this process.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -21,8 +22,8 @@ describe('run --plan and the plan environment', () => {
   it('runs the printed hint on the service of the plan; --env or --base-url naming another is refused, nothing sent', async () => {
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'] });
-    const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env: cleanEnv() });
-    // (the plan, and its printed hint, by main() in this process: the runs are the processes)
+    const inProcess = (...args: string[]) => runMain([...args, '--rate', '100'], { cwd: dir, env: cleanEnv() });
+    // (the plan, and its printed hint, by main() in this process: the run as printed is the process)
     const plan = await runMain(['plan', 'payroll.csv', '--out', 'payroll.plan.json', '--base-url', sb.url, '--rate', '100'], {
       cwd: dir,
       env: cleanEnv(),
@@ -31,10 +32,10 @@ describe('run --plan and the plan environment', () => {
     const hint = /run it with `payout-batch ([^`]+)`/.exec(plan.stdout)?.[1];
     expect(hint).toBe('run --plan payroll.plan.json --yes');
 
-    const otherEnv = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--env', 'local');
+    const otherEnv = await inProcess('run', '--plan', 'payroll.plan.json', '--yes', '--env', 'local');
     expect(otherEnv.code).toBe(3);
     expect(otherEnv.stderr).toMatch(/--env local, but the plan was made for custom .*127\.0\.0\.1/);
-    const otherUrl = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--base-url', 'http://127.0.0.1:9');
+    const otherUrl = await inProcess('run', '--plan', 'payroll.plan.json', '--yes', '--base-url', 'http://127.0.0.1:9');
     expect(otherUrl.code).toBe(3);
     expect(otherUrl.stderr).toMatch(/--base-url http:\/\/127\.0\.0\.1:9, but the plan was made for/);
     expect(initiates(sb)).toHaveLength(0);
@@ -65,13 +66,14 @@ it('a production plan pays only with --env production on the command line, as a 
     await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['USD'] });
     const env = cleanEnv({ PAYOUT_API_KEY: 'acme_unlabelled_key_0123456789', PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env });
+    const inProcess = (...args: string[]) => runMain([...args, '--rate', '100'], { cwd: dir, env });
     const plan = await runMain(
       ['plan', 'payroll.csv', '--out', 'payroll.plan.json', '--env', 'production', '--base-url', prod.url, '--rate', '100'],
       { cwd: dir, env },
     );
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain('run it with `payout-batch run --plan payroll.plan.json --env production --yes`');
-    const unnamed = await cli('run', '--plan', 'payroll.plan.json', '--yes');
+    const unnamed = await inProcess('run', '--plan', 'payroll.plan.json', '--yes');
     expect(unnamed.code).toBe(3);
     expect(unnamed.stderr).toContain('the plan pays in production: name it on the command line (--env production)');
     expect(initiates(prod)).toHaveLength(0);

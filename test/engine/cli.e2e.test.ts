@@ -1,5 +1,6 @@
 // The run, plan and retry commands as a user runs them: the CLI spawned against the sandbox over
-// real HTTP, PAYOUT_API_KEY in its environment.
+// real HTTP, PAYOUT_API_KEY in its environment. The same file dropped twice is about what the
+// ledger and the service answer, not about a process: its runs are main() in this process.
 import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ const setup = async (rows: number, o: Parameters<typeof writeBatch>[2] extends i
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sandbox.url, '--rate', '100'];
   const run = (...args: string[]) => runCli([...args, ...service], { cwd: dir, env });
-  /** A setup step in this process (the bin's main()): files named by absolute paths. */
+  /** The same by the bin's main() in this process. */
   const inProcess = (...args: string[]) => runMain([...args, ...service], { cwd: dir, env });
   return { dir, file, env, run, inProcess };
 };
@@ -35,10 +36,10 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
   let first: { dir: string; run: (...args: string[]) => Promise<CliRun>; run1: CliRun; sent: number; sb: LocalSandbox };
   beforeAll(async () => {
     const ctx = await setup(6);
-    const run1 = await ctx.run('run', 'payroll.csv', '--yes', '--log-level', 'debug');
+    const run1 = await ctx.inProcess('run', 'payroll.csv', '--yes', '--log-level', 'debug');
     expect(run1.code, run1.stderr).toBe(0);
     expect(await allPayouts(sb!)).toHaveLength(6);
-    first = { ...ctx, run1, sent: initiates(sb!).length, sb: sb! };
+    first = { dir: ctx.dir, run: ctx.inProcess, run1, sent: initiates(sb!).length, sb: sb! };
     sb = undefined; // kept for the whole describe (afterEach closes only a case's own)
   });
   afterAll(() => first?.sb.close());

@@ -1,5 +1,5 @@
 // What a batch costs, as the plan states it, and `--max-requests` (issue 27): the CLI spawned
-// against the sandbox over real HTTP, every request counted at the sandbox.
+// against the sandbox over real HTTP (its refusals by main() in this process), every request counted at the sandbox.
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ async function fiveRowsTwoDocuments() {
     JSON.parse(
       (await runMain(['plan', join(dir, 'payroll.csv'), '--json', '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env })).stdout,
     );
-  /** The same as `run` by main() in this process, for a step after the one a case is about. */
+  /** The same as `run` by main() in this process, for a refusal before anything is sent and a step after it. */
   const inProcess = (...args: string[]) => runMain([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
   return { dir, run, inProcess, planJson };
 }
@@ -125,8 +125,8 @@ describe('the plan states what the batch costs', () => {
 
 describe('--max-requests', () => {
   it('refuses a batch that needs more: exit 3, the reason listed, nothing sent (no initiate, no upload, no quote)', async () => {
-    const { run } = await fiveRowsTwoDocuments();
-    const refused = await run('run', 'payroll.csv', '--yes', '--max-requests', '5');
+    const { inProcess } = await fiveRowsTwoDocuments();
+    const refused = await inProcess('run', 'payroll.csv', '--yes', '--max-requests', '5');
     expect(refused.code, refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(
       /Nothing was sent:\n {2}- --max-requests 5, but this batch needs about \d+ requests of the key's month \(\d+ preflight, 2 upload-url, 5 initiate/,
@@ -135,15 +135,15 @@ describe('--max-requests', () => {
   });
 
   it('plan --out refuses before quoting and writes no plan file; at the estimate itself the batch goes', async () => {
-    const { dir, run, inProcess, planJson } = await fiveRowsTwoDocuments();
-    const refused = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--max-requests', '5', '--json');
+    const { dir, inProcess, planJson } = await fiveRowsTwoDocuments();
+    const refused = await inProcess('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--max-requests', '5', '--json');
     expect(refused.code, refused.stderr).toBe(3);
     expect(JSON.parse(refused.stdout).refused).toEqual([expect.stringMatching(/^--max-requests 5, but this batch needs about/)]);
     expect(sent(sb!, 'quote')).toBe(0);
     expect(existsSync(join(dir, 'payroll.plan.json'))).toBe(false);
 
     const estimate = (await planJson()).requests.estimate as number;
-    const ok = await inProcess('run', 'payroll.csv', '--yes', '--max-requests', String(estimate)); // (the refusal is the process)
+    const ok = await inProcess('run', 'payroll.csv', '--yes', '--max-requests', String(estimate));
     expect(ok.code, ok.stderr).toBe(0);
     expect(sent(sb!, 'initiate')).toBe(5);
   });

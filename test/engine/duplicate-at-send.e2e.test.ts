@@ -108,7 +108,7 @@ describe('a new file paying the same people the same amounts as a recent payout 
     const dir = await dirs.make();
     await writeBatch(dir, 'monday.csv', { rows: 2, currencies: ['GBP'], prefix: 'MON' });
     await writeBatch(dir, 'again.csv', { rows: 2, currencies: ['GBP'], prefix: 'AGAIN' });
-    const { cli, state, results } = cliIn(dir, sb.url);
+    const { inProcess, state, results } = cliIn(dir, sb.url);
     await paidEarlier(dir, 'monday.csv');
     // killed once MON-0002's request had left: the service created it, the journal holds its `initiating` line alone
     const [journal] = ledgerJournals(state);
@@ -117,8 +117,8 @@ describe('a new file paying the same people the same amounts as a recent payout 
     await writeFile(journal!, lines.filter((l) => !answered(l)).join('\n'));
     expect(await allPayouts(sb)).toHaveLength(2);
 
-    // a re-export under new references, run before that batch is settled
-    const run = await cli('run', 'again.csv', '--yes');
+    // a re-export under new references, run before that batch is settled (by main() in this process: what it refuses is the case)
+    const run = await inProcess('run', 'again.csv', '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const refused = await results('again.results.csv');
     expect(refused.map((r) => r.errorCode)).toEqual(['PROBABLE_DUPLICATE', 'PROBABLE_DUPLICATE']);
@@ -131,10 +131,10 @@ describe('a new file paying the same people the same amounts as a recent payout 
     const dir = await dirs.make();
     await writeBatch(dir, 'week-1.csv', { rows: 2, currencies: ['GBP'], prefix: 'W1' });
     await writeBatch(dir, 'week-2.csv', { rows: 2, currencies: ['GBP'], prefix: 'W2' });
-    const { cli, inProcess, state } = cliIn(dir, sb.url);
+    const { inProcess, state } = cliIn(dir, sb.url);
     await paidEarlier(dir, 'week-1.csv');
     await ageCreated(state, 7);
-    const week2 = await cli('run', 'week-2.csv', '--yes');
+    const week2 = await inProcess('run', 'week-2.csv', '--yes');
     expect(week2.code, week2.stdout + week2.stderr).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(4);
     // with a window wider than the week, the same file would have been refused

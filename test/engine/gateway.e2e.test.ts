@@ -2,7 +2,7 @@
 // initiate the service acted on. That answer is not the service's: the rows are UNKNOWN_OUTCOME,
 // not FAILED_TO_SEND, and `retry` settles them by resending the same key and bytes, never under
 // a new attempt. Exactly one payout per reference at the sandbox. The CLI against the sandbox over
-// real HTTP, as a user runs it.
+// real HTTP, as a user runs it; the retry that settles, not about a process, by main() in this process.
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -28,7 +28,7 @@ describe('a gateway answering 408 after the service created the payout', () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'GW' });
-    const { cli, results } = cliIn(dir, sb.url);
+    const { cli, inProcess, results } = cliIn(dir, sb.url);
 
     // Every success of initiate (new payout or replay) reaches the client as the gateway's 408.
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
@@ -47,7 +47,7 @@ describe('a gateway answering 408 after the service created the payout', () => {
     expect(initiates(sb).length).toBeGreaterThan(ROWS);
 
     sb.setFaults({});
-    const retry = await cli('retry', 'payroll.results.csv', '--yes');
+    const retry = await inProcess('retry', 'payroll.results.csv', '--yes');
     expect(retry.code, retry.stdout + retry.stderr).toBe(0);
     const after = await results('payroll.results.retry-1.csv');
     expect(after.map((r) => r.status)).toEqual(Array(ROWS).fill('PENDING'));
@@ -75,7 +75,7 @@ describe("a gateway answering in the service's own shape with a code the spec do
       const blocked = blocking && req.path.endsWith('/initiate') && req.headers['idempotency-key'] === row2;
       return blocked ? refusal(400, 'Request blocked', 'RESPONSE_BLOCKED') : answer;
     });
-    const { cli, results } = cliIn(dir, front.url);
+    const { cli, inProcess, results } = cliIn(dir, front.url);
 
     const first = await cli('run', 'payroll.csv', '--yes');
     expect(first.code, first.stdout + first.stderr).toBe(1);
@@ -85,7 +85,7 @@ describe("a gateway answering in the service's own shape with a code the spec do
     expect(await allPayouts(sb)).toHaveLength(3);
 
     blocking = false;
-    const retry = await cli('retry', 'payroll.results.csv', '--yes');
+    const retry = await inProcess('retry', 'payroll.results.csv', '--yes');
     expect(retry.code, retry.stdout + retry.stderr).toBe(0);
     const after = await results('payroll.results.retry-1.csv');
     expect(after.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);

@@ -1,6 +1,6 @@
 // Never pay twice outside one folder, one label and one process (issue 15): the CLI spawned as a
-// user runs it (the steps around a case's own by main() in this process), against the sandbox over
-// HTTP, concurrent cases with real concurrent processes.
+// user runs it (the steps around a case's own, and the journal's refusal of a retry, by main() in
+// this process), against the sandbox over HTTP, concurrent cases with real concurrent processes.
 // What counts is at the sandbox: exactly one payout per reference (each generated row has its own
 // amount, so a reference's payouts are those of its amount).
 import type { ChildProcess } from 'node:child_process';
@@ -140,7 +140,7 @@ describe('two processes on one batch', () => {
 
 describe('two files paying the same payees under other references', () => {
   it('at once: the second is refused while the first pays them, then finds them probable duplicates; each paid once', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, inProcess } = await setup();
     const a = await writeBatch(dir, 'a.csv', { rows: 3, prefix: 'DUPA', amount });
     await writeFile(join(dir, 'b.csv'), (await readFile(a, 'utf8')).replaceAll('DUPA-', 'DUPB-'));
     // The first run stopped (SIGSTOP) while its first initiate is answered: its payees are being
@@ -161,8 +161,8 @@ describe('two files paying the same payees under other references', () => {
     expect(second.code, second.stdout + second.stderr).toBe(3);
     expect(second.stderr).toMatch(/3 payees of this file .* are being paid right now by another batch/);
     expect((await first).code).toBe(0);
-    // run again once the first ended: the same payees and amounts are probable duplicates
-    const again = await run(dir, 'run', 'b.csv', '--yes');
+    // run again once the first ended (by main() in this process): the same payees and amounts are probable duplicates
+    const again = await inProcess(dir, 'run', 'b.csv', '--yes');
     expect(again.stdout.match(/a probable duplicate, not sent/g)).toHaveLength(3);
     expect(initiates(sb!).length).toBe(3);
     await onePerReference(3);
@@ -171,7 +171,7 @@ describe('two files paying the same payees under other references', () => {
 
 describe('the journal decides, not the results file', () => {
   it('retry of an UNKNOWN_OUTCOME row whose key cell was cleared and reference edited is refused; put back, it resends the journalled key: one payout', async () => {
-    const { dir, run, firstRun, inProcess } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     await writeBatch(dir, 'payroll.csv', { rows: 3, prefix: 'UNK', amount });
     // The service creates each payout and a gateway answers 408 instead, every time: unknown outcomes.
     sb!.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
@@ -192,7 +192,7 @@ describe('the journal decides, not the results file', () => {
     // Neither its key nor its reference names the row now (a row is never found by its line
     // number, issue 26): refused, nothing sent, naming the journalled reference.
     const before = initiates(sb!).length;
-    const refused = await run(dir, 'retry', 'payroll.results.csv', '--yes');
+    const refused = await inProcess(dir, 'retry', 'payroll.results.csv', '--yes');
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(/no row names UNK-\d{4} \(key pb3-/);
     expect(initiates(sb!).length).toBe(before);

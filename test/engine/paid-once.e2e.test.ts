@@ -1,8 +1,9 @@
 // A payment's identity is the payment (issue 26): the key is the reference's and the attempt's, so
 // the same reference at the same account carries the same key whatever file, folder, state folder
-// or --batch-id it comes with, and a reference is paid once per account. The CLI spawned as users
-// run it, against the sandbox over HTTP (the steps before and after a case's own by main() in this
-// process); what counts is at the sandbox: one payout per reference (each generated row has its own amount).
+// or --batch-id it comes with, and a reference is paid once per account. Against the sandbox over
+// HTTP, the CLI spawned as users run it in the first case; the others, about what the ledger and the
+// keys make of a payment, not about a process, run the bin's main() in this process. What counts is
+// at the sandbox: one payout per reference (each generated row has its own amount).
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ const setup = async () => {
   /** A case's first run, which only sets the scene, in this process (the bin's main()): `run FILE --yes`. */
   const firstRun = (cwd: string, state: string | undefined, file: string) =>
     runMain(['run', join(cwd, file), '--yes', ...flags(state)], { cwd, env });
-  /** A step after the one under test (what its state now makes of another command), in this process too. */
+  /** The same by main() in this process. */
   const inProcess = (cwd: string, state: string | undefined, ...args: string[]) => runMain([...args, ...flags(state)], { cwd, env });
   return { dir, run, firstRun, inProcess };
 };
@@ -103,7 +104,7 @@ describe('the same reference at the same account is paid once, whatever the file
   });
 
   it('the CSV converted to XLSX and renamed, run from another folder: refused by the ledger, else already paid by the keys', async () => {
-    const { dir, run, firstRun, inProcess } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     const state = join(dir, 'state');
     const csv = generateCsv({ rows: ROWS, prefix: 'XLS' });
     await writeFile(join(dir, 'payroll.csv'), csv);
@@ -116,7 +117,7 @@ describe('the same reference at the same account is paid once, whatever the file
     const sent = initiates(sb!).length;
 
     // The same state folder: its ledger shows the references paid.
-    const refused = await run(other, state, 'run', 'january-final.xlsx', '--yes');
+    const refused = await inProcess(other, state, 'run', 'january-final.xlsx', '--yes');
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(/already paid at this account/);
     expect(initiates(sb!).length).toBe(sent);
@@ -129,14 +130,14 @@ describe('the same reference at the same account is paid once, whatever the file
   });
 
   it('its results file run as a batch: a reference the results file wrote with a leading apostrophe ("-PAY") is paid once', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     await writeFile(join(dir, 'payroll.csv'), generateCsv({ rows: 2, prefix: '-SAL' }));
     const first = await firstRun(dir, undefined, 'payroll.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     // the results file neutralises "-SAL-0001" as "'-SAL-0001", against spreadsheet formulas
     expect(await readFile(join(dir, 'payroll.results.csv'), 'utf8')).toContain("'-SAL-0001");
     const sent = initiates(sb!).length;
-    const again = await run(dir, undefined, 'run', 'payroll.results.csv', '--yes');
+    const again = await inProcess(dir, undefined, 'run', 'payroll.results.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(3);
     expect(again.stderr).toMatch(/2 references of this file .* already paid at this account/);
     expect(initiates(sb!).length).toBe(sent);
@@ -144,13 +145,13 @@ describe('the same reference at the same account is paid once, whatever the file
   });
 
   it('a row with a document sent again from another state folder: 409 on a first attempt, reference used before', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     const csv = generateCsv({ rows: 2, prefix: 'DOC', documentsEvery: 1 });
     await writeFile(join(dir, 'payroll.csv'), csv);
     const first = await firstRun(dir, join(dir, 'a'), 'payroll.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     // The document is uploaded again: another documentUrl, so the same key comes with another body.
-    const second = await run(dir, join(dir, 'b'), 'run', 'payroll.csv', '--yes', '--results', 'again.results.csv');
+    const second = await inProcess(dir, join(dir, 'b'), 'run', 'payroll.csv', '--yes', '--results', 'again.results.csv');
     expect(second.code, second.stdout + second.stderr).toBe(1);
     await onePerReference(2);
     for (const r of (await readResults(join(dir, 'again.results.csv'))).rows) {
@@ -163,13 +164,13 @@ describe('the same reference at the same account is paid once, whatever the file
 
 describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () => {
   it('plan paid.csv --batch-id again-1, then run --plan: nothing paid, the plan says why', async () => {
-    const { dir, run, firstRun, inProcess } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     await writeFile(join(dir, 'paid.csv'), generateCsv({ rows: ROWS, prefix: 'PLAN' }));
     const first = await firstRun(dir, undefined, 'paid.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const sent = initiates(sb!).length;
 
-    const plan = await run(dir, undefined, 'plan', 'paid.csv', '--batch-id', 'again-1', '--out', 'again.plan.json');
+    const plan = await inProcess(dir, undefined, 'plan', 'paid.csv', '--batch-id', 'again-1', '--out', 'again.plan.json');
     expect(plan.code, plan.stdout + plan.stderr).toBe(1);
     expect(plan.stdout).toMatch(/to send now\s+0/);
     expect(plan.stdout).toMatch(
@@ -199,12 +200,12 @@ describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () 
   });
 
   it('run paid.csv --batch-id again-1 is refused: nothing paid', async () => {
-    const { dir, run, firstRun } = await setup();
+    const { dir, firstRun, inProcess } = await setup();
     await writeFile(join(dir, 'paid.csv'), generateCsv({ rows: 3, prefix: 'LBL' }));
     expect((await firstRun(dir, undefined, 'paid.csv')).code).toBe(0);
     await appendFile(join(dir, 'paid.csv'), ''); // the same bytes: only the label differs
     const sent = initiates(sb!).length;
-    const again = await run(dir, undefined, 'run', 'paid.csv', '--yes', '--batch-id', 'again-1');
+    const again = await inProcess(dir, undefined, 'run', 'paid.csv', '--yes', '--batch-id', 'again-1');
     expect(again.code, again.stdout + again.stderr).toBe(3);
     expect(again.stderr).toMatch(/3 references of this file .* already paid at this account/);
     expect(initiates(sb!).length).toBe(sent);

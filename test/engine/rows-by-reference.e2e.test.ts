@@ -1,6 +1,8 @@
 // Issue 26, items 7 and 9: a row of a results file is identified by its reference (or its key or
 // payout id), never by its line number, and `retry` and `status` read the ledger's latest state
-// of every row whatever results file they are given. The CLI against the sandbox over real HTTP.
+// of every row whatever results file they are given. The CLI against the sandbox over real HTTP: the
+// retry each case is about a process; the runs that set it up, a repeat and the status reads by
+// main() in this process.
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -76,7 +78,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     expect(first[2]!.fee).toBe('');
 
     await copyFile(join(dir, 'pay.results.csv'), join(dir, 'checked.results.csv'));
-    const status = await cli('status', 'checked.results.csv', '--json');
+    const status = await inProcess(dir, sb.url, 'status', 'checked.results.csv', '--json');
     expect(status.code, status.stdout + status.stderr).toBe(1);
     const s = JSON.parse(status.stdout) as { money: Record<string, unknown>; outcomes: Record<string, number> };
     expect(Object.keys(s.money)).toEqual(['GBP']); // no EUR debit: the EUR row was never sent
@@ -122,7 +124,7 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     const sent = initiates(sb).length;
 
     // status on an older results file: the row shows its new payout, paid; every row paid: exit 0
-    const status = await cli('status', 'older-a.results.csv', '--json');
+    const status = await inProcess(dir, sb.url, 'status', 'older-a.results.csv', '--json');
     expect(status.code, status.stdout + status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ finished: true, outcomes: { paid: 3, failed: 0 }, failed: [] });
     const a = await results('older-a.results.csv');

@@ -11,14 +11,14 @@ import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { Dec, groupThousands as g } from '../../src/money.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { KEY, approveAs, cleanEnv, cliIn, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
+import { KEY, approveAs, cleanEnv, cliIn, runMain, tempDirs, writeBatch } from './helpers.ts';
 
 const NO_PAIR_KEY = 'sk_test_swap_nopair';
 const dirs = tempDirs('pb-swap-plan-');
 let sb: LocalSandbox;
 let dir: string;
 let cli: ReturnType<typeof cliIn>['cli'];
-/** The same by main() in this process: the plans and approvals that set the runs up. */
+/** The same by main() in this process: the plans and approvals that set the runs up, and the refusals. */
 let inProcess: ReturnType<typeof cliIn>['inProcess'];
 
 beforeAll(async () => {
@@ -118,13 +118,13 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
 });
 
 it('refused with nothing sent: without --fund-by-swap, over --max-swap, without an enabled pair', async () => {
-  const bare = await cli('run', 'payroll.csv', '--yes');
+  const bare = await inProcess('run', 'payroll.csv', '--yes');
   expect(bare.code).toBe(3);
   expect(bare.stderr).toMatch(
     /insufficient funds: USD short by [\d.]+ .*fund it by the swap the plan proposes \(`payout-batch run payroll.csv --fund-by-swap`/,
   );
 
-  const capped = await cli('run', 'payroll.csv', '--yes', '--fund-by-swap', '--max-swap', 'USD:1000', '--json');
+  const capped = await inProcess('run', 'payroll.csv', '--yes', '--fund-by-swap', '--max-swap', 'USD:1000', '--json');
   expect(capped.code).toBe(3);
   const summary = JSON.parse(capped.stdout);
   expect(summary.refused).toEqual([
@@ -133,7 +133,7 @@ it('refused with nothing sent: without --fund-by-swap, over --max-swap, without 
   expect(summary.plan.swaps).toEqual([expect.objectContaining({ currency: 'USD', fromCurrency: 'EUR' })]);
 
   const env = cleanEnv({ PAYOUT_API_KEY: NO_PAIR_KEY, PAYOUT_BATCH_STATE_DIR: join(dir, 'state-nopair') });
-  const noPair = await runCli(['run', 'payroll.csv', '--yes', '--fund-by-swap', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+  const noPair = await runMain(['run', 'payroll.csv', '--yes', '--fund-by-swap', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
   expect(noPair.code).toBe(3);
   expect(noPair.stderr).toContain('No swap can fund it: USD: no wallet of the business has an enabled pair with USD');
   expect(sent()).toEqual([]);

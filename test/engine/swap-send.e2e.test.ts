@@ -667,7 +667,7 @@ describe('payout-batch run with a swap', () => {
       state,
       cli: (args: string[], onSpawn?: (c: ChildProcess) => void): Promise<CliRun> =>
         runCli([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env, onSpawn }),
-      /** The same by main() in this process, for a step that sets a run up. */
+      /** The same by main() in this process, for a step not about a process: one that sets a run up, a refusal, a resume. */
       inProcess: (args: string[]): Promise<CliRun> => runMain([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env }),
       routes: () =>
         sb
@@ -692,7 +692,7 @@ describe('payout-batch run with a swap', () => {
         body: JSON.stringify({ rate }),
       });
     expect((await setRate('0.90')).status).toBe(200);
-    const refused = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    const refused = await b.inProcess(['run', '--plan', 'payroll.plan.json', '--yes']);
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(/moved from 0\.9215 \(approved\) to 0\.9 \(live\)/);
     expect(count(b.routes(), 'swap')).toBe(0);
@@ -723,7 +723,7 @@ describe('payout-batch run with a swap', () => {
     // the same rows, other bytes (a spreadsheet's re-save: CRLF line ends), run from another state folder
     await writeFile(join(b.dir, 'copy.csv'), readFileSync(join(b.dir, 'payroll.csv'), 'utf8').replace(/\n/g, '\r\n'));
     const other = cleanEnv({ PAYOUT_API_KEY: keyOf(11), PAYOUT_BATCH_STATE_DIR: join(b.dir, 'other-state') });
-    const copy = await runCli(['run', 'copy.csv', '--fund-by-swap', '--yes', '--base-url', sb.url, '--rate', '200'], {
+    const copy = await runMain(['run', 'copy.csv', '--fund-by-swap', '--yes', '--base-url', sb.url, '--rate', '200'], {
       cwd: b.dir,
       env: other,
     });
@@ -746,7 +746,7 @@ describe('payout-batch run with a swap', () => {
     });
     expect(killed.signal).toBe('SIGKILL');
     await until(() => sb.inFlight() === 0);
-    const resumed = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
+    const resumed = await b.inProcess(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     const [journal] = ledgerJournals(b.state);
     const lines = readFileSync(journal!, 'utf8')

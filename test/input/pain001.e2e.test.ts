@@ -32,7 +32,7 @@ async function setup() {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const service = ['--base-url', sb.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli([...args, ...service], { cwd: dir, env });
-  /** The same in this process (main()), for the steps that are not about a process: validate, plan, status, a set-up run. */
+  /** The same in this process (main()), for the steps that are not about a process: validate, plan, status, a set-up run, a refusal, a retry. */
   const inProcess = (...args: string[]) => runMain([...args, ...service], { cwd: dir, env });
   const offline = (...args: string[]) => runMain(args, { cwd: dir, env });
   return { sb, dir, cli, inProcess, offline };
@@ -109,7 +109,7 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
       join(dir, 'payroll-again.xml'),
       readFileSync(join(dir, 'payroll.xml'), 'utf8').replace('ACME-PAYROLL-2025-01', 'ACME-RESENT'),
     );
-    const again = await cli('run', 'payroll-again.xml', ...docs, '--yes');
+    const again = await inProcess('run', 'payroll-again.xml', ...docs, '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(3);
     expect(again.stderr).toMatch(/already sent by another batch/);
     expect(initiates(sb)).toHaveLength(52);
@@ -138,7 +138,7 @@ it('a payment information dated later: plan says so, run sends the others and le
 });
 
 it("a retry never sends a transfer the pain.001's reader found invalid: the row carries why", async () => {
-  const { sb, dir, cli, inProcess } = await setup();
+  const { sb, dir, inProcess } = await setup();
   const [cred, none, usd, agreed, grouped] = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
   const paid = sampleRows().find((r) => r.method === 'NIP')!; // (a row sent: a retry is of a batch that sent some)
   const xml = pain001([cred!, none!, usd!, agreed!, grouped!, paid], 'pain.001.001.09')
@@ -155,7 +155,7 @@ it("a retry never sends a transfer the pain.001's reader found invalid: the row 
   writeFileSync(join(dir, 'erp.xml'), xml);
   const run = await inProcess('run', 'erp.xml', '--documents', 'documents', '--yes');
   expect(initiates(sb), run.stdout + run.stderr).toHaveLength(1);
-  const retry = await cli('retry', 'erp.results.csv', '--yes');
+  const retry = await inProcess('retry', 'erp.results.csv', '--yes');
   expect(initiates(sb), retry.stdout + retry.stderr).toHaveLength(1);
   const table = await readResults(join(dir, 'erp.results.csv'));
   expect(table.rows.map((r) => [r.result.status, r.result.errorCode])).toEqual([

@@ -1,5 +1,6 @@
 // Issue 41, the output half, with real processes on the sandbox over HTTP (both readings: TEST_SHAPES;
-// the status refresh and the reconciliation that follow a run by main() in this process):
+// the status refresh and the reconciliation that follow a run, and the samples' runs, whose messages
+// are what counts, by main() in this process):
 // a batch carrying a pain.001's ids (MsgId, PmtInfId, InstrId) is run; another payment of the
 // business drains the GBP wallet before its last row, which the service refuses INSUFFICIENT_FUNDS.
 // `run --status-report` answers with a pain.002 (ACSP, ACSP, RJCT AM04); after one payout settles,
@@ -173,8 +174,16 @@ describe(`ISO 20022 out: the sample pain.001 answered by a pain.002 of its famil
       sb = await startSb();
       const dir = await workDir('pb-iso-sample-');
       await copyFile(join(ROOT, 'samples', sample), join(dir, sample));
-      const { cli, results } = cliIn(dir, sb.url);
-      const run = await cli('run', sample, '--yes', '--documents', join(ROOT, 'samples/documents'), '--status-report', 'erp.pain002.xml');
+      const { inProcess, results } = cliIn(dir, sb.url);
+      const run = await inProcess(
+        'run',
+        sample,
+        '--yes',
+        '--documents',
+        join(ROOT, 'samples/documents'),
+        '--status-report',
+        'erp.pain002.xml',
+      );
       expect(run.stdout, run.stderr).toMatch(new RegExp(`Status report: .*erp\\.pain002\\.xml \\(${version.replace(/\./g, '\\.')}\\)`));
       const rows = await results(sample.replace(/\.xml$/, '.results.csv'));
       const xml = readFileSync(join(dir, 'erp.pain002.xml'), 'utf8');

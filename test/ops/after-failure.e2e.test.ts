@@ -1,6 +1,7 @@
 // After a failure, a person has what they need (issue 31, item 5): `status` gives the service's
 // reason and the currency of the refund; `attach` finds the payout by its payoutRef, or by the
-// row's reference with its results file, as those files and commands print them.
+// row's reference with its results file, as those files and commands print them (the first attach a
+// process, as a user runs it; the others by main() in this process).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/results.ts';
@@ -49,9 +50,9 @@ it('attach finds the payout by its payoutRef, and by the reference with the resu
   for (const id of ids) await setStatus(sb, id, 'ADDITIONAL_INFO_REQUIRED');
   const rows = (await readResults(results)).rows;
   const reference = rows[1]!.cells.reference!;
-  const attach = (...args: string[]) => runCli(['attach', ...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
+  const attach = (...args: string[]) => runMain(['attach', ...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
 
-  const byRef = await attach(rows[0]!.result.payoutRef!, sampleDoc());
+  const byRef = await runCli(['attach', rows[0]!.result.payoutRef!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
   expect(byRef.code, byRef.stderr).toBe(0);
   expect(byRef.stdout).toContain(`to ${rows[0]!.result.payoutRef} (ADDITIONAL_INFO_REQUIRED); it now has 1 of 5`);
 

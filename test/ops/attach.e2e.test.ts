@@ -1,5 +1,7 @@
 // `attach PAYOUT_ID FILE...` against the sandbox over real HTTP: answers a FILE request, keeps the
-// status rule (the service's INVALID_PAYOUT_STATUS shown plainly) and the 5-document cap.
+// status rule (the service's INVALID_PAYOUT_STATUS shown plainly) and the 5-document cap. A first
+// attach, and one that finds its results file by the journal, are processes as a user runs them; the
+// cases about what is sent or refused run the bin's main() in this process.
 import { join } from 'node:path';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,9 +75,8 @@ describe('payout-batch attach', () => {
     const { dir, ids } = await paidBatch(sb, { rows: 2 });
     const copy = join(dir, 'the same invoice.pdf');
     copyFileSync(sampleDoc(), copy);
-    const attach = (id: string, file: string) => runCli(['attach', id, file, '--base-url', sb!.url], { cwd: dir, env: cleanEnv() });
-    // (the first attach sets the scene: by main() in this process)
-    expect((await runMain(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env: cleanEnv() })).code).toBe(0);
+    const attach = (id: string, file: string) => runMain(['attach', id, file, '--base-url', sb!.url], { cwd: dir, env: cleanEnv() });
+    expect((await attach(ids[0]!, sampleDoc())).code).toBe(0);
     const [url] = (await payout(sb, ids[0]!)).supportingDocuments.map((d) => d.url);
     const [uploaded, patched] = [uploads(sb), patches(sb)];
 
@@ -86,8 +87,7 @@ describe('payout-batch attach', () => {
     expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched]);
     expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
 
-    // (another payout: by main() in this process)
-    const other = await runMain(['attach', ids[1]!, copy, '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
+    const other = await attach(ids[1]!, copy);
     expect(other.code, other.stderr).toBe(0);
     expect([uploads(sb), patches(sb)]).toEqual([uploaded, patched + 1]);
     expect((await payout(sb, ids[1]!)).supportingDocuments.map((d) => d.url)).toEqual([url]);
@@ -98,11 +98,10 @@ describe('payout-batch attach', () => {
     const dir = await workDir('pb-ops-');
     await writeBatch(dir, 'kept.csv', { rows: 1, prefix: 'KEPT' });
     const flags = ['--base-url', sb.url, '--state-dir', join(dir, 'kept-state')];
-    const cli = (args: string[]) => runCli([...args, ...flags], { cwd: dir, env: cleanEnv() });
-    // (the run and the first attach set the scene: by main() in this process)
-    const run = await runMain(['run', 'kept.csv', '--yes', ...flags], { cwd: dir, env: cleanEnv() });
+    const cli = (args: string[]) => runMain([...args, ...flags], { cwd: dir, env: cleanEnv() });
+    const run = await cli(['run', 'kept.csv', '--yes']);
     expect(run.code, run.stderr).toBe(0);
-    const first = await runMain(['attach', 'KEPT-0001', sampleDoc(), ...flags], { cwd: dir, env: cleanEnv() });
+    const first = await cli(['attach', 'KEPT-0001', sampleDoc()]);
     expect(first.code, first.stderr).toBe(0);
     const [uploaded, patched] = [uploads(sb), patches(sb)];
     const again = await cli(['attach', 'KEPT-0001', sampleDoc()]);
@@ -123,7 +122,7 @@ describe('payout-batch attach', () => {
     sb = await startSb();
     const { dir, id, env } = await successful(sb);
     const before = uploads(sb);
-    const r = await runCli(['attach', id, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
+    const r = await runMain(['attach', id, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(
       'INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is SUCCESSFUL. Nothing was uploaded.',
@@ -136,7 +135,7 @@ describe('payout-batch attach', () => {
   it("on a SUCCESSFUL payout with --force: sent, and the service's INVALID_PAYOUT_STATUS is shown plainly", async () => {
     sb = await startSb();
     const { dir, id, env } = await successful(sb);
-    const forced = await runCli(['attach', id, sampleDoc(), '--base-url', sb.url, '--force'], { cwd: dir, env });
+    const forced = await runMain(['attach', id, sampleDoc(), '--base-url', sb.url, '--force'], { cwd: dir, env });
     expect(forced.code).toBe(1);
     expect(patches(sb)).toBe(1);
     expect(forced.stderr).toMatch(/^payout-batch: the service refused: INVALID_PAYOUT_STATUS: .*\(request id [0-9a-f-]{36}\)$/m);
@@ -158,7 +157,7 @@ describe('payout-batch attach', () => {
     sb = await startSb();
     const { dir, id, five, env } = await oneDocument(sb);
     const before = uploads(sb);
-    const r = await runCli(['attach', id, ...five, '--base-url', sb.url], { cwd: dir, env });
+    const r = await runMain(['attach', id, ...five, '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('MAX_DOCUMENTS_EXCEEDED: the payout has 1 document and takes at most 5; 5 more would make 6. Pass --merge');
     expect(uploads(sb)).toBe(before);
@@ -167,7 +166,7 @@ describe('payout-batch attach', () => {
   it('--merge sends documents over the cap as one PDF', async () => {
     sb = await startSb();
     const { dir, id, five, env } = await oneDocument(sb);
-    const merged = await runCli(['attach', id, ...five, '--merge', '--base-url', sb.url], { cwd: dir, env });
+    const merged = await runMain(['attach', id, ...five, '--merge', '--base-url', sb.url], { cwd: dir, env });
     expect(merged.code, merged.stderr).toBe(0);
     expect(merged.stdout).toContain('(5 files merged into one PDF)');
     expect((await payout(sb, id)).supportingDocuments).toHaveLength(2);
@@ -179,7 +178,7 @@ describe('payout-batch attach', () => {
     const txt = join(dir, 'note.pdf');
     writeFileSync(txt, 'just text');
     const before = sb.requestLog().length;
-    const r = await runCli(['attach', ids[0]!, txt, '--base-url', sb.url], {
+    const r = await runMain(['attach', ids[0]!, txt, '--base-url', sb.url], {
       cwd: dir,
       env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
     });

@@ -41,7 +41,8 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     const { dir, results, ids } = await paidBatch(sb, { rows: 5, amount: (i) => amounts[i]! });
     const env = cleanEnv();
     const conn = ['--base-url', sb.url, '--rate', '100'];
-    const status = (file: string) => runCli(['status', file, ...conn, '--json'], { cwd: dir, env });
+    // (retry, the step that pays, is a process; status, attach and reconcile, which read and tie out, main() in this process)
+    const status = (file: string) => runMain(['status', file, ...conn, '--json'], { cwd: dir, env });
     const first = (await readResults(results)).rows.map((r) => r.result);
 
     // The service moves them: 0 and 1 paid, 2 FAILED (refunded), 3 asks for a file, 4 still pending.
@@ -53,13 +54,12 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     expect(midway.code, midway.stderr).toBe(1);
     expect(JSON.parse(midway.stdout).outcomes).toEqual({ paid: 2, inProgress: 1, waiting: 1, failed: 1, notCreated: 0 });
 
-    // The file is sent; the service reviews it and pays; row 4 is paid too. (The attach and this
-    // status by main() in this process: each command's process is another step of the story.)
+    // The file is sent; the service reviews it and pays; row 4 is paid too.
     const attach = await runMain(['attach', ids[3]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
     expect(attach.code, attach.stderr).toBe(0);
     await paid(sb, ids[3]!);
     await paid(sb, ids[4]!);
-    const settled = await runMain(['status', results, ...conn, '--json'], { cwd: dir, env });
+    const settled = await status(results);
     expect(settled.code, settled.stderr).toBe(1); // the failed row is not paid yet
     expect(JSON.parse(settled.stdout).outcomes).toEqual({ paid: 4, inProgress: 0, waiting: 0, failed: 1, notCreated: 0 });
 
@@ -83,7 +83,7 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     expect(JSON.parse(done.stdout)).toMatchObject({ finished: true, outcomes: { paid: 5, failed: 0 } });
 
     // Month end: every row ties out, the failed payout's debit and refund on the row that replaced it.
-    const recon = await runCli(['reconcile', out, ...conn, '--json'], { cwd: dir, env });
+    const recon = await runMain(['reconcile', out, ...conn, '--json'], { cwd: dir, env });
     expect(recon.code, recon.stderr + recon.stdout).toBe(0);
     const j = JSON.parse(recon.stdout);
     expect(j.problems).toEqual([]);

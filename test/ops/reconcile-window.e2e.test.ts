@@ -4,7 +4,8 @@
 // folder's payouts are not this batch's problems), unless `--until` ends the period before it
 // (another batch's debit is named as that batch's: reconcile.e2e.test.ts); and the original results file
 // of a batch whose failed row `retry --resend-failed` paid again ties out with the rows' latest
-// state from the ledger, naming the latest results file.
+// state from the ledger, naming the latest results file (that reconcile, about the ledger, not a
+// process, by main() in this process).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -120,7 +121,7 @@ describe('reconcile looks past the batch', () => {
     const now = (await readResults(latest)).rows.map((x) => x.result);
     expect(now[1]!.payoutId).not.toBe(ids[1]);
 
-    const r = await runCli(['reconcile', results, ...conn, '--json'], { cwd: dir, env });
+    const r = await runMain(['reconcile', results, ...conn, '--json'], { cwd: dir, env });
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const j = JSON.parse(r.stdout);
     // the net is what the wallet moved: the three payouts now, the failed one refunded

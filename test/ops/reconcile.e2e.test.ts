@@ -1,11 +1,12 @@
 // `reconcile RESULTS` against the sandbox over real HTTP: a batch where one payout succeeds, one
 // FAILED (refunded by the sandbox) and one is pending ties out to the cent; then a payout of
-// another batch of the account is named as that batch's debit.
+// another batch of the account is named as that batch's debit (that second reconcile by main() in
+// this process: what it reads, not a process, is the case).
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
+import { cleanEnv, paidBatch, runCli, runMain, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -51,7 +52,7 @@ describe('payout-batch reconcile', () => {
 
     // Another batch of the account debits the same wallet after this one: named as that batch's, not a failure.
     const other = await paidBatch(sb, { rows: 1, prefix: 'OTHER', amount: () => '7.77' });
-    const again = await runCli(['reconcile', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    const again = await runMain(['reconcile', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(new RegExp(`1 debit explained elsewhere: batch [0-9a-f]{16} \\(${other.file}\\) \\(1\\)`));
     expect(again.stdout).toMatch(

@@ -1,5 +1,6 @@
 // `status RESULTS` against the sandbox over real HTTP: refreshes the non-final rows, writes
-// statusDetail and informationRequests, tells the quota first, and never moves a row back.
+// statusDetail and informationRequests, tells the quota first, and never moves a row back (a refresh
+// as users run it, a process; how its text is laid out by main() in this process).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyStatus } from '../../src/follow-up/apply-status.ts';
@@ -21,7 +22,7 @@ describe('payout-batch status', () => {
     sb = await startSb();
     const { dir, results, ids } = await paidBatch(sb, { rows: 25 });
     for (const id of ids) await setStatus(sb, id, 'PROCESSING');
-    const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env: cleanEnv() });
+    const r = await runMain(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env: cleanEnv() });
     expect(r.code, r.stderr).toBe(5); // PROCESSING: not final yet
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.filter((l) => /^ {2}row \d+/.test(l))).toHaveLength(10);

@@ -21,6 +21,7 @@ import {
   ledgerJournals,
   paidBatch,
   runCli,
+  runMain,
   startSb,
   unattended,
   workDir,
@@ -40,6 +41,7 @@ describe('the batch swap after the run', () => {
     const { dir, file, results } = await paidBatch(sb, { rows: 2, amount: (i) => ['100.10', '20.05'][i]! });
     const env = cleanEnv();
     const cli = (...args: string[]) => runCli([...args, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    const inProcess = (...args: string[]) => runMain([...args, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
 
     // no swap in the journal: status asks the swaps list nothing (in process: the CLI's own step)
     const conn = connectionTo(sb);
@@ -75,7 +77,7 @@ describe('the batch swap after the run', () => {
     const statusLines = readJournal(journal).events.filter((e) => e.t === 'swap' && e.phase === 'status');
     expect(statusLines).toMatchObject([{ currency: 'GBP', reference, swap: { id, status: 'SUCCESSFUL', destinationAmount: '851.80' } }]);
 
-    const rec = await cli('reconcile', results, '--json');
+    const rec = await inProcess('reconcile', results, '--json'); // (status is the process)
     expect(rec.code, rec.stderr + rec.stdout).toBe(0);
     const j = JSON.parse(rec.stdout);
     expect(j.problems).toEqual([]);

@@ -2,8 +2,9 @@
 // sample sanctions list (samples/sanctions) through screen, plan, approve and run; a clearance
 // signed and used, then voided by a changed account; a stale list refused under the account's
 // policy. Payouts are counted at the sandbox. The step each test is about runs as a process; the
-// steps that set it up, and refusals before anything is sent, run main() in this process (under
-// the host folder of policies of the scene's installation, when it has one: mocked here).
+// steps that set it up, refusals before anything is sent and reads of what screen counts, run main()
+// in this process (under the host folder of policies of the scene's installation, when it has one:
+// mocked here).
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -247,7 +248,7 @@ it('run again without --sanctions-list sends no row an earlier run held, also on
   expect(held().map((x) => [x.status, x.payoutId])).toEqual(HELD.map(() => ['HELD_SCREENING', '']));
   expect(held()[0]!.errorMessage).toContain('--sanctions-list');
   // (and without --allow-partial the batch is refused, as a run that holds them now)
-  const again = await cli('run', 'payroll.csv', '--yes', ...service);
+  const again = await inProcess('run', 'payroll.csv', '--yes', ...service);
   expect(again.code, again.stderr).toBe(3);
   expect(again.stderr).toContain('2 rows are held by sanctions screening');
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
@@ -256,7 +257,7 @@ it('run again without --sanctions-list sends no row an earlier run held, also on
   // the held rows alone in another file (another batch) are held too
   const lines = readFileSync(join(dir, 'payroll.csv'), 'utf8').trim().split('\n');
   writeFileSync(join(dir, 'held.csv'), [lines[0], ...lines.filter((l) => HELD.some((h) => l.startsWith(`${prefix}-${h},`)))].join('\n'));
-  const other = await cli('run', 'held.csv', '--yes', ...service);
+  const other = await inProcess('run', 'held.csv', '--yes', ...service);
   expect(other.code, other.stderr).toBe(3);
   expect(other.stderr).toContain('2 references of this file (' + HELD.map((h) => `${prefix}-${h}`).join(', '));
   expect(other.stderr).toContain('held by sanctions screening in another batch');
@@ -366,13 +367,13 @@ const clearFirst = (cli: Awaited<ReturnType<typeof scene>>['cli'], dir: string, 
   );
 
 it('a clearance its maker signed with their key: that key counts for nobody, under any name', async () => {
-  const { dir, prefix, cli, inProcess, approve } = await scene();
+  const { dir, prefix, inProcess, approve } = await scene();
   // Alice makes it under another name, signing it with her key as its maker, then approves it as herself
   const made = await clearFirst(inProcess, dir, `${prefix}-001`, '--as', 'Dan', '--approver-key', 'Alice.pem');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   expect((await approve(join('clearances', clearance!))).code).toBe(0);
-  const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json');
+  const listed = await inProcess('screen', '--clearances', '--approvers', 'approvers.json');
   expect(listed.stdout).toContain('signed by nobody: does not count (0 of 1 approvals');
 });
 
@@ -448,13 +449,13 @@ it("screen counts a clearance as the account's policy does, not by the list it i
   expect(listed.stdout).toContain('signed by Alice: does not count (1 of 2 approvals');
   const screen = async () =>
     JSON.parse(
-      (await cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...service)).stdout,
+      (await inProcess('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...service)).stdout,
     ) as {
       held: { reference: string }[];
     };
   expect((await screen()).held.map((h) => h.reference)).toContain(ref);
   expect((await approve('Bob')).code).toBe(0);
-  expect((await cli('screen', '--clearances', ...service)).stdout).toContain('signed by Alice, Bob: counts');
+  expect((await inProcess('screen', '--clearances', ...service)).stdout).toContain('signed by Alice, Bob: counts');
   expect((await screen()).held.map((h) => h.reference)).not.toContain(ref);
 });
 
@@ -487,7 +488,7 @@ it("a list older than the account's policy allows refuses the run, and so does n
   const stale = await cli('run', 'usd.csv', '--yes', '--sanctions-list', join(old, 'sdn.csv'), ...service);
   expect(stale.code, stale.stdout + stale.stderr).toBe(3);
   expect(stale.stderr).toContain("older than the 24h this account's policy allows");
-  const none = await cli('run', 'usd.csv', '--yes', ...service);
+  const none = await inProcess('run', 'usd.csv', '--yes', ...service);
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('give --sanctions-list');
   const plan = await inProcess('plan', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
