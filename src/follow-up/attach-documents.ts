@@ -12,7 +12,7 @@ import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../
 import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
-import { streamResults, type ResultRow } from '../results/results.ts';
+import { withResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
 import { sha256Hex } from '../engine/identity.ts';
@@ -51,14 +51,13 @@ export async function payoutIdOf(
   o: { resultsFile?: string; ledgers?: Ledger[] },
 ): Promise<{ payoutId: string; resultsFile?: string }> {
   if (o.resultsFile) {
-    const table = await streamResults(o.resultsFile);
-    const column = batchColumns(table, o.resultsFile).reference;
-    let row: ResultRow | undefined;
-    for await (const r of table.rows)
-      if (payout !== '' && [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout)) {
-        row = r;
-        break;
-      }
+    const [row, column] = await withResults(o.resultsFile, {}, async (table) => {
+      const column = batchColumns(table, o.resultsFile).reference;
+      for await (const r of table.rows)
+        if (payout !== '' && [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout))
+          return [r, column];
+      return [undefined, column];
+    });
     if (!row)
       throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND');
     if (!row.result.payoutId)

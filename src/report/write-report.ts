@@ -8,7 +8,7 @@ import { attempt } from '../files/attempt.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { onBehalfOf, PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { ResultsError, streamResults, type SwapLine } from '../results/results.ts';
+import { ResultsError, streamResults, withResults, type SwapLine } from '../results/results.ts';
 import { batchColumns, readHead } from '../results/read.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
@@ -92,14 +92,15 @@ export async function writeResultsReport(
   const { tieOut, problem } = await readTieOut(resultsFile, read);
   const batchId =
     o.batchId ?? (o.ledgers && (await batchSwapsOf((await streamResults(resultsFile, read)).rows, resultsFile, o.ledgers))?.batchId);
-  const table = await streamResults(resultsFile, read);
-  batchColumns(table, resultsFile); // (refused: a header that does not name each row's reference, amount and currency)
-  const view = await resultsViewOf(table, resultsFile, {
-    tieOut,
-    environment: o.environment,
-    batchId,
-    notes: problem ? [problem] : [],
-    swaps: o.swaps,
+  const view = await withResults(resultsFile, read, (table) => {
+    batchColumns(table, resultsFile); // (refused: a header that does not name each row's reference, amount and currency)
+    return resultsViewOf(table, resultsFile, {
+      tieOut,
+      environment: o.environment,
+      batchId,
+      notes: problem ? [problem] : [],
+      swaps: o.swaps,
+    });
   });
   const path = o.out ?? reportPathFor(resultsFile);
   await writeFileAtomic(path, [resultsHtml(view)]);

@@ -23,6 +23,18 @@ const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 /** A results file whose rows are read as they are iterated, once (a CSV parsed a record at a time): what a report of any size reads. */
 export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
   rows: AsyncIterable<ResultRow>;
+  /** The file is closed when its rows are read to the end or left part way; rows never read: by this (withResults). */
+  close: () => Promise<void>;
+}
+
+/** `use` given the file's rows as they are read; the file closed after, whether `use` read them, some, or none. */
+export async function withResults<T>(file: string, options: ReadOptions, use: (t: ResultsStream) => Promise<T>): Promise<T> {
+  const table = await streamResults(file, options);
+  try {
+    return await use(table);
+  } finally {
+    await table.close();
+  }
 }
 
 export const readResults = (file: string, options: ReadOptions = {}): Promise<ResultsTable> => readInto(file, options, [] as ResultRow[]);
@@ -31,7 +43,7 @@ export const readResults = (file: string, options: ReadOptions = {}): Promise<Re
 export const spillResults = (file: string) => readInto(file, {}, new SpillList<ResultRow>((r) => r as ResultRow));
 
 async function readInto<L extends { push(row: ResultRow): unknown }>(file: string, options: ReadOptions, kept: L) {
-  const { rows, ...table } = await streamResults(file, options);
+  const { rows, close: _, ...table } = await streamResults(file, options);
   for await (const r of rows) kept.push(r);
   return { ...table, rows: kept };
 }
@@ -52,14 +64,14 @@ export async function streamResults(file: string, options: ReadOptions = {}): Pr
     const encoding = encodingOption(file, kind, options, refuse);
     if (kind === 'csv') {
       const { head, records, delimiter, encodingGuessed } = await readCsv(fh, start, file, encoding);
-      return { ...resultsTableOf(file, 'csv', head, records), delimiter, encodingGuessed };
+      return { ...resultsTableOf(file, 'csv', head, records), delimiter, encodingGuessed, close: () => fh.close() };
     }
     // (SheetJS reads a workbook whole)
     const buf = await fh.readFile().catch(unreadable);
     await fh.close();
     // (SheetJS, 650 KB, loaded only when a workbook is read)
     const { records, ...sheets } = (await import('./xlsx-reader.ts')).readResultsSheet(buf, file, options.sheet, refuse);
-    return { ...resultsTableOf(file, 'xlsx', records, records), ...sheets };
+    return { ...resultsTableOf(file, 'xlsx', records, records), ...sheets, close: async () => {} };
   } catch (e) {
     await fh.close();
     throw e;
@@ -97,7 +109,7 @@ function resultsTableOf(
   format: ResultsFormat,
   head: readonly SourceRecord[],
   records: Iterable<SourceRecord> | AsyncIterable<SourceRecord>,
-): ResultsStream {
+): Omit<ResultsStream, 'close'> {
   const headerRec = head.find((r) => !isBlank(r.values));
   if (!headerRec) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
   const headers = uniqueColumns(headerRec.values.map(unneutralise));
