@@ -1,22 +1,25 @@
 // Fuzz: `retry` of a results file edited at random, judged by the sandbox's own records (its payouts
 // and the key, body and payout of each idempotency record), never by the tool's journal.
-//   npx tsx test/chaos/retry-fuzz.ts [--seed S] [--runs N] [--verbose]
+//   npx tsx test/chaos/retry-fuzz.ts [--seed S] [--runs N] [--verbose] [--only I] [--scenario JSON] [--keep]
 //
-// Each run (a scenario fast-check draws from the seed): a batch of 6 to 12 rows (GBP and EUR, one row
-// invalid sometimes) runs in-process; between its preflight and its sends one wallet may be drained
-// (its rows refused INSUFFICIENT_FUNDS by the service, then the wallet credited back), and initiates
-// may lose their answer after the service created the payout (UNKNOWN_OUTCOME). Some created payouts
-// are then FAILED (refunded) and `status` read. Then one or two rounds of random edits of the results
-// file (a row's reference, amount, account, name or status cells; a row duplicated, deleted, the rows
-// reordered, a cell blanked; saved as CSV or XLSX), each followed by `payout-batch retry` through
-// main() in this process (sometimes `--resend-failed`), the sandbox in either reading of a refused
-// key. Checked after each retry:
+// Each run (a scenario fast-check draws from the seed): a batch of 6 to 12 rows (GBP, EUR and NGN, with
+// documents or not, one row invalid sometimes) runs in-process; between its preflight and its sends one
+// wallet may be drained (its rows refused INSUFFICIENT_FUNDS by the service, then the wallet credited
+// back), and initiates may lose their answer after the service created the payout. Some created
+// payouts are then FAILED (refunded) and `status` read. Then one or two rounds of random edits of the
+// results file (a row's reference, amount, account, name, currency, key or status cells; leading zeros
+// lost; a row duplicated, deleted, the rows reordered, a cell blanked; saved as CSV or XLSX, over the
+// file or beside it, of the last results or the run's), each followed by `payout-batch retry` through
+// main() in this process (sometimes `--resend-failed`; sometimes first as a process killed at its Nth
+// initiate, the file edited again after the kill), the sandbox in the strict or variant reading and
+// either reading of a refused key. Checked after each retry:
 //   (a) no reference has two payouts unless the earlier ones FAILED or were REJECTED and a retry had
 //       --resend-failed; no payout under a key of no reference of the batch;
-//   (b) every payout the retry created matches a row of the file it was given (beneficiary, amount, currency);
+//   (b) every payout the retry created matches a row of the file it was given (beneficiary, amount,
+//       currency), and none pays an identifier whose leading zeros the edit cut;
 //   (c) every row of that file is in the retry's results (or the retry refused as a whole, exit != 0, saying why);
 //   (d) no "unexpected error" nor stack trace.
-// Exits 1 when any check fails, printing the scenario (replay it with the same --seed and --runs).
+// Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import fc from 'fast-check';
@@ -34,14 +37,22 @@ import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, setStatus, unattended } from '../ops/helpers.ts';
 
-const flags = readFlags(process.argv.slice(2), ['seed', 'runs'], ['verbose']);
+const argv = process.argv.slice(2);
+/** `--scenario JSON`: one scenario as a report printed it (its number after it: --only), run alone. */
+const at = argv.indexOf('--scenario');
+const GIVEN = at >= 0 ? (JSON.parse(argv.splice(at, 2)[1]!) as Scenario) : undefined;
+const flags = readFlags(argv, ['seed', 'runs', 'only'], ['verbose', 'keep']);
 const SEED = flags.num('seed') ?? Date.now() % 1_000_000;
 const RUNS = flags.num('runs') ?? 20;
 const VERBOSE = flags.flag('verbose') ?? false;
+/** `--only N`: scenario N of the seed's runs alone (a replay); `--keep`: its folder left in place. */
+const ONLY = flags.num('only');
+const KEEP = flags.flag('keep') ?? false;
 
 // prettier-ignore
 const EDIT_KINDS = [
   'reference', 'amount', 'account', 'name', 'status', 'duplicate', 'delete', 'reorder', 'blank', 'clearResult', 'key', 'currency',
+  'zeros',
 ] as const;
 type EditKind = (typeof EDIT_KINDS)[number];
 interface Edit {
@@ -57,14 +68,21 @@ interface Round {
   drop: number;
   /** The retry first runs as a process killed (SIGKILL) as its kill-th initiate is answered; 0: none. */
   kill: number;
+  /** The edits saved over the results file retried (else as edited-N beside it); `older`: edits of the run's results, not the last retry's. */
+  inPlace: boolean;
+  older: boolean;
+  /** After the kill, the edits made again on the file (its rows of unknown outcome edited too), then the retry. */
+  editAfterKill: boolean;
 }
 interface Scenario {
   rows: number;
-  drain: 'none' | 'GBP' | 'EUR';
+  drain: 'none' | 'GBP' | 'EUR' | 'NGN';
   storeRefusals: boolean;
+  variant: boolean;
   drop: number;
   fail: number[];
   invalidRow: boolean;
+  documents: boolean;
   rounds: Round[];
 }
 
@@ -76,11 +94,13 @@ const editArb: fc.Arbitrary<Edit> = fc.record({
 });
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   rows: fc.integer({ min: 6, max: 12 }),
-  drain: fc.constantFrom('none', 'GBP', 'EUR'),
+  drain: fc.constantFrom('none', 'GBP', 'EUR', 'NGN'),
   storeRefusals: fc.boolean(),
+  variant: fc.boolean(),
   drop: fc.constantFrom(0, 0, 0.3, 0.6),
   fail: fc.array(fc.nat(40), { maxLength: 2 }),
   invalidRow: fc.boolean(),
+  documents: fc.boolean(),
   rounds: fc.array(
     fc.record({
       edits: fc.array(editArb, { minLength: 1, maxLength: 5 }),
@@ -88,6 +108,9 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
       resendFailed: fc.boolean(),
       drop: fc.constantFrom(0, 0, 0.4),
       kill: fc.constantFrom(0, 0, 1, 2, 3),
+      inPlace: fc.boolean(),
+      older: fc.boolean(),
+      editAfterKill: fc.boolean(),
     }),
     { minLength: 1, maxLength: 2 },
   ),
@@ -95,10 +118,10 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 
 const ACCOUNT_FIELDS = ['accountName', 'accountNumber', 'iban', 'sortCode', 'swiftCode', 'bankName', 'bankCode', 'accountCurrency'];
 const STATUSES = ['PENDING', 'FAILED_TO_SEND', 'INVALID', 'UNKNOWN_OUTCOME', 'FAILED', 'SUCCESSFUL', 'NOT_SENT', ''];
-const AMOUNTS = ['1.23', '12.34', '99.99', '0', '-5', 'abc', '1,234.56', '10'];
+const AMOUNTS = ['1.23', '12.34', '99.99', '0', '-5', 'abc', '1,234.56', '10', '10.005', '1e3', ' 12.30 ', '12.3'];
 
-/** One edit, as a person makes it in a spreadsheet; returns what it did, for the report. */
-function applyEdit(t: ResultsTable, e: Edit, n: number): string {
+/** One edit, as a person makes it in a spreadsheet; returns what it did, for the report. `lost`: digits a spreadsheet cut. */
+function applyEdit(t: ResultsTable, e: Edit, n: number, lost: Set<string>): string {
   const rows = t.rows;
   if (!rows.length) return 'none (no rows)';
   const r = rows[e.row % rows.length]!;
@@ -165,6 +188,12 @@ function applyEdit(t: ResultsTable, e: Edit, n: number): string {
       if (e.pick % 2) Object.assign(r.cells, { destinationCurrency: c, accountCurrency: c });
       return `row ${r.rowNumber} currency -> ${c}${e.pick % 2 ? ' (all three cells)' : ''}`;
     }
+    case 'zeros': {
+      // a spreadsheet read the identifiers as numbers: their leading zeros are gone
+      const cut = ['accountNumber', 'bankCode', 'sortCode'].filter((f) => /^0+\d/.test(r.cells[f] ?? ''));
+      for (const f of cut) lost.add((r.cells[f] = r.cells[f]!.replace(/^0+/, '')));
+      return `row ${r.rowNumber} leading zeros lost in ${cut.join(', ') || 'nothing'}`;
+    }
     case 'clearResult':
       r.result = {};
       return `row ${r.rowNumber} result cells cleared`;
@@ -205,11 +234,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     rateLimitPerSecond: null,
     monthlyQuota: null,
     storeRefusals: sc.storeRefusals,
+    shapes: sc.variant ? 'variant' : 'strict',
     randomSeed: SEED + n,
     onRequest: (e) => void (e.route === 'initiate' && onInitiate()),
   });
   try {
-    const file = await writeBatch(dir, 'pay.csv', { rows: sc.rows, currencies: ['GBP', 'EUR'], prefix: `FZ${n}` });
+    const file = await writeBatch(dir, 'pay.csv', {
+      rows: sc.rows,
+      currencies: ['GBP', 'EUR', 'NGN'],
+      prefix: `FZ${n}`,
+      ...(sc.documents ? { documentsEvery: 3 } : {}),
+    });
     if (sc.invalidRow) {
       const { readFile, writeFile } = await import('node:fs/promises');
       const lines = (await readFile(file, 'utf8')).split('\n');
@@ -225,7 +260,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const w = (await conn.client.listWallets()).data.find((x) => x.currency === sc.drain)!;
       const row = (await loadBatch(file)).rows.find((r) => r.payout?.sourceCurrency === sc.drain)?.payout;
       if (row) {
-        const amount = new Dec(w.balance!).minus(8).floor();
+        // (5 left: less than any row and its fee)
+        const amount = new Dec(w.balance!).minus({ GBP: 7, EUR: 10, NGN: 105 }[sc.drain]).floor();
         await conn.client.initiate(initiateBody({ ...row, sourceAmount: amount }), { idempotencyKey: 'fuzz-drain-1' });
         drained = { walletId: w.walletId, amount: amount.toFixed() };
       }
@@ -249,15 +285,21 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     if (sc.fail.length) await refreshStatus({ client: conn.client, resultsFile: results });
     out.notes.push(`run: ${first.kind}; ${t0.rows.map((r) => `${r.rowNumber}:${r.result.status}`).join(' ')}`);
     let resendAsked = false;
+    const lost = new Set<string>();
+    const accounts = new Set(t0.rows.flatMap((r) => ['accountNumber', 'bankCode', 'sortCode'].map((f) => r.cells[f] ?? '')));
+    const firstResults = results;
 
     for (const [k, round] of sc.rounds.entries()) {
-      const table = await readResults(results);
-      const did = round.edits.map((e, j) => applyEdit(table, e, n * 100 + k * 10 + j));
+      const from = round.older ? firstResults : results;
+      const table = await readResults(from);
+      const did = round.edits.map((e, j) => applyEdit(table, e, n * 100 + k * 10 + j, lost));
       out.edits += round.edits.length;
       for (const r of table.rows) if (r.cells.reference) refs.add(r.cells.reference.trim());
-      const given = join(dir, `edited-${k + 1}.results.${round.xlsx ? 'xlsx' : 'csv'}`);
+      const ext = round.xlsx ? 'xlsx' : 'csv';
+      const given = round.inPlace ? from.replace(/\.(csv|xlsx)$/, `.${ext}`) : join(dir, `edited-${k + 1}.results.${ext}`);
+      if (round.older) did.unshift("(the run's results)");
       await writeResults(given, { ...table, format: round.xlsx ? 'xlsx' : 'csv' });
-      const givenRows = (await readResults(given)).rows;
+      let givenRows = (await readResults(given)).rows;
       const before = new Set(serviceRecords(sb).map((p) => p.id));
       if (round.drop) sb.setFaults({ dropAfterCreate: round.drop, routes: ['initiate'] });
       const args = ['retry', given, '--base-url', sb.url, '--yes', '--json', ...(round.resendFailed ? ['--resend-failed'] : [])];
@@ -273,6 +315,16 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         out.notes.push(`retry ${k + 1} as a process: ${killed.signal ? `killed after ${seen} initiates` : `exit ${killed.code}`}`);
         if (/unexpected error|\n\s+at .+:\d+:\d+\)?/.test(killed.stderr))
           out.violations.push(`(d) killed retry: ${killed.stderr.slice(0, 800)}`);
+        if (killed.signal && round.editAfterKill) {
+          const again = await readResults(given);
+          did.push(
+            'killed, then',
+            ...round.edits.map((e, j) => applyEdit(again, { ...e, pick: e.pick + 7 }, n * 100 + k * 10 + j + 5, lost)),
+          );
+          for (const r of again.rows) if (r.cells.reference) refs.add(r.cells.reference.trim());
+          await writeResults(given, again);
+          givenRows = (await readResults(given)).rows;
+        }
       }
       const r = await runMain(args, { cwd: dir, env });
       sb.setFaults({});
@@ -294,6 +346,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           out.violations.push(
             `(b) ${label}: payout ${p.id} (key ${p.made.key}) ${JSON.stringify(p.made.body)} matches no row of the file given`,
           );
+      }
+      // (b) never to the digits a spreadsheet cut
+      for (const p of serviceRecords(sb).filter((x) => !before.has(x.id))) {
+        const b = (p.made?.body.beneficiary ?? {}) as Record<string, unknown>;
+        for (const f of ['accountNumber', 'bankCode', 'sortCode'])
+          if (typeof b[f] === 'string' && lost.has(b[f]) && !accounts.has(b[f]))
+            out.violations.push(`(b) ${label}: payout ${p.id} to ${f} ${b[f]}, an identifier whose leading zeros a spreadsheet lost`);
       }
       // (c)
       const json = parseJson(r.stdout);
@@ -328,7 +387,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     out.violations.push(`(d) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   } finally {
     await sb.close();
-    await rm(dir, { recursive: true, force: true });
+    if (KEEP) console.log(`kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
   }
   return out;
 }
@@ -383,11 +443,13 @@ function twicePaid(payouts: ReturnType<typeof serviceRecords>, refs: Set<string>
   return out;
 }
 
-const scenarios = fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
+const scenarios = GIVEN ? [{ ...GIVEN, variant: GIVEN.variant ?? false }] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
 let failures = 0;
 const totals = { edits: 0, retries: 0, refusedWhole: 0, madeByRetry: 0 };
-for (const [n, sc] of scenarios.entries()) {
+for (const [i, sc] of scenarios.entries()) {
+  if (ONLY !== undefined && !GIVEN && i !== ONLY) continue;
+  const n = GIVEN ? (ONLY ?? i) : i;
   const r = await runScenario(sc, n);
   totals.edits += r.edits;
   totals.retries += r.retries;
@@ -401,7 +463,7 @@ for (const [n, sc] of scenarios.entries()) {
   if (r.violations.length) failures++;
 }
 console.log(
-  `\nseed ${SEED}, ${RUNS} runs, ${totals.edits} edits, ${totals.retries} retries (${totals.refusedWhole} refused whole), ` +
+  `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} runs, ${totals.edits} edits, ${totals.retries} retries (${totals.refusedWhole} refused whole), ` +
     `${totals.madeByRetry} payouts created by retries, ` +
     `${failures} runs with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
