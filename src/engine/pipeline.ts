@@ -75,6 +75,8 @@ export interface PipelineOptions extends SendOptions, Pick<PlanOptions, 'only' |
   results: { path: string; format: ResultsFormat; delimiter?: string };
   /** retry: the created rows' result values, kept as they are. */
   keep?: Map<number, ResultValues>;
+  /** retry: unsettled rows edited into invalid ones, settled as first sent (planStage adds the edited valid ones). */
+  asFirstSent?: Set<number>;
   /** `run --plan`: its quotes, its swaps and screening (the approved ones), and only its rows. */
   planned?: PlanFile;
 }
@@ -232,7 +234,13 @@ export async function preparePipeline<R>(
 }
 
 export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
-  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
+  DuplicateOptions &
+  Pick<PipelineOptions, 'asFirstSent'> & {
+    enablePairs: boolean;
+    onEvent?: (e: EngineEvent) => void;
+    ledger: Ledger;
+    screening?: ScreeningOptions;
+  };
 
 /** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
 export async function planStage(conn: Connection, batch: LoadedBatch, folded: FoldedJournal, env: string, o: PlanStageOptions) {
@@ -247,7 +255,7 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
   const edited: string[] = [];
   // (those rows: refused once settled, the edit, never planned nor screened, waits for the next retry)
-  const asFirstSent = new Set<number>();
+  const asFirstSent = new Set(o.asFirstSent);
   const settles = (s?: RowState): s is RowState & { body: string } => !!s?.body && (s.phase === 'initiating' || s.phase === 'unknown');
   // (a pass over the rows only when the journal has a row to settle)
   if ([...folded.rows.values()].some(settles))

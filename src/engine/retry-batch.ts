@@ -86,7 +86,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ? 'the batch file; name another results file'
       : out === resultsFile && 'the results file this retry reads; name another file';
   if (bad) throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is ${bad}`);
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
+  const { batch, only, keep, resend, failedPayout, asFirstSent } = await retryBatch(table, fields, resultsFile, o, folded, header);
   if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
     ...o,
@@ -130,7 +130,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   return preparePipeline(
     batch,
     session,
-    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend },
+    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend, asFirstSent },
     complete,
   );
 }
@@ -296,7 +296,10 @@ async function confirmFailedRows(
   return folded;
 }
 
-/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces (`failedPayout`). */
+/**
+ * Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces
+ * (`failedPayout`); unsettled rows edited into invalid ones, settled with their first body (`asFirstSent`).
+ */
 async function retryBatch(
   table: ResultsList,
   fields: ColumnMapping['fields'],
@@ -317,6 +320,7 @@ async function retryBatch(
     keep: new Map<number, ResultValues>(),
     resend: new Set<string>(),
     failedPayout: new Map<string, string>(),
+    asFirstSent: new Set<number>(),
   };
   const settling = new Set<number>();
   // (a row holding a payout the journal gives another row is a copy of it: a row of its own, never kept as paid)
@@ -376,6 +380,7 @@ async function retryBatch(
           'unsettled-row-invalid',
         );
       row = { ...row, payout: { ...first, rowNumber: row.rowNumber }, problems: [] };
+      out.asFirstSent.add(r.rowNumber);
     }
     return row;
   };
