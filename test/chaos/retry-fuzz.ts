@@ -21,7 +21,7 @@
 //   (d) no "unexpected error" nor stack trace.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
@@ -29,6 +29,7 @@ import { initiateBody } from '../../src/engine/execute.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { Dec } from '../../src/money.ts';
+import { canonicalJson } from '../../src/text.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultsTable } from '../../src/results/types.ts';
@@ -246,7 +247,6 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       ...(sc.documents ? { documentsEvery: 3 } : {}),
     });
     if (sc.invalidRow) {
-      const { readFile, writeFile } = await import('node:fs/promises');
       const lines = (await readFile(file, 'utf8')).split('\n');
       lines[2] = lines[2]!.replace(/^([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)[^,]*/, '$1'); // row 3's accountName blank
       await writeFile(file, lines.join('\n'));
@@ -304,6 +304,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       // is resent as it sent it, the edit not applied: I2)
       let killedRows: ResultRow[] = [];
       let byKilled = new Set<string>();
+      let journalled = new Set<string>();
       const before = new Set(serviceRecords(sb).map((p) => p.id));
       if (round.drop) sb.setFaults({ dropAfterCreate: round.drop, routes: ['initiate'] });
       const args = ['retry', given, '--base-url', sb.url, '--yes', '--json', ...(round.resendFailed ? ['--resend-failed'] : [])];
@@ -322,6 +323,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (killed.signal && round.editAfterKill) {
           killedRows = givenRows;
           byKilled = new Set(serviceRecords(sb).map((p) => p.id));
+          journalled = await journalledSends(state);
           const again = await readResults(given);
           did.push(
             'killed, then',
@@ -350,8 +352,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         }
         const body = p.made.body;
         if (byKilled.has(p.id) ? killedRows.some((g) => matches(g, body)) : givenRows.some((g) => matches(g, body))) continue;
-        if (killedRows.some((g) => matches(g, body)))
-          out.notes.push(`payout ${p.id} (key ${p.made.key}) as the killed retry's file named it`);
+        if (journalled.has(`${p.made.key}\u0000${canonicalJson(body)}`))
+          out.notes.push(`payout ${p.id} (key ${p.made.key}): a send of the killed retry resent as journalled (I2)`);
         else
           out.violations.push(
             `(b) ${label}: payout ${p.id} (key ${p.made.key}) ${JSON.stringify(p.made.body)} matches no row of the file given`,
@@ -400,6 +402,18 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     if (KEEP) console.log(`kept ${dir}`);
     else await rm(dir, { recursive: true, force: true });
   }
+  return out;
+}
+
+/** Each key and body the journals hold an `initiating` of (the tool's records: only to excuse a resend after a kill, never to judge). */
+async function journalledSends(state: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const f of await readdir(join(state, 'ledgers'), { recursive: true }))
+    if (f.endsWith('.journal.jsonl'))
+      for (const l of (await readFile(join(state, 'ledgers', f), 'utf8')).split('\n')) {
+        const e = parseJson(l);
+        if (e?.t === 'initiating' && typeof e.body === 'string') out.add(`${String(e.key)}\u0000${canonicalJson(JSON.parse(e.body))}`);
+      }
   return out;
 }
 
