@@ -431,7 +431,10 @@ function matches(g: ResultRow, body: Record<string, unknown>): boolean {
   const b = body.beneficiary as Record<string, unknown>;
   let amount: Dec;
   try {
-    amount = new Dec(c('sourceAmount'));
+    // (as the reader takes "1,234.56")
+    amount = new Dec(
+      c('sourceAmount').replace(/^(\d{1,3}(,\d{3})+)(\.\d+)?$/, (_m, i: string, _g, f?: string) => i.replaceAll(',', '') + (f ?? '')),
+    );
   } catch {
     return false;
   }
