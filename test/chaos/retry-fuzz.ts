@@ -17,7 +17,8 @@
 //       --resend-failed; no payout under a key of no reference of the batch;
 //   (b) every payout the retry created matches a row of the file it was given (beneficiary, amount,
 //       currency), and none pays an identifier whose leading zeros the edit cut;
-//   (c) every row of that file is in the retry's results (or the retry refused as a whole, exit != 0, saying why);
+//   (c) every row of that file is in the retry's results (or the retry refused as a whole, exit != 0, saying why),
+//       no two of them showing one payout;
 //   (d) no "unexpected error" nor stack trace.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
@@ -374,6 +375,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (!json) out.violations.push(`(c) ${label}: exit ${r.code} and no --json document`);
         else {
           const after = (await readResults(written)).rows;
+          // (no two rows shown with one payout of the service: a copy never shows its original's)
+          const real = new Set(serviceRecords(sb).map((p) => p.id));
+          const shown = after.flatMap((x) => (x.result.payoutId && real.has(x.result.payoutId) ? [x.result.payoutId] : []));
+          for (const id of new Set(shown.filter((id, j) => shown.indexOf(id) !== j)))
+            out.violations.push(`(c) ${label}: payout ${id} shown on two rows of ${written}`);
           const key = (x: ResultRow) =>
             JSON.stringify(
               Object.entries(x.cells)
