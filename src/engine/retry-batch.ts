@@ -351,7 +351,7 @@ async function retryBatch(
   const retryRow = (r: ResultRow, i: number): EngineRow => {
     const s = journalled.get(i);
     let row = rowOfCells(r, s);
-    refuseRowApart(o.resultsFile, r, refHeader, s, [folded]);
+    refuseRowApart(o.resultsFile, r, refHeader, s, [folded], (ref) => !!original(ref));
     if (o.resendFailed && s && resendable(s)) {
       out.failedPayout.set(s.ref, s.payout!.id);
       if (row.payout) {
@@ -447,17 +447,21 @@ export function ledgerStates(
   return out;
 }
 
-/** A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. */
+/**
+ * A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. `inBatch`:
+ * a reference of the batch file as it ran, sent or not (a row it found invalid).
+ */
 export function refuseRowApart(
   file: string,
   r: ResultRow,
   refHeader: string | undefined,
   s: RowState | undefined,
   folds: FoldedJournal[],
+  inBatch?: (ref: string) => boolean,
 ): void {
   const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
   const batch = s && folds.find((f) => f.rows.get(s.ref) === s);
-  if (s && named && named !== s.ref && (batch?.rows.get(named)?.phase ?? 'none') !== 'none')
+  if (s && named && named !== s.ref && ((batch?.rows.get(named)?.phase ?? 'none') !== 'none' || inBatch?.(named)))
     throw new BatchRefused(
       `${file} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
         'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent ' +
