@@ -20,7 +20,8 @@
 //   (c) every row of that file is in the retry's results (or the retry refused as a whole, exit != 0, saying why),
 //       no two of them showing one payout;
 //   (d) no "unexpected error" nor stack trace;
-//   (e) then the batch file run again pays nothing (each of its rows was sent once already, or is invalid).
+//   (e) then the batch file run again pays nothing (each of its rows was sent once already, or is invalid), but
+//       what settles a send of unknown outcome (a killed retry's) with its journalled key and body.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -403,14 +404,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       out.violations.push(...twicePaid(serviceRecords(sb), refs, resendAsked).map((v) => `(a) after ${label}: ${v}`));
     }
     // (e) the batch file run again after the retries pays nothing: each of its rows was sent (or is invalid) already
-    const before = serviceRecords(sb).length;
+    const before = new Set(serviceRecords(sb).map((p) => p.id));
+    const sent = await journalledSends(state);
     const again = await runMain(['run', file, '--base-url', sb.url, '--yes'], {
       cwd: dir,
       env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, PAYOUT_BATCH_RATE: '1000' }),
     });
     out.notes.push(`run of the batch file again: exit ${again.code}`);
-    if (serviceRecords(sb).length !== before)
-      out.violations.push(`(e) the batch file run again made ${serviceRecords(sb).length - before} payouts`);
+    // (but a send a killed retry journalled, of unknown outcome: settled with its key and body, I2)
+    for (const p of serviceRecords(sb).filter((x) => !before.has(x.id)))
+      if (!p.made || !sent.has(`${p.made.key}\u0000${canonicalJson(p.made.body)}`))
+        out.violations.push(`(e) the batch file run again made payout ${p.id} (key ${p.made?.key}), no resend of a journalled send`);
     if (/unexpected error|\n\s+at .+:\d+:\d+\)?/.test(again.stderr)) out.violations.push(`(d) run again: ${again.stderr.slice(0, 800)}`);
   } catch (e) {
     out.violations.push(`(d) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
