@@ -236,6 +236,8 @@ export interface ExecuteOptions {
   finish?: string[];
   /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
+  /** Rows settling an unknown outcome resent as first sent, though edited since (pipeline.ts planStage): no new attempt this run. */
+  asFirstSent?: Set<number>;
   /** Rows waiting for their wallet's swap, taken last: `funded`'s reason leaves a row NOT_SENT (`notAsSent`: halts the run). */
   before?: {
     waits: (row: PayoutRow) => boolean;
@@ -325,11 +327,12 @@ class RowLoop {
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
       s = await this.initiate({ ...s, row: p.rowNumber, key: s.key!, body: s.body!, resend: true });
-      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry;
-      // a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
+      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry, and
+      // not with the body an edit replaced; a 409 to a body sent after a refusal under the same key (its answer lost): the proof goes on.
       const r = s.phase === 'conflict' && s.refused;
-      if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(p, s);
-      else if (r && r.key === s.key && r.body !== s.body && this.o.mode === 'retry')
+      const again = this.o.mode === 'retry' && !this.o.asFirstSent?.has(p.rowNumber);
+      if (s.phase === 'rejected' && again) await this.newAttempt(p, s);
+      else if (r && r.key === s.key && r.body !== s.body && again)
         await this.newAttempt(p, { ...s, phase: 'rejected', body: r.body, error: r.error });
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
       await this.newAttempt(p, s);

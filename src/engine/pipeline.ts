@@ -75,6 +75,8 @@ export interface PipelineOptions extends SendOptions, Pick<PlanOptions, 'only' |
   results: { path: string; format: ResultsFormat; delimiter?: string };
   /** retry: the created rows' result values, kept as they are. */
   keep?: Map<number, ResultValues>;
+  /** retry: unsettled rows edited into invalid ones, settled as first sent (planStage adds the edited valid ones). */
+  asFirstSent?: Set<number>;
   /** `run --plan`: its quotes, its swaps and screening (the approved ones), and only its rows. */
   planned?: PlanFile;
 }
@@ -221,7 +223,7 @@ export async function preparePipeline<R>(
           : undefined;
       if (refused || spent)
         return finish(run, o, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
-      return send(run, plan, fees);
+      return send(run, plan, fees, staged.asFirstSent);
     });
     if (!decision.ok) return { resume, plan, refused: decision.reasons, notes: [], confirm: false, go };
     return { resume, plan, notes: controlTotalNotes({ ...o.guards, payable }), confirm, go };
@@ -232,7 +234,13 @@ export async function preparePipeline<R>(
 }
 
 export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
-  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
+  DuplicateOptions &
+  Pick<PipelineOptions, 'asFirstSent'> & {
+    enablePairs: boolean;
+    onEvent?: (e: EngineEvent) => void;
+    ledger: Ledger;
+    screening?: ScreeningOptions;
+  };
 
 /** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
 export async function planStage(conn: Connection, batch: LoadedBatch, folded: FoldedJournal, env: string, o: PlanStageOptions) {
@@ -246,6 +254,8 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).
   const edited: string[] = [];
+  // (those rows: refused once settled, the edit, never planned nor screened, waits for the next retry)
+  const asFirstSent = new Set(o.asFirstSent);
   const settles = (s?: RowState): s is RowState & { body: string } => !!s?.body && (s.phase === 'initiating' || s.phase === 'unknown');
   // (a pass over the rows only when the journal has a row to settle)
   if ([...folded.rows.values()].some(settles))
@@ -256,6 +266,7 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
       if (bodyDigest(sent) === bodyDigest(initiateBody(r.payout!))) return;
       const payout = { ...r.payout!, remitterAddress: undefined, ...sent, sourceAmount: fromApi(sent.sourceAmount) };
       batch.rows.set(i, { ...r, payout });
+      asFirstSent.add(r.rowNumber);
       edited.push(
         `row ${r.rowNumber} (${formatAmount(payout.sourceAmount, sent.sourceCurrency)} ${sent.sourceCurrency} to ${sent.beneficiary.accountName})`,
       );
@@ -274,7 +285,7 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   const planned = async () => {
     await conn.usage?.flush().catch(() => undefined);
     const usage = await conn.client.quotaUsage().catch(() => undefined);
-    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage, screened }), preflight: pf, usage };
+    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage, screened }), preflight: pf, usage, asFirstSent };
   };
   const first = await planned();
   // A wallet is short and no pair was read: the pairs price its swap (spec §4.9), one request.
@@ -299,7 +310,7 @@ function recordHolds(session: BatchSession, batch: LoadedBatch, plan: BatchPlan,
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
-async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, DecT>): Promise<PipelineResult> {
+async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, DecT>, asFirstSent: Set<number>): Promise<PipelineResult> {
   let plan = approved;
   const { batch, session, o } = run;
   const { settings } = o;
@@ -340,6 +351,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         documents: batch.documents,
         finish: finishing,
         resend: o.resend,
+        asFirstSent,
         fees,
         ...(waiting.size ? { before, halts: early.then((f) => f.error.message) } : {}),
       },

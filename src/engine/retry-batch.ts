@@ -86,7 +86,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ? 'the batch file; name another results file'
       : out === resultsFile && 'the results file this retry reads; name another file';
   if (bad) throw new ResultsError('BAD_RESULTS_PATH', o.resultsPath!, `--out ${o.resultsPath}: that is ${bad}`);
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header);
+  const { batch, only, keep, resend, failedPayout, asFirstSent } = await retryBatch(table, fields, resultsFile, o, folded, header);
   if (o.resultsPath) await refuseAnotherRunsResults(o.resultsPath, folded, ledger, batch, '--out');
   const session = await reservedSession(batch, folded.rows, {
     ...o,
@@ -130,7 +130,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   return preparePipeline(
     batch,
     session,
-    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend },
+    { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry', resend, asFirstSent },
     complete,
   );
 }
@@ -296,7 +296,10 @@ async function confirmFailedRows(
   return folded;
 }
 
-/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces (`failedPayout`). */
+/**
+ * Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`); the failure each replaces
+ * (`failedPayout`); unsettled rows edited into invalid ones, settled with their first body (`asFirstSent`).
+ */
 async function retryBatch(
   table: ResultsList,
   fields: ColumnMapping['fields'],
@@ -317,6 +320,7 @@ async function retryBatch(
     keep: new Map<number, ResultValues>(),
     resend: new Set<string>(),
     failedPayout: new Map<string, string>(),
+    asFirstSent: new Set<number>(),
   };
   const settling = new Set<number>();
   // (a row holding a payout the journal gives another row is a copy of it: a row of its own, never kept as paid)
@@ -347,7 +351,7 @@ async function retryBatch(
   const retryRow = (r: ResultRow, i: number): EngineRow => {
     const s = journalled.get(i);
     let row = rowOfCells(r, s);
-    refuseRowApart(o.resultsFile, r, refHeader, s, [folded]);
+    refuseRowApart(o.resultsFile, r, refHeader, s, [folded], (ref) => !!original(ref));
     if (o.resendFailed && s && resendable(s)) {
       out.failedPayout.set(s.ref, s.payout!.id);
       if (row.payout) {
@@ -376,6 +380,7 @@ async function retryBatch(
           'unsettled-row-invalid',
         );
       row = { ...row, payout: { ...first, rowNumber: row.rowNumber }, problems: [] };
+      out.asFirstSent.add(r.rowNumber);
     }
     return row;
   };
@@ -442,17 +447,21 @@ export function ledgerStates(
   return out;
 }
 
-/** A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. */
+/**
+ * A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. `inBatch`:
+ * a reference of the batch file as it ran, sent or not (a row it found invalid).
+ */
 export function refuseRowApart(
   file: string,
   r: ResultRow,
   refHeader: string | undefined,
   s: RowState | undefined,
   folds: FoldedJournal[],
+  inBatch?: (ref: string) => boolean,
 ): void {
   const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
   const batch = s && folds.find((f) => f.rows.get(s.ref) === s);
-  if (s && named && named !== s.ref && (batch?.rows.get(named)?.phase ?? 'none') !== 'none')
+  if (s && named && named !== s.ref && ((batch?.rows.get(named)?.phase ?? 'none') !== 'none' || inBatch?.(named)))
     throw new BatchRefused(
       `${file} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
         'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent ' +

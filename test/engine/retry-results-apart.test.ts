@@ -3,6 +3,7 @@
 // row refused by the service as paid with another row's payout, nor leave it unsent. Sorted without the
 // reference too, a refused row names a paid row's payee: never paid to them a second time.
 
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/read.ts';
@@ -72,6 +73,23 @@ describe('retry of a results file whose batch columns were sorted apart from its
     });
     const row = (await readResults(retried.resultsPath)).rows[1]!;
     expect([row.cells.reference, row.cells.accountName, row.result.errorCode]).toEqual(['SB-0002', 'Oliver Brown', 'PROBABLE_DUPLICATE']);
+    expect(await allPayouts(sb)).toHaveLength(1);
+  });
+
+  // (found by test/chaos/retry-fuzz.ts: a paid row's key pasted on a row the run found invalid)
+  it("a row the run found invalid, given a paid row's results: refused, never reported paid with that payout", async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'SC' });
+    await writeFile(path, (await readFile(path, 'utf8')).replace('Amelia Jones', ''));
+    const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+    const table = await readResults(run.resultsPath);
+    expect(table.rows.map((r) => r.result.status)).toEqual(['PENDING', 'INVALID']);
+    const cells = table.rows.map((r) => r.cells);
+    await writeResults(run.resultsPath, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
+
+    const retry = retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+    await expect(retry).rejects.toMatchObject({ name: 'BatchRefused', message: expect.stringMatching(/ row 2: .*SC-0002.*SC-0001/) });
     expect(await allPayouts(sb)).toHaveLength(1);
   });
 });

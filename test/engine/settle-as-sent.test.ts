@@ -5,14 +5,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planBatch } from '../../src/engine/plan-command.ts';
-import { runBatch } from '../../src/engine/pipeline.ts';
+import { execute, prepareRun, runBatch } from '../../src/engine/pipeline.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
+import { loadBatch } from '../../src/engine/prepare.ts';
 import { prepareRetry } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
-import { tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, connectionTo, setStatus, startSb, unattended } from '../ops/helpers.ts';
+import { retryResults, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-settle-as-sent-');
@@ -111,5 +113,68 @@ describe('an unsettled row edited to another amount, its first amount moved to a
       ['INVALID', 'PROBABLE_DUPLICATE'],
     ]);
     expect(await allPayouts(sb)).toHaveLength(2);
+  });
+});
+
+/**
+ * A one-row batch the service refused and stored the refusal of (its GBP wallet emptied after the preflight), every answer
+ * lost: UNKNOWN_OUTCOME; then the wallet refunded (the refusal's cause gone) and the row's cells edited as `cells`.
+ */
+async function refusedUnknownEdited(cells: Record<string, string>) {
+  sb = await startSb({ storeRefusals: true });
+  const dir = await dirs.make();
+  const file = await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'ASR' });
+  const o = { lose: false };
+  const losing: typeof fetch = async (input, init) => {
+    const answer = await fetch(input, init);
+    if (o.lose && (input as string).endsWith('/initiate')) throw new TypeError('fetch failed');
+    return answer;
+  };
+  const conn = connectionTo(sb, losing);
+  const prepared = await prepareRun({ file, conn, ...unattended({ settleDelayMs: 1 }, { yes: false, interactive: true }) });
+  const gbp = (await conn.client.listWallets()).data.find((w) => w.currency === 'GBP')!;
+  const row = (await loadBatch(file)).rows.at(0)!.payout!;
+  const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(gbp.balance!).minus(5).floor() }), {
+    idempotencyKey: 'test-drain-1',
+  });
+  o.lose = true;
+  const run = await execute(prepared, { confirmed: true });
+  expect((await readResults(run.resultsPath)).rows.map((r) => r.result.status)).toEqual(['UNKNOWN_OUTCOME']);
+  o.lose = false;
+  await setStatus(sb, drain.payout.id, 'REJECTED');
+  const table = await readResults(run.resultsPath);
+  Object.assign(table.rows[0]!.cells, cells);
+  await writeResults(run.resultsPath, table);
+  const paid = async () => (await allPayouts(sb!)).filter((p) => p.id !== drain.payout.id).map((p) => p.sourceAmount);
+  const retry = (resultsFile: string) => retryResults({ ...unattended({ settleDelayMs: 1 }), resultsFile, conn: connectionTo(sb!) });
+  return { results: run.resultsPath, paid, retry };
+}
+
+// (found by test/chaos/retry-fuzz.ts: a retry killed after it resent the refused key's body left it unknown)
+describe('an unsettled row the service had refused (a service that stores refusals), edited before the retry that settles it', () => {
+  it('is left refused once settled: the body the edit replaced never goes under a new key; the next retry sends the edit', async () => {
+    const { results, paid, retry } = await refusedUnknownEdited({ accountName: 'Someone Else', sourceAmount: '7.00' });
+    const first = await retry(results);
+    expect(await paid()).toEqual([]);
+    expect((await readResults(first.resultsPath)).rows[0]!.result).toMatchObject({
+      status: 'FAILED_TO_SEND',
+      errorCode: 'INSUFFICIENT_FUNDS',
+    });
+    const second = await retry(first.resultsPath);
+    expect(second.kind).toBe('ok');
+    expect(await paid()).toEqual([7]);
+  });
+
+  it('edited into an invalid row: settled with its journalled body, then never sent under a new key while invalid', async () => {
+    const { results, paid, retry } = await refusedUnknownEdited({ sourceAmount: 'ten' });
+    const first = await retry(results);
+    expect(await paid()).toEqual([]);
+    expect((await readResults(first.resultsPath)).rows[0]!.result).toMatchObject({
+      status: 'FAILED_TO_SEND',
+      errorCode: 'INSUFFICIENT_FUNDS',
+    });
+    const second = await retry(first.resultsPath);
+    expect((await readResults(second.resultsPath)).rows[0]!.result.status).toBe('INVALID');
+    expect(await paid()).toEqual([]);
   });
 });
