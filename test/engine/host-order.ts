@@ -10,23 +10,12 @@ import { spillRows } from '../../src/engine/prepare.ts';
 import { foldJournal } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
+import { payoutRow } from './helpers.ts';
 
 // Sorted apart by a locale: Estonian puts Z between S and T (ZAR before TRY), Czech CH after H (CHF after HKD).
 const CODES = ['ZAR', 'TRY', 'HKD', 'CHF'];
 
-const row = (rowNumber: number, currency: string, amount = '1000'): PayoutRow => ({
-  rowNumber,
-  reference: `R-${rowNumber}`,
-  sourceAmount: new Dec(amount),
-  sourceCurrency: currency,
-  destinationCurrency: currency,
-  destinationCountryCode: 'GBR',
-  method: 'FASTER_PAYMENTS',
-  beneficiary: { accountName: 'A', accountCurrency: currency },
-  narration: 'n',
-  documents: [],
-  withdrawal: true,
-});
+const row = (rowNumber: number, currency: string, amount = '1000'): PayoutRow => payoutRow(rowNumber, amount, currency);
 
 function planOf(rows: PayoutRow[], balances: Record<string, number>) {
   const batch = {
