@@ -312,6 +312,7 @@ async function retryBatch(
   const docs = fingerprintingChecker();
   const batchFile = batchFileNow(header.file, resultsFile);
   const journalled = ledgerStates([folded], table.rows, (r) => (refHeader ? r.cells[refHeader]?.trim() : undefined));
+  const named = namedReferences(table.rows, refHeader);
   const original = await originalRows({ ...header, file: batchFile }, refHeader);
   const { encodingGuessed } = table;
   const parse: RowContext = { file: o.resultsFile, fields, baseDir: dirname(batchFile), checkDocument: docs.check, encodingGuessed };
@@ -351,7 +352,7 @@ async function retryBatch(
   const retryRow = (r: ResultRow, i: number): EngineRow => {
     const s = journalled.get(i);
     let row = rowOfCells(r, s);
-    refuseRowApart(o.resultsFile, r, refHeader, s, [folded], (ref) => !!original(ref));
+    refuseRowApart(o.resultsFile, r, refHeader, s, [folded], named, (ref) => !!original(ref));
     if (o.resendFailed && s && resendable(s)) {
       out.failedPayout.set(s.ref, s.payout!.id);
       if (row.payout) {
@@ -447,9 +448,20 @@ export function ledgerStates(
   return out;
 }
 
+/** The references the rows name (read a row at a time), for refuseRowApart. */
+export function namedReferences(rows: Iterable<ResultRow>, refHeader: string | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const r of rows) {
+    const ref = refHeader && r.cells[refHeader]?.trim();
+    if (ref) out.add(ref);
+  }
+  return out;
+}
+
 /**
- * A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. `inBatch`:
- * a reference of the batch file as it ran, sent or not (a row it found invalid).
+ * A row whose reference names a payment of its batch other than the one its key or payout id name (`s`): refused. Told by
+ * the journal and the results file, batch file or not: a reference the journal sent, or `s`'s own reference on another
+ * row (`named`: every row's; a row the run found invalid was never sent). `inBatch`: a reference of the batch file as it ran.
  */
 export function refuseRowApart(
   file: string,
@@ -457,13 +469,14 @@ export function refuseRowApart(
   refHeader: string | undefined,
   s: RowState | undefined,
   folds: FoldedJournal[],
+  named: ReadonlySet<string>,
   inBatch?: (ref: string) => boolean,
 ): void {
-  const named = refHeader ? r.cells[refHeader]?.trim() : undefined;
+  const ref = refHeader ? r.cells[refHeader]?.trim() : undefined;
   const batch = s && folds.find((f) => f.rows.get(s.ref) === s);
-  if (s && named && named !== s.ref && ((batch?.rows.get(named)?.phase ?? 'none') !== 'none' || inBatch?.(named)))
+  if (s && ref && ref !== s.ref && (named.has(s.ref) || (batch?.rows.get(ref)?.phase ?? 'none') !== 'none' || inBatch?.(ref)))
     throw new BatchRefused(
-      `${file} row ${r.rowNumber}: its reference ${named} and its key or payout id (those of ${s.ref}) name two payments ` +
+      `${file} row ${r.rowNumber}: its reference ${ref} and its key or payout id (those of ${s.ref}) name two payments ` +
         'of this batch: its result columns were moved apart from its cells (some columns sorted alone?). Nothing was sent ' +
         'nor written. Put each row back together.',
       'row-names-two-payments',

@@ -13,6 +13,7 @@ import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
 import { withResults } from '../results/results.ts';
+import type { ResultRow } from '../results/types.ts';
 import { batchColumns } from '../results/read.ts';
 import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
 import { sha256Hex } from '../engine/identity.ts';
@@ -51,12 +52,16 @@ export async function payoutIdOf(
   o: { resultsFile?: string; ledgers?: Ledger[] },
 ): Promise<{ payoutId: string; resultsFile?: string }> {
   if (o.resultsFile) {
-    const [row, column] = await withResults(o.resultsFile, {}, async (table) => {
+    const [row, column, named] = await withResults(o.resultsFile, {}, async (table) => {
       const column = batchColumns(table, o.resultsFile).reference;
-      for await (const r of table.rows)
-        if (payout !== '' && [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout))
-          return [r, column];
-      return [undefined, column];
+      const named = new Set<string>();
+      let found: ResultRow | undefined;
+      for await (const r of table.rows) {
+        const ref = column && r.cells[column]?.trim();
+        if (ref) named.add(ref);
+        if (!found && payout !== '' && [r.result.payoutId, r.result.payoutRef, ref].includes(payout)) found = r;
+      }
+      return [found, column, named] as const;
     });
     if (!row)
       throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND');
@@ -68,7 +73,7 @@ export async function payoutIdOf(
     const folds = (await foldAll(o.ledgers ?? [])).map((b) => b.folded);
     const id = row.result.payoutId;
     const s = folds.flatMap((f) => [...f.rows.values()]).find((s) => [s.payout, ...(s.earlier ?? [])].some((p) => p?.id === id));
-    refuseRowApart(o.resultsFile, row, column, s, folds);
+    refuseRowApart(o.resultsFile, row, column, s, folds, named);
     return { payoutId: id, resultsFile: o.resultsFile };
   }
   for (const { folded } of await foldAll(o.ledgers ?? []))

@@ -11,7 +11,7 @@ import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { parseEarlierPayouts, reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { ENGINE_STATUSES, outcomeFromState, resultValues } from '../engine/outcome.ts';
-import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
+import { ledgerStates, namedReferences, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { resultsPathFor } from '../results/paths.ts';
@@ -82,9 +82,10 @@ async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable, file
   const reference = batchColumns(table, file).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
+  const named = namedReferences(table.rows, reference);
   for (const [i, s] of states) {
     const row = table.rows[i]!;
-    refuseRowApart(file, row, reference, s, folds);
+    refuseRowApart(file, row, reference, s, folds, named);
     const elsewhere = SENT_ELSEWHERE.has(row.result.errorCode ?? ''); // (another batch's payout of its reference)
     if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId && !elsewhere)
       latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));

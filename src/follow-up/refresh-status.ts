@@ -11,7 +11,7 @@ import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import { isFailedAfterCreation, type RowState } from '../journal/lines.ts';
 import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
-import { ledgerStates, refuseRowApart } from '../engine/retry-batch.ts';
+import { ledgerStates, namedReferences, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
 import { NOT_DUE, SENT_ELSEWHERE } from '../engine/batch-plan.ts';
 import { Dec } from '../money.ts';
@@ -240,10 +240,11 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[], o: St
     const table = await spillResults(file);
     const reference = batchColumns(table, file).reference;
     const states = ledgerStates(folds, table.rows, (r) => (reference && r.cells[reference]?.trim()) || undefined);
+    const named = namedReferences(table.rows, reference);
     let n = 0;
     for (const [i, s] of states) {
       const row = table.rows.at(i)!;
-      refuseRowApart(o.resultsFile, row, reference, s, folds);
+      refuseRowApart(o.resultsFile, row, reference, s, folds, named);
       const latest = ledgerAhead(row.result, s);
       if (!latest) continue;
       const { screeningClearance } = row.result; // (the ledger does not hold it)
