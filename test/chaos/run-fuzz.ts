@@ -418,6 +418,16 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (killed.signal && round.between) {
           // edited again after the kill: its rows of unknown outcome too
           did.push('killed, then', applyEdit(sheet, { ...round.edits[0]!, pick: round.edits[0]!.pick + 7 }, n * 100 + k * 10 + 8));
+          // and each row the killed process sent with no payout made (unknown outcome, or refused): another amount or payee
+          const paid = new Set(serviceRecords(sb).flatMap((p) => (p.made ? [p.made.key] : [])));
+          for (const sent of journalled) {
+            const [key, body] = sent.split('\u0000') as [string, string];
+            const row = paid.has(key) ? undefined : sheet.rows.find((x) => x && matches(x, JSON.parse(body) as Record<string, unknown>));
+            if (!row) continue;
+            if (round.kill % 2) row.sourceAmount = '3.33';
+            else for (const f of ACCOUNT_FIELDS) if (f in row) row[f] = givenRows[0]![f] ?? '';
+            did.push(`${row.reference} (sent, no payout) ${round.kill % 2 ? 'amount -> 3.33' : "account <- the first row's"}`);
+          }
           await save(sheet, given, round.xlsx);
           note(sheet);
           givenRows = sheet.rows.filter((r): r is Record<string, string> => r !== null).map((r) => ({ ...r }));
