@@ -130,6 +130,8 @@ export interface RunView {
   /** The outcomes of the rows this run did not leave created (a created row's is its journal state's). */
   executed: ReadonlyMap<number, RowOutcome>;
   stopped?: boolean;
+  /** Rows settled with their journalled body, their cells edited since (planStage): the results say the edit is not paid. */
+  asFirstSent?: ReadonlySet<number>;
 }
 
 interface Run {
@@ -358,7 +360,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     );
     const stopped = [...(await funding).values()].filter((f): f is Stopped => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
-    const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
+    const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped, asFirstSent };
     // (an answer not as sent is said first, a payout's or a swap's: running again would not be safe)
     const swapNotAsSent = res.answerNotAsSent ? undefined : stopped.find((f) => f.notAsSent)?.error.message;
     const halted = swapNotAsSent ?? res.halted ?? stopped.find((f) => f.halt)?.error.message;
@@ -538,7 +540,19 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
         error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
       };
   if (left && s.phase === 'rejected') return fallback;
-  const o = outcomeFromState(s, fallback);
+  const settled = outcomeFromState(s, fallback);
+  const p = r.payout;
+  // (the row's cells are the edit; its payout, this journalled body)
+  const o =
+    p && v.asFirstSent?.has(r.rowNumber) && isCreatedStatus(settled.status) && !settled.error
+      ? {
+          ...settled,
+          error: {
+            code: 'EDIT_NOT_APPLIED',
+            message: `the payout was sent as first journalled, ${formatAmount(p.sourceAmount, p.sourceCurrency)} ${p.sourceCurrency} to ${p.beneficiary.accountName}: the edit of this row is not paid`,
+          },
+        }
+      : settled;
   const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
   if (!cleared) return o;
   const clearance = cleared.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`);

@@ -44,6 +44,7 @@ describe('an unsettled row edited in the results file before a retry', () => {
     const table = await readResults(run.resultsPath);
     expect(table.rows.map((r) => r.result.status)).toEqual(['UNKNOWN_OUTCOME', 'PENDING']);
     const [first, second] = table.rows.map((r) => r.cells.sourceAmount!);
+    const payee = table.rows[0]!.cells.accountName;
 
     table.rows[0]!.cells.sourceAmount = '9999.00';
     table.rows[0]!.cells.accountName = 'Someone Else';
@@ -54,9 +55,15 @@ describe('an unsettled row edited in the results file before a retry', () => {
     expect(prepared.plan!.currencies.map((c) => [c.currency, c.amount])).toEqual([['GBP', new Dec(first!).toFixed(2)]]);
     expect(prepared.plan!.warnings.join('\n')).toMatch(/row 2 .*not applied/);
     expect(prepared.refused).toBeUndefined();
-    await prepared.go({});
+    const done = await prepared.go({});
     // the journalled body went: no payout of the edited amount
     expect((await allPayouts(sb)).map((p) => String(p.sourceAmount)).sort()).toEqual([first, second].map((a) => String(Number(a))).sort());
+    // (the results row shows the edited cells: it says they are not what was paid)
+    const row = (await readResults(done.resultsPath)).rows[0]!;
+    expect([row.cells.sourceAmount, row.result.status, row.result.errorCode]).toEqual(['9999.00', 'PENDING', 'EDIT_NOT_APPLIED']);
+    expect(row.result.errorMessage).toBe(
+      `the payout was sent as first journalled, ${new Dec(first!).toFixed(2)} GBP to ${payee}: the edit of this row is not paid`,
+    );
   });
 });
 
@@ -108,7 +115,7 @@ describe('an unsettled row edited to another amount, its first amount moved to a
     const again = await runBatch({ file, batchId: 'payroll-9', conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
     const rows = (await readResults(again.resultsPath)).rows.map((r) => [r.result.status, r.result.errorCode]);
     expect(rows).toEqual([
-      ['PENDING', undefined],
+      ['PENDING', 'EDIT_NOT_APPLIED'], // (its 12.00 is not what was paid)
       ['PENDING', undefined],
       ['INVALID', 'PROBABLE_DUPLICATE'],
     ]);
