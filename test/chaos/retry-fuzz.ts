@@ -24,9 +24,8 @@
 //       what settles a send of unknown outcome (a killed retry's) with its journalled key and body.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
-import { idempotencyKey } from '../../src/engine/identity.ts';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
@@ -36,10 +35,11 @@ import { canonicalJson } from '../../src/text.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { ResultRow, ResultsTable } from '../../src/results/types.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, setStatus, unattended } from '../ops/helpers.ts';
+import { journalledSends, matches, parseJson, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
 const argv = process.argv.slice(2);
 /** `--scenario JSON`: one scenario as a report printed it (its number after it: --only), run alone. */
@@ -206,19 +206,6 @@ function applyEdit(t: ResultsTable, e: Edit, n: number, lost: Set<string>): stri
 
 const renumber = (t: ResultsTable) => t.rows.forEach((r, i) => (r.rowNumber = i + 2));
 
-/** The sandbox's records: each payout's status and amounts, and the key and body that created it. */
-function serviceRecords(sb: LocalSandbox) {
-  const s = sb.snapshot();
-  const byRecord = new Map<string, { key: string; body: Record<string, unknown> }>();
-  for (const e of s.idempotency) {
-    if (!e.recordId) continue;
-    const [, key] = e.slot.split('\u0000');
-    const [route, json] = e.fingerprint.split('\u0000');
-    if (route === 'initiate') byRecord.set(e.recordId, { key: key!, body: JSON.parse(json!) as Record<string, unknown> });
-  }
-  return s.payouts.map((p) => ({ id: String(p.id), status: String(p.status), made: byRecord.get(String(p.id)) }));
-}
-
 interface Outcome {
   violations: string[];
   notes: string[];
@@ -354,7 +341,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           continue;
         }
         const body = p.made.body;
-        if (byKilled.has(p.id) ? killedRows.some((g) => matches(g, body)) : givenRows.some((g) => matches(g, body))) continue;
+        if (byKilled.has(p.id) ? killedRows.some((g) => matches(g.cells, body)) : givenRows.some((g) => matches(g.cells, body))) continue;
         if (journalled.has(`${p.made.key}\u0000${canonicalJson(body)}`))
           out.notes.push(`payout ${p.id} (key ${p.made.key}): a send of the killed retry resent as journalled (I2)`);
         else
@@ -401,7 +388,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         results = given;
       }
       // (a)
-      out.violations.push(...twicePaid(serviceRecords(sb), refs, resendAsked).map((v) => `(a) after ${label}: ${v}`));
+      out.violations.push(...twicePaid(serviceRecords(sb), refs, { resendAsked }).map((v) => `(a) after ${label}: ${v}`));
     }
     // (e) the batch file run again after the retries pays nothing: each of its rows was sent (or is invalid) already
     const before = new Set(serviceRecords(sb).map((p) => p.id));
@@ -422,71 +409,6 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     await sb.close();
     if (KEEP) console.log(`kept ${dir}`);
     else await rm(dir, { recursive: true, force: true });
-  }
-  return out;
-}
-
-/** Each key and body the journals hold an `initiating` of (the tool's records: only to excuse a resend after a kill, never to judge). */
-async function journalledSends(state: string): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const f of await readdir(join(state, 'ledgers'), { recursive: true }))
-    if (f.endsWith('.journal.jsonl'))
-      for (const l of (await readFile(join(state, 'ledgers', f), 'utf8')).split('\n')) {
-        const e = parseJson(l);
-        if (e?.t === 'initiating' && typeof e.body === 'string') out.add(`${String(e.key)}\u0000${canonicalJson(JSON.parse(e.body))}`);
-      }
-  return out;
-}
-
-const parseJson = (s: string): Record<string, unknown> | undefined => {
-  try {
-    return JSON.parse(s) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-};
-
-/** A row of the file given whose cells are the body's payee, amount and currencies. */
-function matches(g: ResultRow, body: Record<string, unknown>): boolean {
-  const c = (f: string) => (g.cells[f] ?? '').trim();
-  const b = body.beneficiary as Record<string, unknown>;
-  let amount: Dec;
-  try {
-    // (as the reader takes "1,234.56")
-    amount = new Dec(
-      c('sourceAmount').replace(/^(\d{1,3}(,\d{3})+)(\.\d+)?$/, (_m, i: string, _g, f?: string) => i.replaceAll(',', '') + (f ?? '')),
-    );
-  } catch {
-    return false;
-  }
-  return (
-    amount.eq(String(body.sourceAmount)) &&
-    c('sourceCurrency') === body.sourceCurrency &&
-    c('destinationCurrency') === body.destinationCurrency &&
-    Object.entries(b).every(([f, v]) => c(f) === String(v))
-  );
-}
-
-/** Payouts per reference (by the key that created each): more than one only after FAILED/REJECTED ones and --resend-failed. */
-function twicePaid(payouts: ReturnType<typeof serviceRecords>, refs: Set<string>, resendAsked: boolean): string[] {
-  const refOfKey = new Map<string, string>();
-  for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
-  const byRef = new Map<string, typeof payouts>();
-  const out: string[] = [];
-  for (const p of payouts) {
-    if (p.made?.key === 'fuzz-drain-1') continue;
-    const ref = p.made && refOfKey.get(p.made.key);
-    if (!ref) {
-      out.push(`payout ${p.id} under key ${p.made?.key} of no reference of the batch`);
-      continue;
-    }
-    byRef.set(ref, [...(byRef.get(ref) ?? []), p]);
-  }
-  for (const [ref, ps] of byRef) {
-    if (ps.length < 2) continue;
-    const failed = ps.filter((p) => p.status === 'FAILED' || p.status === 'REJECTED').length;
-    if (!resendAsked || failed < ps.length - 1)
-      out.push(`${ref} has ${ps.length} payouts (${ps.map((p) => `${p.id} ${p.status} ${p.made?.key}`).join(', ')})`);
   }
   return out;
 }

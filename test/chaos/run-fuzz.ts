@@ -18,13 +18,12 @@
 //   (d) every row of the file is in the run's results (cells compared), or the run refused whole saying why;
 //   (e) no "unexpected error" nor stack trace, from a killed process either.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
-import { mkdir, readdir, readFile, rename, copyFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, copyFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
-import { idempotencyKey } from '../../src/engine/identity.ts';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { bodyDigest } from '../../src/engine/plan-file.ts';
@@ -32,10 +31,11 @@ import { loadBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
 import { canonicalJson } from '../../src/text.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
+import { journalledSends, matches, parseJson, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf('--scenario');
@@ -207,79 +207,6 @@ async function save(s: Sheet, path: string, xlsx: boolean): Promise<void> {
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, 'Sheet1');
   await writeFile(path, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
-}
-
-/** The sandbox's records: each payout's status, and the key and body that created it. */
-function serviceRecords(sb: LocalSandbox) {
-  const s = sb.snapshot();
-  const byRecord = new Map<string, { key: string; body: Record<string, unknown> }>();
-  for (const e of s.idempotency) {
-    if (!e.recordId) continue;
-    const [, key] = e.slot.split('\u0000');
-    const [route, json] = e.fingerprint.split('\u0000');
-    if (route === 'initiate') byRecord.set(e.recordId, { key: key!, body: JSON.parse(json!) as Record<string, unknown> });
-  }
-  return s.payouts.map((p) => ({ id: String(p.id), status: String(p.status), made: byRecord.get(String(p.id)) }));
-}
-
-async function journalledSends(state: string): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const f of await readdir(join(state, 'ledgers'), { recursive: true }).catch(() => []))
-    if (f.endsWith('.journal.jsonl'))
-      for (const l of (await readFile(join(state, 'ledgers', f), 'utf8')).split('\n')) {
-        const e = parseJson(l);
-        if (e?.t === 'initiating' && typeof e.body === 'string') out.add(`${String(e.key)}\u0000${canonicalJson(JSON.parse(e.body))}`);
-      }
-  return out;
-}
-
-const parseJson = (s: string): Record<string, unknown> | undefined => {
-  try {
-    return JSON.parse(s) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-};
-
-/** A row whose cells are the body's payee, amount and currencies. */
-function matches(g: Record<string, string>, body: Record<string, unknown>): boolean {
-  const c = (f: string) => (g[f] ?? '').trim();
-  const b = body.beneficiary as Record<string, unknown>;
-  let amount: Dec;
-  try {
-    amount = new Dec(
-      c('sourceAmount').replace(/^(\d{1,3}(,\d{3})+)(\.\d+)?$/, (_m, i: string, _g, f?: string) => i.replaceAll(',', '') + (f ?? '')),
-    );
-  } catch {
-    return false;
-  }
-  return (
-    amount.eq(String(body.sourceAmount)) &&
-    c('sourceCurrency') === body.sourceCurrency &&
-    c('destinationCurrency') === body.destinationCurrency &&
-    Object.entries(b).every(([f, v]) => c(f) === String(v))
-  );
-}
-
-/** Payouts per reference (outer spaces aside; `fold`: case aside too), by the key that created each. */
-function twicePaid(payouts: ReturnType<typeof serviceRecords>, refs: Set<string>, fold = false): string[] {
-  const norm = (ref: string) => (fold ? ref.toLowerCase() : ref);
-  const refOfKey = new Map<string, string>();
-  for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
-  const byRef = new Map<string, typeof payouts>();
-  const out: string[] = [];
-  for (const p of payouts) {
-    if (p.made?.key.startsWith('fuzz-drain-')) continue;
-    const ref = p.made && refOfKey.get(p.made.key);
-    if (!ref) {
-      out.push(`payout ${p.id} under key ${p.made?.key} of no reference of the files`);
-      continue;
-    }
-    byRef.set(norm(ref), [...(byRef.get(norm(ref)) ?? []), p]);
-  }
-  for (const [ref, ps] of byRef)
-    if (ps.length > 1) out.push(`${ref} has ${ps.length} payouts (${ps.map((p) => `${p.id} ${p.status} ${p.made?.key}`).join(', ')})`);
-  return out;
 }
 
 const STACK = /unexpected error|\n\s+at .+:\d+:\d+\)?/i;
@@ -495,7 +422,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }
       // (a)
       out.violations.push(...twicePaid(serviceRecords(sb), refs).map((v) => `(a) after ${what}: ${v}`));
-      const folded = twicePaid(serviceRecords(sb), refs, true);
+      const folded = twicePaid(serviceRecords(sb), refs, { fold: true });
       if (folded.length > twicePaid(serviceRecords(sb), refs).length && !out.caseOnly++)
         out.notes.push(...folded.map((v) => `(references differing in case only) ${v}`));
     }

@@ -1,0 +1,94 @@
+// What retry-fuzz.ts and run-fuzz.ts judge by: the sandbox's own records (each payout, and the key and body
+// that created it), a row of a file given matching a body, and the payouts of each reference.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { idempotencyKey } from '../../src/engine/identity.ts';
+import { Dec } from '../../src/money.ts';
+import { canonicalJson } from '../../src/text.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+
+/** The sandbox's records: each payout's status and amounts, and the key and body that created it. */
+export function serviceRecords(sb: LocalSandbox) {
+  const s = sb.snapshot();
+  const byRecord = new Map<string, { key: string; body: Record<string, unknown> }>();
+  for (const e of s.idempotency) {
+    if (!e.recordId) continue;
+    const [, key] = e.slot.split('\u0000');
+    const [route, json] = e.fingerprint.split('\u0000');
+    if (route === 'initiate') byRecord.set(e.recordId, { key: key!, body: JSON.parse(json!) as Record<string, unknown> });
+  }
+  return s.payouts.map((p) => ({ id: String(p.id), status: String(p.status), made: byRecord.get(String(p.id)) }));
+}
+
+/** Each key and body the journals hold an `initiating` of (the tool's records: only to excuse a resend after a kill, never to judge). */
+export async function journalledSends(state: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const f of await readdir(join(state, 'ledgers'), { recursive: true }).catch(() => []))
+    if (f.endsWith('.journal.jsonl'))
+      for (const l of (await readFile(join(state, 'ledgers', f), 'utf8')).split('\n')) {
+        const e = parseJson(l);
+        if (e?.t === 'initiating' && typeof e.body === 'string') out.add(`${String(e.key)}\u0000${canonicalJson(JSON.parse(e.body))}`);
+      }
+  return out;
+}
+
+export const parseJson = (s: string): Record<string, unknown> | undefined => {
+  try {
+    return JSON.parse(s) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+};
+
+/** A row (its cells) whose payee, amount and currencies are the body's. */
+export function matches(cells: Record<string, string | undefined>, body: Record<string, unknown>): boolean {
+  const c = (f: string) => (cells[f] ?? '').trim();
+  const b = body.beneficiary as Record<string, unknown>;
+  let amount: Dec;
+  try {
+    // (as the reader takes "1,234.56")
+    amount = new Dec(
+      c('sourceAmount').replace(/^(\d{1,3}(,\d{3})+)(\.\d+)?$/, (_m, i: string, _g, f?: string) => i.replaceAll(',', '') + (f ?? '')),
+    );
+  } catch {
+    return false;
+  }
+  return (
+    amount.eq(String(body.sourceAmount)) &&
+    c('sourceCurrency') === body.sourceCurrency &&
+    c('destinationCurrency') === body.destinationCurrency &&
+    Object.entries(b).every(([f, v]) => c(f) === String(v))
+  );
+}
+
+/**
+ * Payouts per reference (by the key that created each; `fold`: case aside too): more than one only after FAILED or
+ * REJECTED ones when `resendAsked` (--resend-failed). The fuzz's own drains (keys fuzz-drain-*) are not the batch's.
+ */
+export function twicePaid(
+  payouts: ReturnType<typeof serviceRecords>,
+  refs: Set<string>,
+  o: { resendAsked?: boolean; fold?: boolean } = {},
+): string[] {
+  const norm = (ref: string) => (o.fold ? ref.toLowerCase() : ref);
+  const refOfKey = new Map<string, string>();
+  for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
+  const byRef = new Map<string, typeof payouts>();
+  const out: string[] = [];
+  for (const p of payouts) {
+    if (p.made?.key.startsWith('fuzz-drain-')) continue;
+    const ref = p.made && refOfKey.get(p.made.key);
+    if (!ref) {
+      out.push(`payout ${p.id} under key ${p.made?.key} of no reference the files named`);
+      continue;
+    }
+    byRef.set(norm(ref), [...(byRef.get(norm(ref)) ?? []), p]);
+  }
+  for (const [ref, ps] of byRef) {
+    if (ps.length < 2) continue;
+    const failed = ps.filter((p) => p.status === 'FAILED' || p.status === 'REJECTED').length;
+    if (!o.resendAsked || failed < ps.length - 1)
+      out.push(`${ref} has ${ps.length} payouts (${ps.map((p) => `${p.id} ${p.status} ${p.made?.key}`).join(', ')})`);
+  }
+  return out;
+}
