@@ -92,3 +92,26 @@ export function twicePaid(
   }
   return out;
 }
+
+/** Each scenario (`only`: the one of that index; `given`: one replayed, numbered `only`), its story printed when it fails or `verbose`; the failures. */
+export async function runScenarios<S, R extends { violations: string[]; notes: string[] }>(
+  scenarios: S[],
+  o: { only?: number; given: boolean; verbose: boolean },
+  run: (sc: S, n: number) => Promise<R>,
+  add: (r: R) => void,
+): Promise<number> {
+  let failures = 0;
+  for (const [i, sc] of scenarios.entries()) {
+    if (o.only !== undefined && !o.given && i !== o.only) continue;
+    const n = o.given ? (o.only ?? i) : i;
+    const r = await run(sc, n);
+    add(r);
+    if (r.violations.length || o.verbose) {
+      console.log(`\n#${n} ${JSON.stringify(sc)}`);
+      for (const note of r.notes) console.log(`  ${note}`);
+      for (const v of r.violations) console.log(`  VIOLATION ${v}`);
+    }
+    if (r.violations.length) failures++;
+  }
+  return failures;
+}

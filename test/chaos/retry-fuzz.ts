@@ -39,7 +39,7 @@ import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, setStatus, unattended } from '../ops/helpers.ts';
-import { journalledSends, matches, parseJson, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
 const argv = process.argv.slice(2);
 /** `--scenario JSON`: one scenario as a report printed it (its number after it: --only), run alone. */
@@ -415,23 +415,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const scenarios = GIVEN ? [{ ...GIVEN, variant: GIVEN.variant ?? false }] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-let failures = 0;
 const totals = { edits: 0, retries: 0, refusedWhole: 0, madeByRetry: 0 };
-for (const [i, sc] of scenarios.entries()) {
-  if (ONLY !== undefined && !GIVEN && i !== ONLY) continue;
-  const n = GIVEN ? (ONLY ?? i) : i;
-  const r = await runScenario(sc, n);
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
   totals.edits += r.edits;
   totals.retries += r.retries;
   totals.refusedWhole += r.refusedWhole;
   totals.madeByRetry += r.madeByRetry;
-  if (r.violations.length || VERBOSE) {
-    console.log(`\n#${n} ${JSON.stringify(sc)}`);
-    for (const note of r.notes) console.log(`  ${note}`);
-    for (const v of r.violations) console.log(`  VIOLATION ${v}`);
-  }
-  if (r.violations.length) failures++;
-}
+});
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} runs, ${totals.edits} edits, ${totals.retries} retries (${totals.refusedWhole} refused whole), ` +
     `${totals.madeByRetry} payouts created by retries, ` +

@@ -35,7 +35,7 @@ import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
-import { journalledSends, matches, parseJson, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf('--scenario');
@@ -438,25 +438,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-let failures = 0;
 const totals = { edits: 0, runs: 0, refusedWhole: 0, made: 0, caseOnly: 0, kills: 0 };
-for (const [i, sc] of scenarios.entries()) {
-  if (ONLY !== undefined && !GIVEN && i !== ONLY) continue;
-  const n = GIVEN ? (ONLY ?? i) : i;
-  const r = await runScenario(sc, n);
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
   totals.edits += r.edits;
   totals.runs += r.runs;
   totals.refusedWhole += r.refusedWhole;
   totals.made += r.made;
   totals.caseOnly += r.caseOnly;
   totals.kills += r.kills;
-  if (r.violations.length || VERBOSE) {
-    console.log(`\n#${n} ${JSON.stringify(sc)}`);
-    for (const line of r.notes) console.log(`  ${line}`);
-    for (const v of r.violations) console.log(`  VIOLATION ${v}`);
-  }
-  if (r.violations.length) failures++;
-}
+});
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.edits} edits, ${totals.runs} reruns (${totals.refusedWhole} refused whole, ${totals.kills} SIGKILLs before), ` +
     `${totals.made} payouts created by reruns, ${totals.caseOnly} runs paying a reference again in another case, ${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,

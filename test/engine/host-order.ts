@@ -5,12 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { buildPlan } from '../../src/engine/batch-plan.ts';
 import { moneyTotals } from '../../src/engine/money-totals.ts';
 import { swapLinesOf } from '../../src/engine/outcome.ts';
-import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { spillRows } from '../../src/engine/prepare.ts';
 import { foldJournal } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
-import { payoutRow } from './helpers.ts';
+import { payoutRow, preflightOf } from './helpers.ts';
 
 // Sorted apart by a locale: Estonian puts Z between S and T (ZAR before TRY), Czech CH after H (CHF after HKD).
 const CODES = ['ZAR', 'TRY', 'HKD', 'CHF'];
@@ -30,17 +29,7 @@ function planOf(rows: PayoutRow[], balances: Record<string, number>) {
   const pairs = Object.keys(balances)
     .filter((c) => c !== 'USD')
     .map((c) => ({ currencyPairId: `USD-${c}`, baseCurrency: 'USD', quoteCurrency: c, rate: 1, enabled: true }));
-  const pf: PreflightResult = {
-    wallets,
-    pairs,
-    corridors: [],
-    rowIssues: new Map(),
-    estimatedFees: new Map(),
-    feesUnknown: new Set(),
-    quoteGroups: new Map(),
-    warnings: [],
-    requests: 3,
-  };
+  const pf = preflightOf({ wallets, pairs });
   return buildPlan(batch, pf, foldJournal([]), 'sandbox', { allowPartial: true, mergeDocuments: false, fundBySwap: true });
 }
 
