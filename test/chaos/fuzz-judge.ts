@@ -3,6 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
+import { readFlags } from '../bench/args.ts';
 import { Dec } from '../../src/money.ts';
 import { canonicalJson } from '../../src/text.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -114,4 +115,22 @@ export async function runScenarios<S, R extends { violations: string[]; notes: s
     if (r.violations.length) failures++;
   }
   return failures;
+}
+
+/**
+ * A campaign's flags: `--seed S --runs N --verbose`; `--only N`: scenario N of the seed alone (a replay); `--keep`: its
+ * folder left in place; `--scenario JSON`: one scenario as a report printed it (its number after it: --only), run alone.
+ */
+export function fuzzFlags<S>(argv = process.argv.slice(2)) {
+  const at = argv.indexOf('--scenario');
+  const given = at >= 0 ? (JSON.parse(argv.splice(at, 2)[1]!) as S) : undefined;
+  const flags = readFlags(argv, ['seed', 'runs', 'only'], ['verbose', 'keep']);
+  return {
+    given,
+    seed: flags.num('seed') ?? Date.now() % 1_000_000,
+    runs: flags.num('runs') ?? 20,
+    verbose: flags.flag('verbose') ?? false,
+    only: flags.num('only'),
+    keep: flags.flag('keep') ?? false,
+  };
 }

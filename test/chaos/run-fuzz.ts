@@ -32,20 +32,11 @@ import { Dec } from '../../src/money.ts';
 import { canonicalJson } from '../../src/text.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { readFlags } from '../bench/args.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
-import { journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
-const argv = process.argv.slice(2);
-const at = argv.indexOf('--scenario');
-const GIVEN = at >= 0 ? (JSON.parse(argv.splice(at, 2)[1]!) as Scenario) : undefined;
-const flags = readFlags(argv, ['seed', 'runs', 'only'], ['verbose', 'keep']);
-const SEED = flags.num('seed') ?? Date.now() % 1_000_000;
-const RUNS = flags.num('runs') ?? 20;
-const VERBOSE = flags.flag('verbose') ?? false;
-const ONLY = flags.num('only');
-const KEEP = flags.flag('keep') ?? false;
+const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
 // prettier-ignore
 const EDIT_KINDS = [
