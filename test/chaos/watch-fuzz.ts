@@ -379,12 +379,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     for (const ref of refs) for (let a = 1; a <= 4; a++) refOfKey.set(idempotencyKey(ref, a), ref);
     const byRef = new Map<string, (typeof records)[number]>();
     for (const p of records) {
-      const ref = p.made && refOfKey.get(p.made.key);
-      if (!ref) continue;
+      const made = p.made;
+      const ref = made && refOfKey.get(made.key);
+      if (!made || !ref) continue;
       byRef.set(ref, p);
       const rows = [...complete.values()].flat().filter((r) => r.reference === ref);
-      if (!rows.some((r) => matches(r, p.made!.body)))
-        out.violations.push(`(b) payout ${p.id} of ${ref} ${JSON.stringify(p.made.body)} matches no complete content's row of ${ref}`);
+      if (!rows.some((r) => matches(r, made.body)))
+        out.violations.push(`(b) payout ${p.id} of ${ref} ${JSON.stringify(made.body)} matches no complete content's row of ${ref}`);
     }
     // (b) claims, (c) where every file ended
     for (const h of hosts) {
