@@ -382,6 +382,10 @@ export class FolderWatch {
           continue;
         }
         if (!abandoned || notDueYet(c)) continue;
+        // (held in the ledger before the lock is let go: another watch of this folder would find the gone holder's claim there)
+        const ask = c.sha256 && { account: this.ledger.account, sha256: c.sha256, claim: id, name: c.name, host: hostname() };
+        const held = ask ? await this.ledger.claim(ask).catch(() => undefined) : { held: true as const };
+        if (!held || (!held.held && held.by.state === 'running')) continue;
         writeClaim(claimDir, { ...c, ...owner(), takenOverAt: new Date().toISOString() });
         this.mine.add(claimDir);
         taken.push(claimDir);

@@ -10,7 +10,7 @@ import { fileSha256 } from '../../src/engine/identity.ts';
 import { accountOf } from '../../src/ledger/account-ledger.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder } from '../../src/watch/watcher.ts';
-import { claimFile, writeClaim } from '../../src/watch/claim-folder.ts';
+import { claimFile, readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, initiates, tempDirs } from '../engine/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
@@ -83,6 +83,58 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     expect(gone.files).toMatchObject([{ name: 'payroll.csv', claim: id, outcome: 'done', resumed: true }]);
     expect(initiates(sb)).toHaveLength(2);
     expect(await claimOf(team, accountOf(sb.url), sha256)).toMatchObject({ claim: id, holder: team.holder, state: 'done' });
+  });
+
+  it('two watches on one folder: the claim one took over is not taken over again before it holds it in the ledger', async () => {
+    const dir = await dirs.make();
+    const id = '20250101T000000Z-fedcba-twice.csv';
+    const claimDir = join(dir, 'processing', id);
+    mkdirSync(claimDir, { recursive: true });
+    const file = join(claimDir, 'twice.csv');
+    writeFileSync(file, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TWICE', amount: (i) => `${271 + i}.00` }));
+    const st = statSync(file);
+    const sha256 = await fileSha256(file);
+    writeClaim(claimDir, {
+      name: 'twice.csv',
+      pid: 1,
+      host: 'other-host',
+      claimedAt: new Date(0).toISOString(),
+      sha256,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+    });
+    const other = await proc();
+    await claimContent(other, { account: accountOf(sb.url), sha256, claim: id, name: 'twice.csv', host: 'other-host' });
+    const team = await proc();
+    await team.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::bigint::oid`, [
+      other.lockId,
+    ]);
+    await until(async () => !(await team.holderAlive(other.holder)));
+    const before = initiates(sb).length;
+
+    // the first watch takes the folder over, then is slow to claim it in the ledger (once it has written its claim record)
+    const slow = new PgLedgers(await proc());
+    const ledger = slow.of(accountOf(sb.url));
+    const claim = ledger.claim.bind(ledger);
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    ledger.claim = async (...a) => {
+      if (readClaim(claimDir)?.takenOverAt) await gate;
+      return claim(...a);
+    };
+    const first = watchFolder({
+      dir,
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 10 }),
+      conn: { ...connectionTo(sb), shared: slow },
+      once: true,
+      crashWaitMs: 0,
+    });
+    await until(() => readClaim(claimDir)?.takenOverAt !== undefined);
+    const second = await watchWith(dir, await proc());
+    expect(second.files).toEqual([]);
+    release();
+    expect((await first).files).toMatchObject([{ name: 'twice.csv', claim: id, outcome: 'done', resumed: true }]);
+    expect(initiates(sb).length - before).toBe(2);
   });
 
   it('refuses content whose claim ended done, naming it; runs again content whose claim failed with nothing sent', async () => {
