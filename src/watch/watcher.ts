@@ -448,18 +448,20 @@ export class FolderWatch {
     return undefined;
   }
 
-  /** Why the same content, sent before to this account from anywhere, is not paid again. */
-  private async sentBefore(sha: string): Promise<string | undefined> {
+  /** Why the same content, sent before to this account from anywhere, is not paid again; `here`: this copy, as it will lie in failed/. */
+  private async sentBefore(sha: string, here?: string): Promise<string | undefined> {
     const { rows, header: h, interrupted } = (await foldBatch(this.ledger, sha)).folded;
     const sent = [...rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
-    // (a run killed part way wrote no results: running the file again resumes it from its journal)
+    // (a run killed part way wrote no results: running the file again resumes it from its journal; the first gone, e.g. moved out
+    // of its claim folder by hand and dropped again, this copy: the same content)
+    const runnable = first && (existsSync(first) || !here) ? first : here;
     const next =
-      interrupted && first
-        ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', first)}\` again`
+      interrupted && runnable
+        ? `Its last run did not end (cut short, or still going): to finish it, run \`${this.command('run', runnable)}\` again`
         : `To re-send failed rows of that batch (once fixed in its results file): ${retry}`;
     return (
       `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${plural(sent, 'row')} sent. ` +
@@ -597,7 +599,7 @@ export class FolderWatch {
     try {
       // an ended claim runs again only when it failed with nothing sent (a refused file, fixed, dropped again)
       a = await this.ledger.claim(ask, { mayRetake: async (c) => c.state === 'failed' && (await this.sentBefore(sha256)) === undefined });
-      sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
+      sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256, join(this.L.failed, ask.claim, claim.name));
     } catch (e) {
       if (!this.ledger.lost) throw e;
       return leftToResume(resumed, this.ledger.lost);

@@ -426,6 +426,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             const summary = readdirSync(dir).find((f) => f.endsWith('.summary.json'));
             const reason = summary && parseJson(readFileSync(join(dir, summary), 'utf8'))?.reason;
             if (typeof reason !== 'string' || !reason) out.violations.push(`(c) ${h.name} failed/${id}: no reason in its summary`);
+            // a command the reason gives names files that are there (or moved on from processing/ since)
+            const said = typeof reason === 'string' ? reason : '';
+            for (const cmd of said.matchAll(/`payout-batch (?:run|retry) (\/[^ `]+)/g))
+              if (!['processing', 'done', 'failed'].some((w) => existsSync(cmd[1]!.replace('/processing/', `/${w}/`))))
+                out.violations.push(`(c) ${h.name} failed/${id}: its reason names ${cmd[1]}, which is nowhere: ${said}`);
           } else if (existsSync(file) && !last.some((r) => r.stdout.includes(`${name}: processing: `)))
             out.violations.push(`(c) ${h.name} processing/${id}: left there without a reason in the last tick`);
         }

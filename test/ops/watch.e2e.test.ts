@@ -1,7 +1,7 @@
 // `watch DIR --once` spawned as cron would, against the sandbox over real HTTP: files done and
 // failed with reasons, content already sent not paid again, two concurrent runs on one folder,
 // a half-written file, and a run killed mid-file then resumed with no duplicate.
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -302,6 +302,37 @@ describe('payout-batch watch --once', () => {
     const finish = /to finish it, run `(payout-batch run [^`]+)` again/.exec(refused.stdout)?.[1];
     expect(finish, refused.stdout).toContain(file);
     // (the command as printed, by main() in this process: the watch is what this case tests)
+    const finished = await runMain([...finish!.split(' ').slice(1), '--yes'], { cwd: dir, env });
+    expect(finished.code, finished.stderr.slice(-2000)).toBe(0);
+    const payouts = await allPayouts(sb);
+    expect(payouts).toHaveLength(ROWS);
+    expect(new Set(payouts.map((p) => p.sourceAmount)).size).toBe(ROWS);
+  });
+
+  it('a file a killed tick left in processing/, moved back into the inbox by hand: refused, naming a command on a file that is there', async () => {
+    sb = await startSb({ faults: { latencyMs: [30, 60] } });
+    const dir = await folder(sb, { rate: 20, concurrency: 2 });
+    const ROWS = 20;
+    drop(dir, 'moved.csv', ROWS, 'WM');
+    const killed = await watch(dir, [], (child) => {
+      void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(
+        () => child.kill('SIGKILL'),
+        () => child.kill('SIGKILL'),
+      );
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(initiatesSeen(sb)).toBeLessThan(ROWS);
+    const [claim] = claims(dir, 'processing');
+    renameSync(join(dir, 'processing', claim!, 'moved.csv'), join(dir, 'inbox', 'moved.csv'));
+    writeFileSync(join(dir, 'inbox', 'moved.csv.ready'), '');
+
+    // (the watch's refusal, by main() in this process: the killed tick is the process this case needs)
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') });
+    const refused = await runMain(['watch', dir, '--once'], { cwd: dir, env });
+    expect(refused.code, refused.stderr.slice(-2000)).toBe(3);
+    const finish = /to finish it, run `(payout-batch run [^`]+)` again/.exec(refused.stdout)?.[1];
+    const file = finish?.split(' ')[2];
+    expect(file && existsSync(file), refused.stdout).toBe(true);
     const finished = await runMain([...finish!.split(' ').slice(1), '--yes'], { cwd: dir, env });
     expect(finished.code, finished.stderr.slice(-2000)).toBe(0);
     const payouts = await allPayouts(sb);
