@@ -7,10 +7,11 @@
 //     or removed, an amount or a name changed) into one host's inbox or both, written at once, with a `.ready`
 //     marker, as a dot-name renamed into place, slowly in chunks through one open file (pauses under settleSeconds,
 //     while the next steps run), or written then rewritten whole as another variant;
-//   ticks: `node dist/bin.js watch DIR --once` on either host, sometimes two at once (both hosts, or one host twice),
-//     sometimes SIGKILLed at its first to third initiate, sometimes with the file moved out of processing/ by hand or
-//     the sandbox's clock moved forward at its first initiate; moves of a claimed file out of processing/ by hand
-//     (back into the inbox, or away); the sandbox's clock moved forward (1 h, 25 h, 31 days).
+//   ticks: `node dist/bin.js watch DIR --once` (dist/ as built when the campaign started) on either host, sometimes two
+//     at once (both hosts, or one host twice); at its first to third initiate sometimes SIGKILLed or SIGTERMed, the
+//     claimed file moved out of processing/ by hand or edited in place (size and mtime kept), or the sandbox's clock
+//     moved forward; a claimed file moved out of processing/ by hand (back into the inbox, or away) or edited in place
+//     between ticks; the sandbox's clock moved forward (1 h, 25 h, 31 days).
 // Then both hosts tick, unkilled, until nothing is left to take. Checked:
 //   (a) no reference has two payouts (no FAILED payouts are made: every one counts), none under a key of no reference;
 //   (b) every payout matches its reference's row (payee, amount, currencies) in a content that was complete when
@@ -23,8 +24,10 @@
 //   (d) no "unexpected error" nor stack trace on a tick's output, a killed one's too.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'csv-parse/sync';
@@ -33,11 +36,17 @@ import * as XLSX from 'xlsx';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { cleanEnv, generateCsv, runCli, workDir, type CliRun } from '../engine/helpers.ts';
+import { cleanEnv, generateCsv, ROOT, runCli, workDir, type CliRun } from '../engine/helpers.ts';
 import { startCluster, type Cluster } from '../pg/cluster.ts';
 import { fuzzFlags, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
+
+// The CLI as built when the campaign started (a build meanwhile empties dist/ under a tick): an installation of its own.
+const INSTALLED = mkdtempSync(join(tmpdir(), 'pb-watch-fuzz-cli-'));
+cpSync(join(ROOT, 'dist'), join(INSTALLED, 'dist'), { recursive: true });
+cpSync(join(ROOT, 'package.json'), join(INSTALLED, 'package.json'));
+symlinkSync(join(ROOT, 'node_modules'), join(INSTALLED, 'node_modules'));
 
 const VARIANTS = ['orig', 'orig', 'sameName', 'reorder', 'add', 'remove', 'amount', 'name'] as const;
 const MODES = ['plain', 'ready', 'tmp', 'slow', 'slow', 'rewrite'] as const;
@@ -57,14 +66,14 @@ interface Tick {
   /** Another tick at once: on the other host, or on this one. */
   with: 'none' | 'other' | 'same';
   /** At its kill-th initiate: SIGKILL, the claimed file moved out of processing/, or the sandbox's clock moved. */
-  during: 'none' | 'kill' | 'move' | 'clock';
+  during: 'none' | 'kill' | 'term' | 'move' | 'edit' | 'clock';
   kill: number;
 }
 interface Move {
   t: 'move';
   host: 0 | 1;
-  /** Back into the inbox (with a marker), or away. */
-  back: boolean;
+  /** Back into the inbox (with a marker), away, or edited in place (size and mtime kept). */
+  how: 'back' | 'away' | 'edit';
 }
 interface Clock {
   t: 'clock';
@@ -97,11 +106,18 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       t: fc.constant('tick' as const),
       host: fc.constantFrom<0 | 1>(0, 1),
       with: fc.constantFrom<Tick['with']>('none', 'none', 'other', 'same'),
-      during: fc.constantFrom<Tick['during']>('none', 'none', 'kill', 'kill', 'move', 'clock'),
+      during: fc.constantFrom<Tick['during']>('none', 'none', 'kill', 'kill', 'term', 'move', 'edit', 'clock'),
       kill: fc.integer({ min: 1, max: 3 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('move' as const), host: fc.constantFrom<0 | 1>(0, 1), back: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('move' as const),
+      host: fc.constantFrom<0 | 1>(0, 1),
+      how: fc.constantFrom<Move['how']>('back', 'away', 'edit'),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('clock' as const), hours: fc.constantFrom(1, 25, 24 * 31) }) },
 );
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -313,6 +329,24 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       return `${name} moved out of processing/ by hand`;
     };
 
+    /** A digit of the first claimed file changed in place, its size and mtime kept. */
+    const editInPlace = (h: (typeof hosts)[number]): string => {
+      const [file] = processingFiles(h);
+      if (!file) return 'nothing in processing/ to edit';
+      const bytes = readFileSync(file);
+      let at = bytes.length - 1;
+      while (at >= 0 && !(bytes[at]! >= 0x30 && bytes[at]! <= 0x39)) at--;
+      if (at < 0) return 'no digit to edit';
+      bytes[at] = bytes[at] === 0x39 ? 0x30 : bytes[at]! + 1;
+      // (its times to the nanosecond: touch -r, through a file given them first)
+      const times = `${file}.times`;
+      writeFileSync(times, '');
+      execFileSync('touch', ['-r', file, times]);
+      writeFileSync(file, bytes);
+      execFileSync('touch', ['-r', times, file]);
+      rmSync(times);
+      return `${file.split('/').at(-1)} edited in processing/ (size and mtime kept)`;
+    };
     const check = (what: string, r: CliRun) => {
       if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(d) ${what}: ${(r.stdout + r.stderr).slice(0, 1200)}`);
       const said = r.stdout.trim().split('\n').filter(Boolean).join(' | ');
@@ -320,7 +354,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     };
     const tick = async (h: (typeof hosts)[number], onSpawn?: Parameters<typeof runCli>[1]['onSpawn']) => {
       out.ticks++;
-      return runCli(['watch', h.dir, '--once'], { cwd: h.dir, env: h.env, onSpawn, timeoutMs: 180_000 });
+      return runCli(['watch', h.dir, '--once'], {
+        cwd: h.dir,
+        env: h.env,
+        onSpawn,
+        timeoutMs: 180_000,
+        bin: join(INSTALLED, 'dist/bin.js'),
+      });
     };
 
     if (sc.drop) sb.setFaults({ dropAfterCreate: sc.drop, routes: ['initiate'] });
@@ -329,8 +369,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       else if (step.t === 'clock') {
         sb.advanceClock(step.hours * 3_600_000);
         out.notes.push(`sandbox clock +${step.hours} h`);
-      } else if (step.t === 'move') out.notes.push(`${hosts[step.host]!.name}: ${await moveOut(hosts[step.host]!, step.back)}`);
-      else {
+      } else if (step.t === 'move') {
+        const h = hosts[step.host]!;
+        out.notes.push(`${h.name}: ${step.how === 'edit' ? editInPlace(h) : await moveOut(h, step.how === 'back')}`);
+      } else {
         const h = hosts[step.host]!;
         const other = step.with === 'other' ? hosts[1 - step.host]! : step.with === 'same' ? h : undefined;
         let seen = 0;
@@ -341,10 +383,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             : (c) =>
                 (onInitiate = () => {
                   if (++seen !== step.kill) return;
-                  if (step.during === 'kill') {
-                    c.kill('SIGKILL');
-                    did = `killed at initiate ${seen}`;
-                  } else if (step.during === 'clock') {
+                  if (step.during === 'kill' || step.during === 'term') {
+                    c.kill(step.during === 'kill' ? 'SIGKILL' : 'SIGTERM');
+                    did = `${step.during === 'kill' ? 'killed' : 'SIGTERM'} at initiate ${seen}`;
+                  } else if (step.during === 'edit') did = editInPlace(h);
+                  else if (step.during === 'clock') {
                     sb.advanceClock(25 * 3_600_000);
                     did = `sandbox clock +25 h at initiate ${seen}`;
                   } else void moveOut(h, seen % 2 === 0).then((m) => (did = m));
@@ -468,4 +511,5 @@ try {
   process.exitCode = failures ? 1 : 0;
 } finally {
   cluster?.destroy();
+  await rm(INSTALLED, { recursive: true, force: true });
 }
