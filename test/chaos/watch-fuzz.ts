@@ -308,7 +308,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     };
 
     const processingFiles = (h: (typeof hosts)[number]) =>
-      readdirSync(join(h.dir, 'processing'), { withFileTypes: true }).flatMap((c) =>
+      (existsSync(join(h.dir, 'processing')) ? readdirSync(join(h.dir, 'processing'), { withFileTypes: true }) : []).flatMap((c) =>
         c.isDirectory()
           ? readdirSync(join(h.dir, 'processing', c.name))
               .filter((f) => !f.startsWith('.') && !f.includes('.results.') && f !== 'documents')
@@ -316,7 +316,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           : [],
       );
     const moveOut = async (h: (typeof hosts)[number], back: boolean): Promise<string> => {
-      const [file] = existsSync(join(h.dir, 'processing')) ? processingFiles(h) : [];
+      const [file] = processingFiles(h);
       if (!file) return 'nothing in processing/';
       const name = file.split('/').at(-1)!;
       if (back) {
