@@ -246,6 +246,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }
     };
     const marker = (p: string) => writeFile(`${p}.ready`, '');
+    const writers = new Map<string, Promise<unknown>>();
     const noteComplete = (bytes: Buffer, rows: Row[]) => {
       complete.set(sha(bytes), rows);
       for (const r of rows) refs.add(r.reference!);
@@ -300,7 +301,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         }
         if (withMarker) await marker(p);
       };
-      const all = Promise.all(targets.map(write));
+      // (one writer of a name at a time: two would interleave their bytes into a content nobody wrote)
+      const all = Promise.all(
+        targets.map((p) => {
+          const w = (writers.get(p) ?? Promise.resolve()).then(() => write(p));
+          writers.set(
+            p,
+            w.catch(() => {}),
+          );
+          return w;
+        }),
+      );
       if (d.mode === 'slow' || d.mode === 'rewrite') background.push(all.catch((e: Error) => out.notes.push(`writer: ${e.message}`)));
       else await all;
       out.drops++;
