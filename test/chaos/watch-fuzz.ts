@@ -86,6 +86,9 @@ interface Scenario {
   settle: 1 | 2;
   batches: number[];
   drop: number;
+  /** 5xx after create on initiate (rows of unknown outcome once the client's retries are spent), and latency 20-80 ms. */
+  error?: number;
+  latency?: boolean;
   steps: Step[];
 }
 
@@ -105,7 +108,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('tick' as const),
       host: fc.constantFrom<0 | 1>(0, 1),
-      with: fc.constantFrom<Tick['with']>('none', 'none', 'other', 'same'),
+      with: fc.constantFrom<Tick['with']>('none', 'none', 'other', 'same', 'same'),
       during: fc.constantFrom<Tick['during']>('none', 'none', 'kill', 'kill', 'term', 'move', 'edit', 'clock'),
       kill: fc.integer({ min: 1, max: 3 }),
     }),
@@ -126,6 +129,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   settle: fc.constantFrom<1 | 2>(1, 2),
   batches: fc.array(fc.integer({ min: 3, max: 6 }), { minLength: 2, maxLength: 3 }),
   drop: fc.constantFrom(0, 0, 0.3),
+  error: fc.constantFrom(0, 0, 0.3),
+  latency: fc.boolean(),
   steps: fc
     .tuple(fc.array(dropArb, { minLength: 1, maxLength: 3 }), fc.array(stepArb, { minLength: 3, maxLength: 12 }))
     .map(([drops, rest]) => [...drops, ...rest]),
@@ -374,7 +379,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       });
     };
 
-    if (sc.drop) sb.setFaults({ dropAfterCreate: sc.drop, routes: ['initiate'] });
+    sb.setFaults({
+      dropAfterCreate: sc.drop,
+      errorAfterCreate: sc.error ?? 0,
+      ...(sc.latency ? { latencyMs: [20, 80] as [number, number] } : {}),
+      routes: ['initiate'],
+    });
     for (const [k, step] of sc.steps.entries()) {
       if (step.t === 'drop') out.notes.push(`drop ${await drop(step, k)}`);
       else if (step.t === 'clock') {
