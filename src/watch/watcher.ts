@@ -376,8 +376,9 @@ export class FolderWatch {
           this.o.logger?.warn({ file: c.name, claim: id }, why);
           continue;
         }
-        if (!file) {
-          // (crashed before the rename: the file is still in the inbox)
+        // (crashed before the rename: the file is still in the inbox; moved out by hand once a run wrote its results there:
+        // taken over, judged gone, so that the record of the rows sent goes to failed/, never deleted)
+        if (!file && !(attempt(() => readdirSync(claimDir)) ?? ['?']).some((n) => !n.startsWith('.') && n !== 'documents')) {
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }

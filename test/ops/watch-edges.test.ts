@@ -246,6 +246,33 @@ describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to se
   });
 });
 
+describe('watch: a file stopped part way, moved out of processing/ by hand and dropped again', () => {
+  it('the results of the rows sent go to failed/ with their claim, never deleted; the copy is refused, naming them', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const rows = generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'PART', amount: (i) => `${800 + i}.00` });
+    writeFileSync(join(dir, 'inbox', 'part.csv'), rows);
+    const stop = new AbortController();
+    const stopping = await startSb({ onRequest: (e) => void (e.route === 'initiate' && stop.abort()) });
+    onTestFinished(() => stopping.close());
+    const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, concurrency: 1 });
+    const first = await watchOnce(dir, { stop: stop.signal, conn: connectionTo(stopping), config });
+    expect(first.files).toMatchObject([{ name: 'part.csv', outcome: 'processing' }]);
+    const id = list(dir, 'processing')[0]!;
+    const claimDir = join(dir, 'processing', id);
+    expect(list(dir, `processing/${id}`)).toContain('part.results.csv');
+    // the next start: this process stands for one that is gone; someone put the file back into the inbox meanwhile
+    writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
+    renameSync(join(claimDir, 'part.csv'), join(dir, 'inbox', 'part.csv'));
+    const again = await watchOnce(dir, { conn: connectionTo(stopping), config });
+    expect(list(dir, `failed/${id}`)).toContain('part.results.csv');
+    const copy = again.files.find((f) => f.claim !== id);
+    const results = /`payout-batch retry (\S+)/.exec(copy?.reason ?? '')?.[1];
+    expect(results, copy?.reason).toBe(join(dir, 'failed', id, 'part.results.csv'));
+    expect(readFileSync(results!, 'utf8')).toContain('PART-0001');
+  });
+});
+
 describe('watch stopped (Ctrl-C, SIGTERM) while it reads a claimed file', () => {
   it('leaves the file in processing/, not failed/ as unusable; the next start resumes it', async () => {
     const dir = await dirs.make();
