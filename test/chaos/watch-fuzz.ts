@@ -2,7 +2,7 @@
 // team ledger shared or not), judged by the sandbox's own records, never by the tool's journal.
 //   npx tsx test/chaos/watch-fuzz.ts [--seed S] [--runs N] [--verbose] [--only I] [--scenario JSON] [--keep]
 //
-// Each scenario (fast-check, from the seed): 2 or 3 batches of 3 to 6 rows, and a random schedule of
+// Each scenario (fast-check, from the seed): 2 or 3 batches of 3 to 10 rows, and a random schedule of
 //   drops: a batch or a variant of it (the same bytes under a new name, re-saved as XLSX, rows reordered, a row added
 //     or removed, an amount or a name changed) into one host's inbox or both, written at once, with a `.ready`
 //     marker, as a dot-name renamed into place, slowly in chunks through one open file (pauses under settleSeconds,
@@ -127,7 +127,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   team: fc.boolean(),
   requireReady: fc.constantFrom(false, false, true),
   settle: fc.constantFrom<1 | 2>(1, 2),
-  batches: fc.array(fc.integer({ min: 3, max: 6 }), { minLength: 2, maxLength: 3 }),
+  batches: fc.array(fc.integer({ min: 3, max: 10 }), { minLength: 2, maxLength: 3 }),
   drop: fc.constantFrom(0, 0, 0.3),
   error: fc.constantFrom(0, 0, 0.3),
   latency: fc.boolean(),
