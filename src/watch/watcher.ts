@@ -506,6 +506,14 @@ export class FolderWatch {
     const st = lstatSync(file, { throwIfNoEntry: false });
     const notFile = st && (refusedEntry(file, st) ?? (st.isFile() ? undefined : 'not a regular file'));
     if (notFile) return refuse(`refused: ${claim.name} is ${notFile}. It was not read. ${nothingSentText(resumed)}`);
+    // (moved out by hand once a run wrote its results here: takeOver keeps them)
+    const results = st ? undefined : readdirSync(claimDir).find((n) => n.includes('.results.'));
+    if (results) {
+      const retry = this.command('retry', join(this.L.failed, basename(claimDir), results));
+      return refuse(
+        `refused: ${claim.name} was moved out of its claim folder. ${nothingSentText(resumed)} To send its rows not sent: \`${retry}\``,
+      );
+    }
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
     resumed = held.resumed;

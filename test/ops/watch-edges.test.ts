@@ -27,7 +27,7 @@ import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
-import { allPayouts, connectionTo, startSb, until } from './helpers.ts';
+import { allPayouts, cleanEnv, connectionTo, runMain, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-watch-edges-');
@@ -247,7 +247,7 @@ describe('watch --once stopped (Ctrl-C, SIGTERM) while it waits for a file to se
 });
 
 describe('watch: a file stopped part way, moved out of processing/ by hand and dropped again', () => {
-  it('the results of the rows sent go to failed/ with their claim, never deleted; the copy is refused, naming them', async () => {
+  it('the results of the rows sent go to failed/ with their claim, never deleted; its retry, which both name, sends the rest', async () => {
     const dir = await dirs.make();
     mkdirSync(join(dir, 'inbox'));
     const rows = generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'PART', amount: (i) => `${800 + i}.00` });
@@ -266,10 +266,15 @@ describe('watch: a file stopped part way, moved out of processing/ by hand and d
     renameSync(join(claimDir, 'part.csv'), join(dir, 'inbox', 'part.csv'));
     const again = await watchOnce(dir, { conn: connectionTo(stopping), config });
     expect(list(dir, `failed/${id}`)).toContain('part.results.csv');
-    const copy = again.files.find((f) => f.claim !== id);
-    const results = /`payout-batch retry (\S+)/.exec(copy?.reason ?? '')?.[1];
-    expect(results, copy?.reason).toBe(join(dir, 'failed', id, 'part.results.csv'));
-    expect(readFileSync(results!, 'utf8')).toContain('PART-0001');
+    const results = join(dir, 'failed', id, 'part.results.csv');
+    expect(readFileSync(results, 'utf8')).toContain('PART-0001');
+    // both the claim folder's reason and the copy's name its retry, which sends the rows not sent, each once
+    const retries = again.files.map((f) => /`(payout-batch retry (\S+)[^`]*)`/.exec(f.reason ?? ''));
+    expect(retries.map((m) => m?.[2])).toEqual([results, results]);
+    const retried = await runMain([...retries[0]![1]!.split(' ').slice(1), '--yes'], { cwd: dir, env: cleanEnv() });
+    expect(retried.code, retried.stderr.slice(-1500)).toBe(0);
+    const paid = (await allPayouts(stopping)).map((p) => p.sourceAmount).sort();
+    expect(paid).toEqual([800, 801, 802, 803, 804, 805]);
   });
 });
 
