@@ -1,5 +1,6 @@
 // What retry-fuzz.ts and run-fuzz.ts judge by: the sandbox's own records (each payout, and the key and body
 // that created it), a row of a file given matching a body, and the payouts of each reference.
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
@@ -19,6 +20,18 @@ export function serviceRecords(sb: LocalSandbox) {
     if (route === 'initiate') byRecord.set(e.recordId, { key: key!, body: JSON.parse(json!) as Record<string, unknown> });
   }
   return s.payouts.map((p) => ({ id: String(p.id), status: String(p.status), made: byRecord.get(String(p.id)) }));
+}
+
+/** The sha256 of the bytes of each document the service attached to each payout (initiate or PATCH), by payout id, from its storage. */
+export function attachedDigests(sb: LocalSandbox): Map<string, string[]> {
+  const s = sb.snapshot();
+  const bytes = new Map(s.documents.flatMap((d) => (d.uploaded ? [[String(d.documentToken), d.uploaded.base64] as const] : [])));
+  const digest = (url: string) => {
+    const token = new URL(url).pathname.split('/')[3] ?? '';
+    const b64 = bytes.get(token);
+    return b64 === undefined ? `(no bytes stored for ${url})` : createHash('sha256').update(Buffer.from(b64, 'base64')).digest('hex');
+  };
+  return new Map(s.payouts.map((p) => [String(p.id), ((p.documents ?? []) as { url: string }[]).map((d) => digest(d.url))]));
 }
 
 /** Each key and body the journals hold an `initiating` of (the tool's records: only to excuse a resend after a kill, never to judge). */
