@@ -609,7 +609,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const file = o.file ?? planned?.file;
   if (!file) throw new BatchUnusable('NO_BATCH_FILE', 'name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
-  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
+  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet, o.settings.mergeDocuments);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   const journal = journalReader(ledger);
   const batch = await loadBatch(

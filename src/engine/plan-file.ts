@@ -145,8 +145,15 @@ export const onBehalfOf = (p: Payee): string =>
     ? `on behalf of ${p.ultimateDebtor ?? 'the payer'}${p.remitterAddress ? ` at ${p.remitterAddress}` : ''}`
     : '';
 
-/** Refuses a plan run with another --sheet, a changed batch file, another environment or service account. */
-export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
+/** Refuses a plan run with another --sheet, a changed batch file, another environment or service account, or documents merged. */
+export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string, merge = false) {
+  // (approvers signed each file's bytes: a PDF merged of them is bytes nobody signed)
+  const merged = merge && plan.rows.find((r) => r.documents.length > 1);
+  if (merged)
+    throw new BatchRefused(
+      `the plan sends each document as its approvers signed it: --merge-documents would send a PDF of ${merged.documents.length} files of ${merged.reference} instead: nothing was sent`,
+      'plan-merged-documents',
+    );
   if (sheet !== undefined && sheet.toLowerCase() !== plan.sheet?.toLowerCase())
     throw new BatchRefused(
       `the plan was made from ${plan.sheet ? `the sheet "${plan.sheet}"` : 'a file without sheets'}, not "${sheet}" (a plan reads its own sheet: leave --sheet out): nothing was sent`,

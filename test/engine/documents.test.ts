@@ -9,7 +9,7 @@ import type { Connection } from '../../src/client/connect.ts';
 import { mergeToPdf } from '../../src/engine/upload-documents.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
+import { cleanEnv, HEADER, KEY, ROOT, runMain, workDir } from './helpers.ts';
 import { unattended } from '../ops/helpers.ts';
 
 // A 1x1 PNG.
@@ -76,6 +76,25 @@ describe('documents of a row', () => {
     expect(payout.supportingDocuments).toHaveLength(1);
     expect(sb.requestLog().filter((x) => x.route === 'uploadUrl')).toHaveLength(1);
     expect(sb.requestLog().filter((x) => x.route === 'patchDocuments')).toHaveLength(0);
+  });
+
+  it('--merge-documents with a plan: refused, nothing sent (approvers signed each file, no merged PDF: found by test/chaos/plan-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const file = await twoDocumentBatch(dir);
+    const plan = join(dir, 'two-docs.plan.json');
+    const made = await runMain(['plan', file, '--out', plan, '--no-quote', '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
+    expect(made.code, made.stderr).toBe(0);
+    const before = sb.requestLog().length;
+    await expect(runBatch({ ...unattended({ mergeDocuments: true }), planFile: plan, conn: conn(sb) })).rejects.toThrow(
+      'the plan sends each document as its approvers signed it: --merge-documents would send a PDF of 3 files of PAYROLL-2025-01-039 instead',
+    );
+    expect(
+      sb
+        .requestLog()
+        .slice(before)
+        .map((x) => x.route),
+    ).toEqual([]);
   });
 
   it('mergeToPdf keeps every page and embeds images, and gives the same bytes for the same files', async () => {
