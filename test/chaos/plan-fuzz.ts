@@ -89,6 +89,8 @@ interface Scenario {
   invalidRow: boolean;
   mode: 'flag' | 'policy';
   required: number;
+  /** `required` as drawn, else no more than the signers (with their own key) drawn. */
+  short: boolean;
   makerSigns: boolean;
   signers: { name: Person; key: Person }[];
   storeRefusals: boolean;
@@ -111,35 +113,39 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
   kill: fc.integer({ min: 1, max: 3 }),
   restore: fc.boolean(),
 });
-const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
-  rows: fc.integer({ min: 5, max: 10 }),
-  xlsx: fc.constantFrom(false, false, false, true),
-  docsEvery: fc.integer({ min: 1, max: 3 }),
-  twoDocs: fc.boolean(),
-  invalidRow: fc.constantFrom(false, false, true),
-  mode: fc.constantFrom<Scenario['mode']>('flag', 'flag', 'policy'),
-  required: fc.constantFrom(1, 1, 2, 2, 3),
-  makerSigns: fc.constantFrom(true, true, false),
-  // mostly listed approvers with their own keys, sometimes one more: the maker, an unlisted key, a name under another's key
-  signers: fc
-    .tuple(
-      fc.shuffledSubarray<Person>(['Alice', 'Bob', 'Carol'], { minLength: 1 }),
-      fc.option(fc.record({ name: fc.constantFrom<Person>(...PEOPLE), key: fc.constantFrom<Person>(...PEOPLE) }), { freq: 2 }),
-    )
-    .map(([good, odd]) => [...good.map((name) => ({ name, key: name })), ...(odd ? [odd] : [])]),
-  storeRefusals: fc.boolean(),
-  mutations: fc.oneof(
-    { weight: 2, arbitrary: fc.constant<Mutation[]>([]) },
-    {
-      weight: 3,
-      arbitrary: fc.array(
-        fc.record({ kind: fc.constantFrom(...MUTATIONS), row: fc.nat(40), pick: fc.nat(1000), at: fc.constantFrom(0, 0, 0, 1, 2) }),
-        { minLength: 1, maxLength: 3 },
-      ),
-    },
-  ),
-  steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
-});
+const scenarioArb: fc.Arbitrary<Scenario> = fc
+  .record({
+    rows: fc.integer({ min: 5, max: 10 }),
+    xlsx: fc.constantFrom(false, false, false, true),
+    docsEvery: fc.integer({ min: 1, max: 3 }),
+    twoDocs: fc.boolean(),
+    invalidRow: fc.constantFrom(false, false, true),
+    mode: fc.constantFrom<Scenario['mode']>('flag', 'flag', 'policy'),
+    required: fc.constantFrom(1, 1, 2, 2, 3),
+    makerSigns: fc.constantFrom(true, true, false),
+    // mostly listed approvers with their own keys, sometimes one more: the maker, an unlisted key, a name under another's key
+    signers: fc
+      .tuple(
+        fc.shuffledSubarray<Person>(['Alice', 'Bob', 'Carol'], { minLength: 1 }),
+        fc.option(fc.record({ name: fc.constantFrom<Person>(...PEOPLE), key: fc.constantFrom<Person>(...PEOPLE) }), { freq: 2 }),
+      )
+      .map(([good, odd]) => [...good.map((name) => ({ name, key: name })), ...(odd ? [odd] : [])]),
+    storeRefusals: fc.boolean(),
+    mutations: fc.oneof(
+      { weight: 2, arbitrary: fc.constant<Mutation[]>([]) },
+      {
+        weight: 3,
+        arbitrary: fc.array(
+          fc.record({ kind: fc.constantFrom(...MUTATIONS), row: fc.nat(40), pick: fc.nat(1000), at: fc.constantFrom(0, 0, 0, 1, 2) }),
+          { minLength: 1, maxLength: 3 },
+        ),
+      },
+    ),
+    steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
+    short: fc.constantFrom(false, false, false, true),
+  })
+  // (mostly no more approvals required than listed approvers signed: the runs then get past the gate)
+  .map((sc) => (sc.short ? sc : { ...sc, required: Math.min(sc.required, sc.signers.filter((x) => x.name === x.key).length) || 1 }));
 
 const STACK = /unexpected error|\n\s+at .+:\d+:\d+\)?/i;
 /** The routes of a request that sends something (a payment, a document, a swap). */
@@ -159,8 +165,15 @@ interface Outcome {
 
 /** A batch of `rows` rows whose documents are files in `dir/docs` (named relative to the batch), one row made invalid. */
 async function writeBatchWithDocs(dir: string, sc: Scenario, n: number): Promise<{ file: string; docs: string[] }> {
-  const csv = generateCsv({ rows: sc.rows, currencies: ['GBP', 'EUR', 'NGN'], prefix: `PF${n}`, documentsEvery: sc.docsEvery });
-  const rows = parse<Record<string, string>>(csv, { columns: true });
+  // (the currencies in turn: a drained wallet then holds back rows of any batch)
+  const of = (c: string) =>
+    parse<Record<string, string>>(generateCsv({ rows: sc.rows, currencies: [c], documentsEvery: 1 }), { columns: true });
+  const byCurrency = [of('GBP'), of('EUR'), of('NGN')];
+  const rows: Record<string, string>[] = Array.from({ length: sc.rows }, (_, i) => ({
+    ...byCurrency[i % 3]![Math.floor(i / 3)]!,
+    reference: `PF${n}-${i + 1}`,
+  }));
+  for (const [i, r] of rows.entries()) if (i % sc.docsEvery) Object.assign(r, { documents: '', withdrawal: 'true' });
   await mkdir(join(dir, 'docs'), { recursive: true });
   const docs: string[] = [];
   for (const [i, r] of rows.entries()) {
@@ -479,6 +492,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const approved = await snapshotFiles(f);
 
     let approvalsTouched = false;
+    /** A step ran in another state folder: the results it wrote are another ledger's (refused as such, by design). */
+    let otherStateBefore = false;
     let lastResults: string | undefined;
     /** Payouts a retry without a policy created (no four eyes binds it). */
     const unbound = new Set<string>();
@@ -505,6 +520,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const mustRefuse =
         (!approvalsTouched && !approvedOk) || !asApproved || (sc.mode === 'policy' && step.kind !== 'plan' && step.kind !== 'kill');
       const stateDir = step.otherState ? ['--state-dir', join(dir, `state-${k}`)] : [];
+      otherStateBefore ||= step.otherState;
       const flags = [
         ...(step.allowPartial ? ['--allow-partial'] : []),
         ...(step.rate ? ['--rate', '7'] : []),
@@ -590,7 +606,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         out.refused++;
         if (sent.length)
           out.violations.push(`(a) ${what}: refused (exit ${r.code}) after ${sent.map((e) => `${e.method} ${e.route}`).join(', ')}`);
-        const legit = step.sheet || step.otherState || step.merge || step.other !== 'none' || (step.early && step.drain !== 'none');
+        const legit = step.sheet || otherStateBefore || step.merge || step.other !== 'none' || (step.early && step.drain !== 'none');
         if (!mustRefuse && step.kind === 'plan' && !approvalsTouched && !legit) {
           out.goodRefused++;
           out.notes.push(`  (refused a plan run the model lets through)`);
@@ -662,7 +678,11 @@ function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): 
     if (!w) return undefined;
     const amount = new Dec(w.balance).minus({ GBP: 7, EUR: 10, NGN: 105 }[currency]).floor();
     const body = {
-      GBP: { method: 'FASTER_PAYMENTS', country: 'GBR', beneficiary: { accountNumber: '12345678', sortCode: '040004' } },
+      GBP: {
+        method: 'FASTER_PAYMENTS',
+        country: 'GBR',
+        beneficiary: { iban: 'GB29NWBK60161331926819', accountNumber: '31926819', sortCode: '601613' },
+      },
       EUR: { method: 'SEPA', country: 'DEU', beneficiary: { iban: 'DE89370400440532013000' } },
       NGN: { method: 'NIP', country: 'NGA', beneficiary: { accountNumber: '0123456785', bankCode: '058' } },
     }[currency];
