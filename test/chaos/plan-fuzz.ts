@@ -29,6 +29,7 @@
 // A `retry` without a policy carries no four eyes (src/approvals/REFERENCE.md: only a policy binds retry): its
 // payouts are judged by (b) and (d), and counted apart. Exits 1 when any check fails, printing the scenario.
 import { copyFile, mkdir, readFile, rename, rm, writeFile, appendFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -224,6 +225,7 @@ async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
   const writePlan = (p: unknown) => writeFile(f.plan, JSON.stringify(p, null, 2) + '\n');
   const approvals = async () => JSON.parse(await readFile(f.approvals, 'utf8').catch(() => '[]')) as Record<string, string>[];
   const docOf = (i: number) => f.docs[i % Math.max(f.docs.length, 1)];
+  if (m.kind.startsWith('batch') && !existsSync(f.batch)) return 'no batch file to change';
   switch (m.kind) {
     case 'planAmount': {
       if (!r) return 'no row';
