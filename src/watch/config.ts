@@ -54,6 +54,7 @@ export const WatchConfig = z.strictObject({
   fundBySwap: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/, 'an amount, e.g. "5000.00"')).optional(),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
+  /** As --merge-documents: a plan dropped with a file, a row of it naming several files, is then refused (approvers sign each file). */
   mergeDocuments: z.boolean().default(false),
   /** Requests per rolling second (spec §8 allows 5). */
   rate: z.number().positive().max(1000).optional(),
