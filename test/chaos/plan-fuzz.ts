@@ -54,7 +54,8 @@ const MUTATIONS = [
   'planAmount', 'planAccount', 'planName', 'planCurrency', 'planReference', 'planRowNumber', 'planDigest', 'planReorder',
   'planDuplicate', 'planDelete', 'planWhitespace', 'planKeyOrder', 'planBom', 'planCrlf', 'planNumber',
   'docEdit', 'docReplace', 'docDelete', 'docMidRun', 'batchEdit', 'batchDelete', 'batchMove', 'batchSame',
-  'apCopySignature', 'apDuplicate', 'apSignedAt', 'apDropMaker', 'apNameCase', 'alSwapKeys', 'alTwice', 'alMaker', 'none',
+  'apCopySignature', 'apDuplicate', 'apSignedAt', 'apDropMaker', 'apNameCase', 'apFolder', 'apGarbage', 'alSwapKeys', 'alTwice', 'alMaker',
+  'alGarbage', 'none',
 ] as const;
 type MutationKind = (typeof MUTATIONS)[number];
 interface Mutation {
@@ -392,6 +393,16 @@ async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
       await writeFile(f.approvals, JSON.stringify(a, null, 2));
       return `approvals: a name -> ${JSON.stringify(x.name)}`;
     }
+    case 'apFolder':
+      await rm(f.approvals, { force: true });
+      await mkdir(f.approvals, { recursive: true });
+      return 'approvals: a folder in its place';
+    case 'apGarbage':
+      await writeFile(f.approvals, m.pick % 2 ? '[{"name": "Alice"}]' : '{not json');
+      return 'approvals: not an approvals file';
+    case 'alGarbage':
+      await writeFile(f.approvers, m.pick % 2 ? '[{"name": "Alice", "publicKey": "bm90IGEga2V5"}]' : '');
+      return 'approvers: not a list of keys';
     case 'alSwapKeys': {
       const l = JSON.parse(await readFile(f.approvers, 'utf8')) as { name: string; publicKey: string }[];
       [l[0]!.publicKey, l[1]!.publicKey] = [l[1]!.publicKey, l[0]!.publicKey];
@@ -501,7 +512,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const unbound = new Set<string>();
     for (const [k, step] of sc.steps.entries()) {
       if (step.restore && k) {
-        for (const [p, b] of approved) await (b ? writeFile(p, b) : rm(p, { force: true }));
+        for (const [p, b] of approved) {
+          await rm(p, { recursive: true, force: true });
+          if (b) await writeFile(p, b);
+        }
         approvalsTouched = false;
         f.midRun = undefined;
         out.notes.push(`step ${k + 1}: every file put back as approved`);
