@@ -224,7 +224,12 @@ async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
   const r = rows[m.row % Math.max(rows.length, 1)];
   const o = rows[(m.row + 1 + (m.pick % 3)) % Math.max(rows.length, 1)];
   const writePlan = (p: unknown) => writeFile(f.plan, JSON.stringify(p, null, 2) + '\n');
-  const approvals = async () => JSON.parse(await readFile(f.approvals, 'utf8').catch(() => '[]')) as Record<string, string>[];
+  // (a list an earlier mutation made a folder or garbage: none)
+  const list = async (path: string) => {
+    const v = parseJson(`{"v":${await readFile(path, 'utf8').catch(() => '[]')}}`)?.v;
+    return (Array.isArray(v) ? v : []) as Record<string, string>[];
+  };
+  const approvals = () => list(f.approvals);
   const docOf = (i: number) => f.docs[i % Math.max(f.docs.length, 1)];
   if (m.kind.startsWith('batch') && !existsSync(f.batch)) return 'no batch file to change';
   switch (m.kind) {
@@ -404,19 +409,22 @@ async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
       await writeFile(f.approvers, m.pick % 2 ? '[{"name": "Alice", "publicKey": "bm90IGEga2V5"}]' : '');
       return 'approvers: not a list of keys';
     case 'alSwapKeys': {
-      const l = JSON.parse(await readFile(f.approvers, 'utf8')) as { name: string; publicKey: string }[];
-      [l[0]!.publicKey, l[1]!.publicKey] = [l[1]!.publicKey, l[0]!.publicKey];
+      const l = await list(f.approvers);
+      if (l.length < 2) return 'approvers: no list';
+      [l[0]!.publicKey, l[1]!.publicKey] = [l[1]!.publicKey ?? '', l[0]!.publicKey ?? ''];
       await writeFile(f.approvers, JSON.stringify(l));
       return `approvers: ${l[0]!.name}'s and ${l[1]!.name}'s keys swapped`;
     }
     case 'alTwice': {
-      const l = JSON.parse(await readFile(f.approvers, 'utf8')) as { name: string; publicKey: string }[];
+      const l = await list(f.approvers);
+      if (l.length < 2) return 'approvers: no list';
       l.push({ ...l[0]!, ...(m.pick % 2 ? { name: 'Alicia' } : {}) });
       await writeFile(f.approvers, JSON.stringify(l));
       return `approvers: ${l[0]!.name}'s key twice`;
     }
     case 'alMaker': {
-      const l = JSON.parse(await readFile(f.approvers, 'utf8')) as { name: string; publicKey: string }[];
+      const l = await list(f.approvers);
+      if (l.length < 2) return 'approvers: no list';
       l.push({ name: m.pick % 2 ? 'Dan' : 'Daniel', publicKey: f.keys.Dan.publicKey });
       await writeFile(f.approvers, JSON.stringify(l));
       return `approvers: the maker's key listed as ${m.pick % 2 ? 'Dan' : 'Daniel'}`;
