@@ -60,8 +60,9 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
 export async function mergeToPdf(files: UploadFile[]): Promise<Uint8Array> {
-  // (lazy: pdf-lib is a third of every command's start-up; `default`: esbuild's CommonJS chunk)
-  const { PDFDocument } = (await import('pdf-lib')).default;
+  // (lazy: pdf-lib is a third of every command's start-up; `default`: esbuild's CommonJS chunk; tsx gives none)
+  const lib = await import('pdf-lib');
+  const { PDFDocument } = lib.default ?? lib;
   const out = await PDFDocument.create();
   for (const f of files) {
     const pages = async () => {
