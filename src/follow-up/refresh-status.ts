@@ -270,7 +270,8 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
       { status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt },
       { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
     ).apply;
-  if (v.status !== cells.status && forward) return v;
+  // (PENDING under review is a place of its own: the list shows neither it nor any statusDetail, spec §2)
+  if ((v.status !== cells.status || v.statusDetail !== cells.statusDetail) && forward) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 
