@@ -47,7 +47,7 @@ const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep
 const SECRET = 'whsec_listen_fuzz_4b1e9c07d2a8';
 const OLD_SECRET = 'whsec_listen_fuzz_old_77f0a3';
 // prettier-ignore
-const MODES = ['forward', 'forward', 'forward', 'forward', 'lose', 'refuse', 'hold', 'dup', 'newId', 'forge', 'oldSecret'] as const;
+const MODES = ['forward', 'forward', 'forward', 'forward', 'lose', 'refuse', 'refuse', 'hold', 'hold', 'dup', 'newId', 'forge', 'oldSecret'] as const;
 type Mode = (typeof MODES)[number];
 const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus'] as const;
 
@@ -55,7 +55,7 @@ type Step =
   | { k: 'move'; row: number; pick: number; info: boolean }
   | { k: 'swapMove'; reject: boolean }
   | { k: 'release' }
-  | { k: 'kill'; down: number }
+  | { k: 'kill'; down: number; hard: number }
   | { k: 'second' }
   | { k: 'status' | 'reconcile'; xlsx: boolean }
   | { k: 'attach'; row: number; xlsx: boolean }
@@ -72,10 +72,13 @@ interface Scenario {
 }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ k: fc.constant('move' as const), row: fc.nat(20), pick: fc.nat(100), info: fc.boolean() }) },
+  {
+    weight: 10,
+    arbitrary: fc.record({ k: fc.constant('move' as const), row: fc.oneof(fc.nat(2), fc.nat(20)), pick: fc.nat(100), info: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('swapMove' as const), reject: fc.boolean() }) },
   { weight: 2, arbitrary: fc.constant({ k: 'release' as const }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('kill' as const), down: fc.nat(2) }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('kill' as const), down: fc.nat(2), hard: fc.constantFrom(-1, -1, 0, 5, 20, 60) }) },
   { weight: 1, arbitrary: fc.constant({ k: 'second' as const }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constantFrom('status' as const, 'reconcile' as const), xlsx: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('attach' as const), row: fc.nat(20), xlsx: fc.boolean() }) },
@@ -339,11 +342,20 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     // (b): each (file, payout)'s rank when last read; a person's edit of a file forgets its
     const lastRank = new Map<string, { rank: number; point: string }>();
     const lastFold = new Map<string, number>();
+    /** Each file's batch cells as the run or a person last wrote them: what a listen or status never changes. */
+    const cellsWas = new Map<string, string>();
+    const cellsOf = async (f: string) => JSON.stringify((await readResults(f)).rows.map((r) => r.cells));
+    cellsWas.set(csv, await cellsOf(csv));
     const check = async (what: string) => {
       sample();
       for (const f of files) {
         const t = await readResults(f).catch(() => undefined);
-        if (!t) continue;
+        if (!t) {
+          out.violations.push(`(a) ${what}: ${f.slice(dir.length + 1)} cannot be read`);
+          continue;
+        }
+        if (JSON.stringify(t.rows.map((r) => r.cells)) !== cellsWas.get(f))
+          out.violations.push(`(a) ${what}: the batch's cells of ${f.slice(dir.length + 1)} changed`);
         for (const r of t.rows) {
           const id = r.result.payoutId;
           const st = r.result.status ?? '';
@@ -378,7 +390,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           lastFold.set(p.id, rank);
         }
     };
-    const forget = (f: string) => {
+    const forget = async (f: string) => {
+      cellsWas.set(f, await cellsOf(f));
       for (const k of [...lastRank.keys()]) if (k.startsWith(`${f}\u0000`)) lastRank.delete(k);
     };
     const command = async (args: string[], label: string) => {
@@ -390,36 +403,38 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       return r;
     };
     const pickFile = (xl: boolean) => (xl && files.includes(xlsx) ? xlsx : csv);
+    const move = async (row: number, pick: number, info: boolean) => {
+      const payouts = sb.snapshot().payouts;
+      if (!payouts.length) return;
+      const p = payouts[row % payouts.length]!;
+      const moves = PAYOUT_TRANSITIONS[p.status as PayoutStatus];
+      if (!moves.length) return;
+      // (mostly on towards SUCCESSFUL; a quarter FAILED or REJECTED)
+      const on = moves.filter((m) => !isFinalStatus(m) || m === 'SUCCESSFUL');
+      const off = moves.filter((m) => !on.includes(m));
+      const to = (pick < 75 && on.length ? on[pick % on.length] : off[pick % off.length]) ?? moves[0]!;
+      const body: Record<string, unknown> = { status: to };
+      if (to === 'ADDITIONAL_INFO_REQUIRED' && info)
+        body.informationRequests = [{ title: `Purpose ${pick}`, description: 'What is it for?', type: 'TEXT' }];
+      if (to === 'FAILED' || to === 'REJECTED') body.reason = info ? 'Beneficiary bank declined' : 'Compliance review';
+      const r = await fetch(`${sb.url}/_sandbox/payouts/${String(p.id)}/status`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await r.arrayBuffer();
+      out.moves++;
+      out.notes.push(`${String(p.payoutRef)} ${String(p.status)} -> ${to}: ${r.status}`);
+    };
     let down = 0;
 
     for (const [i, step] of sc.steps.entries()) {
       const what = `step ${i + 1} ${JSON.stringify(step)}`;
       if (down > 0 && --down === 0) await begin();
-      const payouts = sb.snapshot().payouts;
       switch (step.k) {
-        case 'move': {
-          if (!payouts.length) break;
-          const p = payouts[step.row % payouts.length]!;
-          const moves = PAYOUT_TRANSITIONS[p.status as PayoutStatus];
-          if (!moves.length) break;
-          // (mostly on towards SUCCESSFUL; a quarter FAILED or REJECTED)
-          const on = moves.filter((m) => !isFinalStatus(m) || m === 'SUCCESSFUL');
-          const off = moves.filter((m) => !on.includes(m));
-          const to = (step.pick < 75 && on.length ? on[step.pick % on.length] : off[step.pick % off.length]) ?? moves[0]!;
-          const body: Record<string, unknown> = { status: to };
-          if (to === 'ADDITIONAL_INFO_REQUIRED' && step.info)
-            body.informationRequests = [{ title: `Purpose ${step.pick}`, description: 'What is it for?', type: 'TEXT' }];
-          if (to === 'FAILED' || to === 'REJECTED') body.reason = step.info ? 'Beneficiary bank declined' : 'Compliance review';
-          const r = await fetch(`${sb.url}/_sandbox/payouts/${String(p.id)}/status`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          });
-          await r.arrayBuffer();
-          out.moves++;
-          out.notes.push(`${String(p.payoutRef)} ${String(p.status)} -> ${to}: ${r.status}`);
+        case 'move':
+          await move(step.row, step.pick, step.info);
           break;
-        }
         case 'swapMove': {
           const s = sb.snapshot().swaps.find((x) => x.status === 'PROCESSING');
           if (!s) break;
@@ -442,7 +457,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           break;
         case 'kill':
           if (!listen) break;
-          await settle(`${what} (before)`);
+          if (step.hard < 0) await settle(`${what} (before)`);
+          else {
+            // a payout moved, its deliveries under way when the listen dies
+            await move(step.hard, step.hard * 7, false);
+            await sleep(step.hard);
+          }
           await listen.stop(true);
           out.kills += sc.process ? 1 : 0;
           out.notes.push(`listen ${sc.process ? 'killed (SIGKILL)' : 'stopped'}, down for ${step.down} steps`);
@@ -487,7 +507,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           const t = await readResults(csv);
           await writeResults(xlsx, { ...t, format: 'xlsx' });
           if (!files.includes(xlsx)) files.push(xlsx);
-          forget(xlsx);
+          await forget(xlsx);
           out.notes.push('results re-saved as pay.results.xlsx');
           break;
         }
@@ -506,7 +526,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (step.kind === 'blankStatus') delete r.result.status;
           t.rows.forEach((x, j) => (x.rowNumber = j + 2));
           await writeResults(f, t);
-          forget(f);
+          await forget(f);
           out.notes.push(`${f.slice(dir.length + 1)} edited: ${step.kind} (row ${r.rowNumber})`);
           break;
         }
