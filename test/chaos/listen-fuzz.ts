@@ -56,9 +56,9 @@ type Step =
   | { k: 'swapMove'; reject: boolean }
   | { k: 'release' }
   | { k: 'kill'; down: number; hard: number }
-  | { k: 'second' }
-  | { k: 'status' | 'reconcile'; xlsx: boolean }
-  | { k: 'attach'; row: number; xlsx: boolean }
+  | { k: 'second'; race: boolean }
+  | { k: 'status' | 'reconcile'; xlsx: boolean; busy: number }
+  | { k: 'attach'; row: number; xlsx: boolean; busy: number }
   | { k: 'resave' }
   | { k: 'edit'; kind: (typeof EDITS)[number]; row: number; xlsx: boolean };
 interface Scenario {
@@ -68,9 +68,13 @@ interface Scenario {
   /** The listen a process (killed with SIGKILL), else main() in this process (stopped and started again). */
   process: boolean;
   modes: Mode[];
+  /** A second listen (main() here) on a state folder of its own behind the proxy, which shares the deliveries between the two (a balancer). */
+  pair: boolean;
   steps: Step[];
 }
 
+/** A command run while a payout moves and its deliveries are applied (-1: after everything settled), the moved row's index. */
+const BUSY = fc.constantFrom(-1, -1, 0, 1, 2, 3);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 10,
@@ -79,9 +83,12 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('swapMove' as const), reject: fc.boolean() }) },
   { weight: 2, arbitrary: fc.constant({ k: 'release' as const }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('kill' as const), down: fc.nat(2), hard: fc.constantFrom(-1, -1, 0, 5, 20, 60) }) },
-  { weight: 1, arbitrary: fc.constant({ k: 'second' as const }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constantFrom('status' as const, 'reconcile' as const), xlsx: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('attach' as const), row: fc.nat(20), xlsx: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('second' as const), race: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constantFrom('status' as const, 'reconcile' as const), xlsx: fc.boolean(), busy: BUSY }),
+  },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('attach' as const), row: fc.nat(20), xlsx: fc.boolean(), busy: BUSY }) },
   { weight: 1, arbitrary: fc.constant({ k: 'resave' as const }) },
   {
     weight: 2,
@@ -94,6 +101,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   variant: fc.boolean(),
   process: fc.boolean(),
   modes: fc.array(fc.constantFrom(...MODES), { minLength: 3, maxLength: 12 }),
+  pair: fc.constantFrom(false, false, false, true),
   steps: fc.array(stepArb, { minLength: 8, maxLength: 30 }),
 });
 
@@ -119,7 +127,14 @@ interface Listen {
   stop(kill: boolean): Promise<void>;
 }
 
-function startListen(sc: Scenario, dir: string, env: Record<string, string>, results: string[], outputs: string[]): Listen {
+function startListen(
+  sc: Scenario,
+  dir: string,
+  env: Record<string, string>,
+  results: string[],
+  outputs: string[],
+  stateDir = 'listen-state',
+): Listen {
   const args = [
     'listen',
     '--port',
@@ -127,7 +142,7 @@ function startListen(sc: Scenario, dir: string, env: Record<string, string>, res
     '--secret-file',
     'webhook.secret',
     '--state-dir',
-    'listen-state',
+    stateDir,
     ...results.flatMap((r) => ['--results', r]),
   ];
   const l: Listen = { done: Promise.resolve({ code: 0, out: '' }), stop: async () => {} };
@@ -174,6 +189,10 @@ function startListen(sc: Scenario, dir: string, env: Record<string, string>, res
   return l;
 }
 
+/** How many of these listens have ended. */
+const ended = async (ls: Listen[]) =>
+  (await Promise.all(ls.map((l) => Promise.race([l.done.then(() => 1), sleep(0).then(() => 0)])))).reduce((a, b) => a + b, 0);
+
 /** The command by main() in this process. */
 async function runHere(args: string[], dir: string, env: Record<string, string>) {
   const cap = () => {
@@ -218,10 +237,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   let proxyBusy = 0;
   let listen: Listen | undefined;
   let second: Listen | undefined;
+  let pair: Listen | undefined;
+  let turn = 0;
   const post = async (body: string, id: string, sig: string): Promise<number> => {
-    if (!listen?.url) return 502;
+    const up = [listen, pair].flatMap((l) => (l?.url ? [l.url] : []));
+    if (!up.length) return 502;
     try {
-      const r = await fetch(listen.url, {
+      const r = await fetch(up[turn++ % up.length]!, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-service-delivery-id': id, 'x-service-signature': sig },
         body,
@@ -306,6 +328,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }
     };
     await begin();
+    if (sc.pair) {
+      pair = startListen({ ...sc, process: false }, dir, env, files, outputs, 'listen-state-2');
+      while (!pair.url && !(await ended([pair]))) await sleep(25);
+    }
     const run = await runHere(['run', file, '--base-url', sb.url, '--yes', '--json', ...(sc.swap ? ['--fund-by-swap'] : [])], dir, env);
     outputs.push(run.stdout, run.stderr);
     runEnd = sb.requestLog().length;
@@ -314,8 +340,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     sample();
 
     /** Deliveries the listen recorded and applied (its inbox). */
-    const inbox = async () => {
-      const lines = (await readFile(join(dir, 'listen-state', 'inbox.jsonl'), 'utf8').catch(() => ''))
+    const inbox = async (stateDir = 'listen-state') => {
+      const lines = (await readFile(join(dir, stateDir, 'inbox.jsonl'), 'utf8').catch(() => ''))
         .split('\n')
         .flatMap((l) => (l ? [parseJson(l) ?? {}] : []));
       const recorded = new Set(lines.filter((l) => l.t === 'delivery').map((l) => String(l.deliveryId)));
@@ -327,8 +353,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const t0 = Date.now();
       for (;;) {
         const { recorded, applied } = await inbox();
-        const unapplied = [...recorded].filter((d) => !applied.has(d));
-        if (sb.pendingDeliveries() === 0 && proxyBusy === 0 && (!listen || unapplied.length === 0)) return;
+        const two = await inbox('listen-state-2');
+        const unapplied = [
+          ...(listen ? [...recorded].filter((d) => !applied.has(d)) : []),
+          ...(pair ? [...two.recorded].filter((d) => !two.applied.has(d)) : []),
+        ];
+        if (sb.pendingDeliveries() === 0 && proxyBusy === 0 && unapplied.length === 0) return;
         if (Date.now() - t0 > 30_000) {
           out.violations.push(
             `(b) ${what}: not settled in 30 s (${sb.pendingDeliveries()} deliveries pending, ${unapplied.length} recorded, not applied)`,
@@ -472,6 +502,22 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           break;
         case 'second': {
           if (!listen) break;
+          if (step.race) {
+            // two started at once on the state folder the listen left: one listens, the other is refused
+            await listen.stop(true);
+            const both = [startListen(sc, dir, env, files, outputs), startListen({ ...sc, process: false }, dir, env, files, outputs)];
+            const t0 = Date.now();
+            while (Date.now() - t0 < 30_000 && both.filter((l) => l.url).length + (await ended(both)) < 2) await sleep(25);
+            const up = both.filter((l) => l.url);
+            out.notes.push(`two listens started at once: ${up.length} listening`);
+            if (up.length !== 1) out.violations.push(`${what}: ${up.length} of two listens started at once on one state folder listen`);
+            for (const l of both.filter((l) => !l.url))
+              if (!/another listener uses/.test((await l.done).out)) out.violations.push(`${what}: ${(await l.done).out.slice(0, 300)}`);
+            listen = up[0];
+            for (const l of up.slice(1)) await l.stop(false);
+            if (!listen) await begin();
+            break;
+          }
           second = startListen({ ...sc, process: false }, dir, env, files, outputs);
           const r = await Promise.race([second.done, sleep(10_000).then(() => undefined)]);
           if (!r) {
@@ -484,9 +530,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           break;
         }
         case 'status':
+          if (step.busy >= 0) await move(step.busy, step.busy * 13, false);
           await command(['status', pickFile(step.xlsx), '--json'], `status ${pickFile(step.xlsx).slice(dir.length + 1)}`);
           break;
         case 'reconcile':
+          if (step.busy >= 0) await move(step.busy, step.busy * 13, false);
           await command(
             ['reconcile', pickFile(step.xlsx), '--json', '--no-report'],
             `reconcile ${pickFile(step.xlsx).slice(dir.length + 1)}`,
@@ -496,6 +544,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           const t = await readResults(pickFile(step.xlsx)).catch(() => undefined);
           const row = t?.rows[step.row % (t?.rows.length || 1)];
           if (!row) break;
+          if (step.busy >= 0) await move(step.row, step.busy * 13, false);
           await command(
             ['attach', row.cells.reference ?? '', DOCS[step.row % DOCS.length]!, '--results', pickFile(step.xlsx)],
             `attach ${row.cells.reference} (${row.result.status})`,
@@ -544,7 +593,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     await settle('the end');
     await check('the end');
     await listen?.stop(false);
-    listen = undefined;
+    await pair?.stop(false);
+    listen = pair = undefined;
     sample();
     const service = new Map(sb.snapshot().payouts.map((p) => [String(p.id), p]));
     const refOfKey = new Map<string, string>();
@@ -636,6 +686,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   } finally {
     await second?.stop(false);
     await listen?.stop(false);
+    await pair?.stop(false);
     await sb.close();
     await new Promise<void>((r) => proxy.close(() => r()));
     proxy.closeAllConnections();
