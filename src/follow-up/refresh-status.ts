@@ -271,7 +271,10 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
       { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
     ).apply;
   // (PENDING under review is a place of its own: the list shows neither it nor any statusDetail, spec §2)
-  if ((v.status !== cells.status || v.statusDetail !== cells.statusDetail) && forward) return v;
+  const same = v.status === cells.status && v.statusDetail === cells.statusDetail;
+  if (!same && forward) return v;
+  // (its time cleared by a person: the ledger's, or no later status could be told newer, as when asked for information again)
+  if (same && isoTime(cells.updatedAt) === undefined && isoTime(v.updatedAt) !== undefined) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 

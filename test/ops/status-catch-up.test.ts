@@ -60,6 +60,30 @@ describe('status catching up with the ledger', () => {
     }
   });
 
+  it('asked for information again after a person cleared the updatedAt cells: the row waits for us, not "under review" (listen-fuzz)', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const conn = connectionTo(sb);
+      const status = () => refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED');
+      await status();
+      await setStatus(sb, b.ids[0]!, 'PENDING');
+      await status();
+      const table = await readResults(b.results);
+      expect(table.rows[0]!.result.statusDetail).toBe('ADDITIONAL_INFO_UNDER_REVIEW');
+      delete table.rows[0]!.result.updatedAt;
+      await writeResults(b.results, table);
+
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED'); // (asked again: spec §3)
+      await status();
+      const row = (await readResults(b.results)).rows[0]!.result;
+      expect([row.status, row.statusDetail]).toEqual(['ADDITIONAL_INFO_REQUIRED', undefined]);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('moves the row that names the payout, wherever it stands, never a copy of it', async () => {
     const sb = await startSb();
     try {
