@@ -49,7 +49,7 @@ const OLD_SECRET = 'whsec_listen_fuzz_old_77f0a3';
 // prettier-ignore
 const MODES = ['forward', 'forward', 'forward', 'forward', 'lose', 'refuse', 'refuse', 'hold', 'hold', 'dup', 'newId', 'forge', 'oldSecret'] as const;
 type Mode = (typeof MODES)[number];
-const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus'] as const;
+const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus', 'blankTimes'] as const;
 
 type Step =
   | { k: 'move'; row: number; pick: number; info: boolean }
@@ -573,6 +573,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (step.kind === 'staleStatus') r.result.status = 'PENDING';
           if (step.kind === 'blankId') delete r.result.payoutId;
           if (step.kind === 'blankStatus') delete r.result.status;
+          if (step.kind === 'blankTimes') for (const x of t.rows) delete x.result.updatedAt;
           t.rows.forEach((x, j) => (x.rowNumber = j + 2));
           await writeResults(f, t);
           await forget(f);
