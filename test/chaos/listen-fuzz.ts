@@ -117,6 +117,8 @@ interface Outcome {
   stale: number;
   refused: number;
   kills: number;
+  /** SIGKILLs that left a delivery recorded, not applied. */
+  unapplied: number;
   commands: number;
 }
 
@@ -214,7 +216,7 @@ const readBody = (req: IncomingMessage) =>
   });
 
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = { violations: [], notes: [], moves: 0, deliveries: 0, stale: 0, refused: 0, kills: 0, commands: 0 };
+  const out: Outcome = { violations: [], notes: [], moves: 0, deliveries: 0, stale: 0, refused: 0, kills: 0, unapplied: 0, commands: 0 };
   const dir = await workDir('pb-listen-fuzz-');
   const state = join(dir, 'state');
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, PAYOUT_BATCH_RATE: '1000' });
@@ -485,7 +487,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             );
           }
           break;
-        case 'kill':
+        case 'kill': {
           if (!listen) break;
           if (step.hard < 0) await settle(`${what} (before)`);
           else {
@@ -495,11 +497,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           }
           await listen.stop(true);
           out.kills += sc.process ? 1 : 0;
+          const left = await inbox();
+          if (sc.process && [...left.recorded].some((d) => !left.applied.has(d))) out.unapplied++;
           out.notes.push(`listen ${sc.process ? 'killed (SIGKILL)' : 'stopped'}, down for ${step.down} steps`);
           listen = undefined;
           if (step.down === 0) await begin();
           else down = step.down + 1;
           break;
+        }
         case 'second': {
           if (!listen) break;
           if (step.race) {
@@ -699,13 +704,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = { moves: 0, deliveries: 0, stale: 0, refused: 0, kills: 0, commands: 0 };
+const totals = { moves: 0, deliveries: 0, stale: 0, refused: 0, kills: 0, unapplied: 0, commands: 0 };
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
   for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
 });
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.moves} status moves, ${totals.deliveries} deliveries ` +
-    `(${totals.stale} held and delivered late, ${totals.refused} forged refused), ${totals.kills} SIGKILLs, ${totals.commands} status/attach/reconcile runs, ` +
+    `(${totals.stale} held and delivered late, ${totals.refused} forged refused), ${totals.kills} SIGKILLs (${totals.unapplied} with a delivery recorded, not applied), ${totals.commands} status/attach/reconcile runs, ` +
     `${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
 process.exitCode = failures ? 1 : 0;
