@@ -49,7 +49,7 @@ const OLD_SECRET = 'whsec_listen_fuzz_old_77f0a3';
 // prettier-ignore
 const MODES = ['forward', 'forward', 'forward', 'forward', 'lose', 'refuse', 'refuse', 'hold', 'hold', 'dup', 'newId', 'forge', 'oldSecret'] as const;
 type Mode = (typeof MODES)[number];
-const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus', 'blankTimes'] as const;
+const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus', 'blankTimes', 'otherId'] as const;
 
 type Step =
   | { k: 'move'; row: number; pick: number; info: boolean }
@@ -578,6 +578,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (step.kind === 'staleStatus') r.result.status = 'PENDING';
           if (step.kind === 'blankId') delete r.result.payoutId;
           if (step.kind === 'blankStatus') delete r.result.status;
+          // (a paste slip: the next row's payout id)
+          if (step.kind === 'otherId') r.result.payoutId = t.rows[(step.row + 1) % t.rows.length]!.result.payoutId;
           if (step.kind === 'blankTimes') for (const x of t.rows) delete x.result.updatedAt;
           t.rows.forEach((x, j) => (x.rowNumber = j + 2));
           await writeResults(f, t);
