@@ -454,7 +454,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      await r.arrayBuffer();
+      // (its new status into the history now: an attach may move it on before the step's sample)
+      const now = parseJson(await r.text());
+      if (r.status === 200 && now)
+        history.get(String(p.id))?.add(pointOf({ status: String(now.status), statusDetail: now.statusDetail as string | undefined }));
       out.moves++;
       out.notes.push(`${String(p.payoutRef)} ${String(p.status)} -> ${to}: ${r.status}`);
     };
