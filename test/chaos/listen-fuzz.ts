@@ -618,8 +618,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       if (route === 'initiate') keyOf.set(String(e.recordId), e.slot.split('\u0000')[1]!);
     }
     for (const f of files) {
-      await command(['status', f, '--json'], `final status ${f.slice(dir.length + 1)}`);
+      const final = await command(['status', f, '--json'], `final status ${f.slice(dir.length + 1)}`);
       await check(`final status ${f.slice(dir.length + 1)}`);
+      // (a) its exit code says what the service's payouts say (README, "Exit codes"): 1 failed or waiting for us, 5 in progress
+      const all = [...service.values()].map((p) => String(p.status));
+      const code = all.some((x) => ['FAILED', 'REJECTED', 'ADDITIONAL_INFO_REQUIRED'].includes(x))
+        ? 1
+        : all.every((x) => x === 'SUCCESSFUL')
+          ? 0
+          : 5;
+      if (final.code !== code)
+        out.violations.push(`(a) final status of ${f.slice(dir.length + 1)}: exit ${final.code}, the service's payouts say ${code}`);
       // (a)
       const t = await readResults(f);
       const shown = new Set<string>();
