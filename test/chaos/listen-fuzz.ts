@@ -376,6 +376,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const lastFold = new Map<string, number>();
     /** Each file's batch cells as the run or a person last wrote them: what a listen or status never changes. */
     const cellsWas = new Map<string, string>();
+    const pasted = new Set<string>();
     const cellsOf = async (f: string) => JSON.stringify((await readResults(f)).rows.map((r) => r.cells));
     cellsWas.set(csv, await cellsOf(csv));
     const check = async (what: string) => {
@@ -391,13 +392,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         for (const r of t.rows) {
           const id = r.result.payoutId;
           const st = r.result.status ?? '';
-          if (!id || !history.has(id)) continue;
+          // (a row given another's payout id by a person: judged after the final status, (a))
+          if (!id || !history.has(id) || pasted.has(`${f}\u0000${r.cells.reference}`)) continue;
           const point = pointOf({ status: st, statusDetail: r.result.statusDetail });
           if (!history.get(id)!.has(point) && statusRank({ status: st }) >= 0)
             out.violations.push(
               `(b) ${what}: ${f.slice(dir.length + 1)} row ${r.rowNumber} shows ${point}, a status payout ${id} never had (it had ${[...history.get(id)!].join(', ')})`,
             );
-          const k = `${f}\u0000${id}`;
+          const k = `${f}\u0000${r.cells.reference}\u0000${id}`;
           const rank = statusRank({ status: st, statusDetail: r.result.statusDetail });
           const before = lastRank.get(k);
           if (
@@ -582,7 +584,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (step.kind === 'blankId') delete r.result.payoutId;
           if (step.kind === 'blankStatus') delete r.result.status;
           // (a paste slip: the next row's payout id)
-          if (step.kind === 'otherId') r.result.payoutId = t.rows[(step.row + 1) % t.rows.length]!.result.payoutId;
+          if (step.kind === 'otherId') {
+            r.result.payoutId = t.rows[(step.row + 1) % t.rows.length]!.result.payoutId;
+            pasted.add(`${f}\u0000${r.cells.reference}`);
+          }
           if (step.kind === 'blankTimes') for (const x of t.rows) delete x.result.updatedAt;
           t.rows.forEach((x, j) => (x.rowNumber = j + 2));
           await writeResults(f, t);
