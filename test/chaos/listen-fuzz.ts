@@ -567,6 +567,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           await writeResults(xlsx, { ...t, format: 'xlsx' });
           if (!files.includes(xlsx)) files.push(xlsx);
           await forget(xlsx);
+          for (const k of pasted) if (k.startsWith(`${csv}\u0000`)) pasted.add(k.replace(csv, xlsx));
           out.notes.push('results re-saved as pay.results.xlsx');
           break;
         }
