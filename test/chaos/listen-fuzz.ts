@@ -52,9 +52,10 @@ type Mode = (typeof MODES)[number];
 const EDITS = ['reorder', 'note', 'staleStatus', 'blankId', 'blankStatus', 'blankTimes', 'otherId'] as const;
 
 type Step =
-  | { k: 'move'; row: number; pick: number; info: boolean }
+  | { k: 'move'; row: number; pick: number; info: boolean; chain: number }
   | { k: 'swapMove'; reject: boolean }
   | { k: 'release' }
+  | { k: 'stale'; row: number; pick: number }
   | { k: 'kill'; down: number; hard: number }
   | { k: 'second'; race: boolean }
   | { k: 'status' | 'reconcile'; xlsx: boolean; busy: number }
@@ -78,10 +79,17 @@ const BUSY = fc.constantFrom(-1, -1, 0, 1, 2, 3);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 10,
-    arbitrary: fc.record({ k: fc.constant('move' as const), row: fc.oneof(fc.nat(2), fc.nat(20)), pick: fc.nat(100), info: fc.boolean() }),
+    arbitrary: fc.record({
+      k: fc.constant('move' as const),
+      row: fc.oneof(fc.nat(2), fc.nat(20)),
+      pick: fc.nat(100),
+      info: fc.boolean(),
+      chain: fc.constantFrom(1, 1, 2, 3),
+    }),
   },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('swapMove' as const), reject: fc.boolean() }) },
   { weight: 2, arbitrary: fc.constant({ k: 'release' as const }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('stale' as const), row: fc.nat(20), pick: fc.nat(100) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('kill' as const), down: fc.nat(2), hard: fc.constantFrom(-1, -1, 0, 5, 20, 60) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('second' as const), race: fc.boolean() }) },
   {
@@ -236,6 +244,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   // the network between the service and the listen: what each delivery meets, by the scenario's modes in turn
   const held: { body: string; id: string; sig: string }[] = [];
   const modeOf = new Map<string, Mode>();
+  let turns = 0;
+  /** Payouts whose next status delivery is held ('stale' steps). */
+  const holdNext = new Set<string>();
   let proxyBusy = 0;
   let listen: Listen | undefined;
   let second: Listen | undefined;
@@ -276,7 +287,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const id = String(req.headers['x-service-delivery-id'] ?? '');
       const sig = String(req.headers['x-service-signature'] ?? '');
       const first = !modeOf.has(id);
-      if (first) modeOf.set(id, sc.modes[modeOf.size % sc.modes.length]!);
+      // (the modes in turn for status changes; wallet events, many at the run, forwarded or held once in five)
+      const wallet = !body.includes('"payout.status.changed"');
+      const of = String((parseJson(body)?.data as Record<string, unknown> | undefined)?.payoutId);
+      if (first)
+        modeOf.set(
+          id,
+          wallet ? (modeOf.size % 5 ? 'forward' : 'hold') : holdNext.delete(of) ? 'hold' : sc.modes[turns++ % sc.modes.length]!,
+        );
       const mode = first ? modeOf.get(id)! : 'forward';
       let status = 200;
       if (mode === 'refuse') status = 503;
@@ -300,12 +318,18 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   /** Each payout's statuses at the service (status and detail), sampled after each step. */
   const history = new Map<string, Set<string>>();
   const pointOf = (p: { status: string; statusDetail?: string }) => `${p.status}${p.statusDetail ? `/${p.statusDetail}` : ''}`;
+  /** Payouts asked for information again after it was under review (spec §3's one move down), and each one's last point. */
+  const askedAgain = new Set<string>();
+  const lastPoint = new Map<string, string>();
+  const seen = (id: string, point: string) => {
+    const h = history.get(id) ?? history.set(id, new Set()).get(id)!;
+    h.add(point);
+    if (point === 'ADDITIONAL_INFO_REQUIRED' && lastPoint.get(id) === 'PENDING/ADDITIONAL_INFO_UNDER_REVIEW') askedAgain.add(id);
+    lastPoint.set(id, point);
+  };
   const sample = () => {
-    for (const p of sb.snapshot().payouts) {
-      const id = String(p.id);
-      const h = history.get(id) ?? history.set(id, new Set()).get(id)!;
-      h.add(pointOf({ status: String(p.status), statusDetail: p.statusDetail as string | undefined }));
-    }
+    for (const p of sb.snapshot().payouts)
+      seen(String(p.id), pointOf({ status: String(p.status), statusDetail: p.statusDetail as string | undefined }));
   };
   let runEnd = Infinity;
   try {
@@ -405,7 +429,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (
             before &&
             rank >= 0 &&
-            (rank < before.rank ? !(before.rank === 2 && rank === 1) : before.rank === 4 && point !== before.point)
+            (rank < before.rank ? !(before.rank === 2 && rank === 1 && askedAgain.has(id)) : before.rank === 4 && point !== before.point)
           )
             out.violations.push(
               `(b) ${what}: ${f.slice(dir.length + 1)} row ${r.rowNumber} (payout ${id}) moved back: ${before.point} -> ${point}`,
@@ -419,7 +443,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (!p) continue;
           const rank = statusRank(p);
           const before = lastFold.get(p.id);
-          if (before !== undefined && rank < before && !(before === 2 && rank === 1))
+          if (before !== undefined && rank < before && !(before === 2 && rank === 1 && askedAgain.has(p.id)))
             out.violations.push(`(b) ${what}: the journal's fold moved payout ${p.id} back to ${pointOf(p)}`);
           lastFold.set(p.id, rank);
         }
@@ -459,7 +483,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       // (its new status into the history now: an attach may move it on before the step's sample)
       const now = parseJson(await r.text());
       if (r.status === 200 && now)
-        history.get(String(p.id))?.add(pointOf({ status: String(now.status), statusDetail: now.statusDetail as string | undefined }));
+        seen(String(p.id), pointOf({ status: String(now.status), statusDetail: now.statusDetail as string | undefined }));
       out.moves++;
       out.notes.push(`${String(p.payoutRef)} ${String(p.status)} -> ${to}: ${r.status}`);
     };
@@ -470,7 +494,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       if (down > 0 && --down === 0) await begin();
       switch (step.k) {
         case 'move':
-          await move(step.row, step.pick, step.info);
+          // (a chain: the next move before the last one's deliveries arrived, so that a resent one arrives after a later one)
+          for (let c = 0; c < (step.chain ?? 1); c++) await move(step.row, step.pick, step.info);
           break;
         case 'swapMove': {
           const s = sb.snapshot().swaps.find((x) => x.status === 'PROCESSING');
@@ -483,8 +508,23 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           out.notes.push(`swap -> ${step.reject ? 'REJECTED' : 'SUCCESSFUL'}: ${r.status}`);
           break;
         }
+        case 'stale': {
+          // a payout's status change held, the payout moved on, then the held one delivered: stale
+          const ps = sb.snapshot().payouts;
+          const p = ps[step.row % ps.length];
+          if (!p || isFinalStatus(String(p.status))) break;
+          holdNext.add(String(p.id));
+          await move(step.row, step.pick, false);
+          await settle(what);
+          await move(step.row, step.pick, false);
+          await settle(what);
+          holdNext.delete(String(p.id));
+        }
+        // falls through: the held deliveries delivered
         case 'release':
           if (!listen?.url) break;
+          await settle(what);
+          await check(`${what} (before the late deliveries)`);
           for (const h of held.splice(0)) {
             out.stale++;
             out.notes.push(
@@ -603,6 +643,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
     // the end: a listen up, held deliveries delivered (stale), everything applied, then the final status of each file
     if (!listen) await begin();
+    await settle('the end');
+    await check('the end (before the late deliveries)');
     for (const h of held.splice(0)) {
       out.stale++;
       await post(h.body, h.id, h.sig);
