@@ -8,11 +8,14 @@
 // route (every legal move, information requests, FAILED and REJECTED with their refunds, the swap confirmed or
 // reversed); deliveries duplicated (same id, a new id), answered 503 after arriving (resent), refused once (resent
 // later: out of order), held and delivered late (a stale PROCESSING after SUCCESSFUL), replayed tampered with their
-// signature or signed with an old secret; the listen SIGKILLed (or stopped) and restarted; a second listen on its
-// state folder; `status`, `attach` and `reconcile` interleaved; the results file re-saved as XLSX beside it, or edited
-// (rows reordered, a note column, a status typed over, a payoutId or status cleared). Checked:
+// signature or signed with an old secret; the listen SIGKILLed (or stopped) and restarted, sometimes with deliveries
+// under way; a second listen on its state folder, or two started at once; sometimes a second listen with a state
+// folder of its own sharing the deliveries (a balancer); `status`, `attach` and `reconcile` interleaved, sometimes as
+// a payout moves; the results file re-saved as XLSX beside it, or edited (rows reordered, a note column, a status
+// typed over, a payoutId, status or every updatedAt cleared, another row's payoutId pasted). Checked:
 //   (a) after a final `status` of each results file, every row's status (and detail) is its payout's at the service,
-//       and a row shows only the payout its own reference's key created;
+//       a row shows only the payout its own reference's key created, the exit code says what the payouts say, and
+//       the batch's cells are what the run or the person last wrote;
 //   (b) a listen never moves a row backwards: in the results between checks (unless a person edited the file),
 //       in the journal's fold ever; no row shows a status its payout never had (a forged delivery applied);
 //   (c) `reconcile` after everything ties out, its debits, refunds and swap equal the sandbox's wallet transactions;
