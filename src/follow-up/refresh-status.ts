@@ -270,7 +270,11 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
       { status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt },
       { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
     ).apply;
-  if (v.status !== cells.status && forward) return v;
+  // (PENDING under review is a place of its own: the list shows neither it nor any statusDetail, spec §2)
+  const same = v.status === cells.status && v.statusDetail === cells.statusDetail;
+  if (!same && forward) return v;
+  // (its time cleared by a person: the ledger's, or no later status could be told newer, as when asked for information again)
+  if (same && isoTime(cells.updatedAt) === undefined && isoTime(v.updatedAt) !== undefined) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 

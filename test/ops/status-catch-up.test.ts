@@ -33,6 +33,57 @@ describe('status catching up with the ledger', () => {
     }
   });
 
+  it('takes the ledger\'s "under review" when the row shows PENDING, the status the same (listen-fuzz)', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const conn = connectionTo(sb);
+      // asked for information and answered while only the journal was kept up to date (a copy re-saved before, say)
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED');
+      await setStatus(sb, b.ids[0]!, 'PENDING');
+      const at = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+      await applyStatus(
+        [],
+        [
+          { payoutId: b.ids[0]!, status: 'ADDITIONAL_INFO_REQUIRED', at: at(1), source: 'webhook' },
+          { payoutId: b.ids[0]!, status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW', at: at(2), source: 'webhook' },
+        ],
+        { ledgers: [ledgerOf(conn)] },
+      );
+
+      // (the payout list shows PENDING, as the row does, and no statusDetail: spec §2)
+      await refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      const row = (await readResults(b.results)).rows[0]!.result;
+      expect([row.status, row.statusDetail]).toEqual(['PENDING', 'ADDITIONAL_INFO_UNDER_REVIEW']);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('asked for information again after a person cleared the updatedAt cells: the row waits for us, not "under review" (listen-fuzz)', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const conn = connectionTo(sb);
+      const status = () => refreshStatus({ client: conn.client, resultsFile: b.results, ledgers: [ledgerOf(conn)] });
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED');
+      await status();
+      await setStatus(sb, b.ids[0]!, 'PENDING');
+      await status();
+      const table = await readResults(b.results);
+      expect(table.rows[0]!.result.statusDetail).toBe('ADDITIONAL_INFO_UNDER_REVIEW');
+      delete table.rows[0]!.result.updatedAt;
+      await writeResults(b.results, table);
+
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED'); // (asked again: spec §3)
+      await status();
+      const row = (await readResults(b.results)).rows[0]!.result;
+      expect([row.status, row.statusDetail]).toEqual(['ADDITIONAL_INFO_REQUIRED', undefined]);
+    } finally {
+      await sb.close();
+    }
+  });
+
   it('moves the row that names the payout, wherever it stands, never a copy of it', async () => {
     const sb = await startSb();
     try {
