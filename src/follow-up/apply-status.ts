@@ -13,7 +13,7 @@ import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from '../files/lock.ts';
-import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
+import { nextStatus, nextStatusUndated, type StatusDecision } from '../spec/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
 import type { Refund } from '../engine/refund.ts';
 import type { RowEvent } from '../journal/lines.ts';
@@ -85,25 +85,27 @@ export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): bool
 export function statusApplier(file: string, updates: StatusUpdate[]) {
   const byId = new Map<string, number[]>();
   updates.forEach((u, i) => byId.set(u.payoutId, [...(byId.get(u.payoutId) ?? []), i]));
-  const changes: [update: number, change: RowChange][] = [];
+  const changes: [update: number, change: RowChange, journal: boolean][] = [];
   /** `referenceColumn`: the batch's own name for it ("Payment Reference"). */
   const row = (row: ResultRow, referenceColumn = 'reference'): void => {
     for (const i of (row.result.payoutId && byId.get(row.result.payoutId)) || []) {
       const u = updates[i]!;
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
-      const decision = nextStatus(current, { status: u.status, statusDetail: u.statusDetail, at: u.at });
-      changes.push([i, changeOf(file, row, referenceColumn, u, decision)]);
+      const incoming = { status: u.status, statusDetail: u.statusDetail, at: u.at };
+      const decision = nextStatus(current, incoming);
+      // (to the journal when applied, or refused only for want of the row's time, cleared by a person: the journal keeps one and judges)
+      changes.push([i, changeOf(file, row, referenceColumn, u, decision), nextStatusUndated(current, incoming).apply]);
       if (decision.apply) setRowStatus(row, u);
     }
   };
-  const done = (): { out: ApplyResult; lines: Lines } => {
+  const done = (): { out: ApplyResult; lines: Lines; changed: boolean } => {
     const inOrder = changes.sort(([a], [b]) => a - b); // (stable: a payout's rows in file order)
-    const used = new Set(inOrder.flatMap(([i, c]) => (c.decision.apply ? [i] : [])));
+    const used = new Set(inOrder.flatMap(([i, , journal]) => (journal ? [i] : [])));
     const out = {
       applied: inOrder.flatMap(([, c]) => (c.decision.apply ? [c] : [])),
       ignored: inOrder.flatMap(([, c]) => (c.decision.apply ? [] : [c])),
     };
-    return { out, lines: statusLines(updates.filter((_, i) => used.has(i))) };
+    return { out, lines: statusLines(updates.filter((_, i) => used.has(i))), changed: out.applied.length > 0 };
   };
   return { row, done };
 }
@@ -128,7 +130,7 @@ type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 async function updateResultsFile<T>(
   file: string,
   o: ApplyOptions,
-  update: { row: (row: ResultRow, referenceColumn?: string) => void; done: () => { out: T; lines: Lines } },
+  update: { row: (row: ResultRow, referenceColumn?: string) => void; done: () => { out: T; lines: Lines; changed?: boolean } },
 ): Promise<T> {
   return underResultsLock(file, async () => {
     const { rows, ...table } = await streamResults(file);
@@ -138,11 +140,9 @@ async function updateResultsFile<T>(
       update.row(row, column);
       kept.push(row);
     }
-    const { out, lines } = update.done();
-    if (lines.length) {
-      await appendToBatchJournal(file, lines, o);
-      await writeResults(file, { ...table, rows: kept, resultAt: (i) => kept.at(i)!.result });
-    }
+    const { out, lines, changed = lines.length > 0 } = update.done();
+    if (lines.length) await appendToBatchJournal(file, lines, o);
+    if (changed) await writeResults(file, { ...table, rows: kept, resultAt: (i) => kept.at(i)!.result });
     return out;
   });
 }

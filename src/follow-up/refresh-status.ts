@@ -9,7 +9,7 @@ import { spillResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import { isFailedAfterCreation, type RowState } from '../journal/lines.ts';
-import { isoTime, nextStatus } from '../spec/status-order.ts';
+import { isoTime, nextStatusUndated } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates, namedReferences, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
@@ -266,15 +266,15 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
   const forward =
     !isCreatedStatus(cells.status) ||
-    nextStatus(
+    nextStatusUndated(
       { status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt },
       { status: v.status!, statusDetail: v.statusDetail, at: v.updatedAt },
     ).apply;
   // (PENDING under review is a place of its own: the list shows neither it nor any statusDetail, spec §2)
   const same = v.status === cells.status && v.statusDetail === cells.statusDetail;
-  if (!same && forward) return v;
   // (its time cleared by a person: the ledger's, or no later status could be told newer, as when asked for information again)
-  if (same && isoTime(cells.updatedAt) === undefined && isoTime(v.updatedAt) !== undefined) return v;
+  const cleared = isoTime(cells.updatedAt) === undefined && isoTime(v.updatedAt) !== undefined;
+  if (forward && (!same || cleared)) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 

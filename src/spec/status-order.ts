@@ -50,3 +50,7 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   const reRequest = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
   return reRequest && provablyNewer ? { apply: true, why: 're-request' } : { apply: false, why: 'older' };
 }
+
+/** `nextStatus`, a `current` of unknown time taken as older than any: a time a person cleared, judged by the record that kept one. */
+export const nextStatusUndated = (current: StatusPoint, incoming: StatusPoint): StatusDecision =>
+  nextStatus(isoTime(current.at) === undefined ? { ...current, at: new Date(0).toISOString() } : current, incoming);

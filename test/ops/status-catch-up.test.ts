@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { applyStatus } from '../../src/follow-up/apply-status.ts';
+import { foldAll } from '../../src/ledger/account-ledger.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
@@ -77,6 +78,36 @@ describe('status catching up with the ledger', () => {
 
       await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED'); // (asked again: spec §3)
       await status();
+      const row = (await readResults(b.results)).rows[0]!.result;
+      expect([row.status, row.statusDetail]).toEqual(['ADDITIONAL_INFO_REQUIRED', undefined]);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('asked for information again after a person cleared the updatedAt cells: listen puts it in the journal, status in the row (listen-fuzz)', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 1 });
+      const conn = connectionTo(sb);
+      const ledgers = [ledgerOf(conn)];
+      const at = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+      const listen = (status: string, when: string, statusDetail?: string) =>
+        applyStatus([{ file: b.results }], [{ payoutId: b.ids[0]!, status, statusDetail, at: when, source: 'webhook' }], { ledgers });
+      await listen('ADDITIONAL_INFO_REQUIRED', at(1));
+      await listen('PENDING', at(2), 'ADDITIONAL_INFO_UNDER_REVIEW');
+      const table = await readResults(b.results);
+      delete table.rows[0]!.result.updatedAt;
+      await writeResults(b.results, table);
+
+      await setStatus(sb, b.ids[0]!, 'ADDITIONAL_INFO_REQUIRED'); // (asked again: spec §3)
+      const asked = at(3);
+      const r = await listen('ADDITIONAL_INFO_REQUIRED', asked);
+      expect(r.ignored.map((c) => c.decision.why)).toEqual(['older']); // (the row cannot tell it newer)
+      const journal = [...(await foldAll(ledgers))[0]!.folded.rows.values()][0]!.payout!;
+      expect([journal.status, journal.statusDetail, journal.updatedAt]).toEqual(['ADDITIONAL_INFO_REQUIRED', undefined, asked]);
+
+      await refreshStatus({ client: conn.client, resultsFile: b.results, ledgers });
       const row = (await readResults(b.results)).rows[0]!.result;
       expect([row.status, row.statusDetail]).toEqual(['ADDITIONAL_INFO_REQUIRED', undefined]);
     } finally {

@@ -1,7 +1,7 @@
 // nextStatus: forward only along the spec's table, with ADDITIONAL_INFO_REQUIRED -> PENDING (under
 // review) forward, and the one cycle back to ADDITIONAL_INFO_REQUIRED only when provably newer.
 import { describe, expect, it } from 'vitest';
-import { nextStatus, statusRank, UNDER_REVIEW } from '../../src/spec/status-order.ts';
+import { nextStatus, nextStatusUndated, statusRank, UNDER_REVIEW } from '../../src/spec/status-order.ts';
 
 const P = { status: 'PENDING' };
 const AIR = { status: 'ADDITIONAL_INFO_REQUIRED' };
@@ -36,6 +36,14 @@ describe('nextStatus', () => {
     expect(nextStatus(held, { ...AIR, at: '2025-01-02T11:00:00.000Z' })).toEqual({ apply: true, why: 're-request' });
     expect(nextStatus(held, { ...AIR, at: '2025-01-02T09:00:00.000Z' }).apply).toBe(false);
     expect(nextStatus(held, AIR).apply).toBe(false);
+  });
+
+  it('nextStatusUndated: a row whose time was cleared is older than any known time, and no other move changes', () => {
+    const asked = { ...AIR, at: '2025-01-02T11:00:00.000Z' };
+    expect(nextStatusUndated(REVIEW, asked)).toEqual({ apply: true, why: 're-request' });
+    expect(nextStatusUndated(REVIEW, AIR).apply).toBe(false); // (no time on either side)
+    expect(nextStatusUndated({ ...REVIEW, at: '2025-01-02T12:00:00.000Z' }, asked).apply).toBe(false);
+    expect(nextStatusUndated(PROC, asked)).toEqual({ apply: false, why: 'older' });
   });
 
   it('refreshes details of the same status only from a newer copy', () => {
