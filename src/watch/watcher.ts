@@ -455,8 +455,12 @@ export class FolderWatch {
     const sent = [...rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
     const first = h ? this.whereNow(h.file) : undefined;
-    const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
-    const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
+    // (its claim folder removed, or the file moved out of it, by hand: said so, never named as where the file is)
+    const gone = h !== undefined && this.gone(h.file);
+    const place = (d: string) => (!gone ? `in ${d}` : existsSync(d) ? `moved out of ${d}` : `from ${d}, since removed`);
+    const where = first ? `${basename(first)} (${place(dirname(first))})` : 'an earlier file';
+    const results = h?.results && !this.gone(h.results) ? this.whereNow(h.results) : undefined;
+    const retry = results ? `\`${this.command('retry', results)}\`` : '`payout-batch retry` on its results file';
     // (a run killed part way wrote no results: running the file again resumes it from its journal; the first gone, e.g. moved out
     // of its claim folder by hand and dropped again, this copy: the same content)
     const runnable = first && (existsSync(first) || !here) ? first : here;
@@ -476,6 +480,12 @@ export class FolderWatch {
     if (rel.startsWith('..') || isAbsolute(rel)) return path;
     for (const d of [this.L.processing, this.L.done, this.L.failed]) if (existsSync(join(d, rel.split(sep)[0]!))) return join(d, rel);
     return path;
+  }
+
+  /** A path of this watch's claim folders no longer there, wherever its folder moved (any other path is not judged). */
+  private gone(path: string): boolean {
+    const rel = relative(this.L.processing, path);
+    return !rel.startsWith('..') && !isAbsolute(rel) && !existsSync(this.whereNow(path));
   }
 
   /** An engine's refusal as a watch's: claim paths where they are now, and no --batch-id (a watch has none). */

@@ -7,6 +7,7 @@
 // resume.
 import {
   appendFileSync,
+  existsSync,
   linkSync,
   mkdirSync,
   readFileSync,
@@ -271,10 +272,36 @@ describe('watch: a file stopped part way, moved out of processing/ by hand and d
     // both the claim folder's reason and the copy's name its retry, which sends the rows not sent, each once
     const retries = again.files.map((f) => /`(payout-batch retry (\S+)[^`]*)`/.exec(f.reason ?? ''));
     expect(retries.map((m) => m?.[2])).toEqual([results, results]);
+    const copy = again.files.find((f) => f.claim !== id)?.reason ?? '';
+    expect(copy).toContain(`the same content as part.csv (moved out of ${join(dir, 'failed', id)})`);
+    expect(notThere(copy, dir)).toEqual([]);
     const retried = await runMain([...retries[0]![1]!.split(' ').slice(1), '--yes'], { cwd: dir, env: cleanEnv() });
     expect(retried.code, retried.stderr.slice(-1500)).toBe(0);
     const paid = (await allPayouts(stopping)).map((p) => p.sourceAmount).sort();
     expect(paid).toEqual([800, 801, 802, 803, 804, 805]);
+  });
+});
+
+/** The paths under `dir` a reason names that are not there, but one it says was removed. */
+const notThere = (reason: string, dir: string) =>
+  (reason.match(new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^\\s,)\`]*`, 'g')) ?? []).filter(
+    (p) => !existsSync(p) && !reason.includes(`${p}, since removed`),
+  );
+
+describe('watch: the same content dropped again once its claim folder was removed by hand', () => {
+  it('is refused naming no folder that is not there: where it ran, said to be removed', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const rows = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'GONE', amount: (i) => `${900 + i}.00` });
+    writeFileSync(join(dir, 'inbox', 'gone.csv'), rows);
+    expect((await watchOnce(dir)).files).toMatchObject([{ name: 'gone.csv', outcome: 'done' }]);
+    const id = list(dir, 'done')[0]!;
+    rmSync(join(dir, 'done', id), { recursive: true }); // (a person tidying done/)
+    writeFileSync(join(dir, 'inbox', 'gone.csv'), rows);
+    const again = await watchOnce(dir);
+    const reason = again.files[0]?.reason ?? '';
+    expect(reason).toContain(`already processed: the same content as gone.csv (from ${join(dir, 'processing', id)}, since removed)`);
+    expect(notThere(reason, dir)).toEqual([]);
   });
 });
 
