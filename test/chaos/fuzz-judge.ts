@@ -108,18 +108,23 @@ export function twicePaid(
 }
 
 /** Each scenario (`only`: the one of that index; `given`: one replayed, numbered `only`), its story printed when it fails or `verbose`; the failures. */
-export async function runScenarios<S, R extends { violations: string[]; notes: string[] }>(
+export async function runScenarios<
+  S,
+  T extends Record<string, number>,
+  R extends { violations: string[]; notes: string[] } & { [K in keyof T]?: number },
+>(
   scenarios: S[],
   o: { only?: number; given: boolean; verbose: boolean },
   run: (sc: S, n: number) => Promise<R>,
-  add: (r: R) => void,
+  /** Each scenario's figures of these names are added to them. */
+  totals: T,
 ): Promise<number> {
   let failures = 0;
   for (const [i, sc] of scenarios.entries()) {
     if (o.only !== undefined && !o.given && i !== o.only) continue;
     const n = o.given ? (o.only ?? i) : i;
     const r = await run(sc, n);
-    add(r);
+    for (const k of Object.keys(totals) as (keyof T)[]) (totals as Record<keyof T, number>)[k] += r[k] ?? 0;
     if (r.violations.length || o.verbose) {
       console.log(`\n#${n} ${JSON.stringify(sc)}`);
       for (const note of r.notes) console.log(`  ${note}`);

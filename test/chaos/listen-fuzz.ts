@@ -770,9 +770,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
 const totals = { moves: 0, deliveries: 0, stale: 0, refused: 0, kills: 0, unapplied: 0, commands: 0 };
-const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
-  for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-});
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.moves} status moves, ${totals.deliveries} deliveries ` +
     `(${totals.stale} held and delivered late, ${totals.refused} forged refused), ${totals.kills} SIGKILLs (${totals.unapplied} with a delivery recorded, not applied), ${totals.commands} status/attach/reconcile runs, ` +

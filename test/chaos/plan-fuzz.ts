@@ -740,14 +740,7 @@ function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
 const totals = { steps: 0, refused: 0, made: 0, kills: 0, unbound: 0, goodRefused: 0, mutations: 0 };
-const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
-  totals.steps += r.steps;
-  totals.refused += r.refused;
-  totals.made += r.made;
-  totals.kills += r.kills;
-  totals.unbound += r.unbound;
-  totals.goodRefused += r.goodRefused;
-});
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 for (const sc of scenarios) totals.mutations += sc.mutations.length;
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.mutations} mutations, ${totals.steps} steps ` +

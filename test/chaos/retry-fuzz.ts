@@ -405,12 +405,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 const scenarios = GIVEN ? [{ ...GIVEN, variant: GIVEN.variant ?? false }] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
 const totals = { edits: 0, retries: 0, refusedWhole: 0, madeByRetry: 0 };
-const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
-  totals.edits += r.edits;
-  totals.retries += r.retries;
-  totals.refusedWhole += r.refusedWhole;
-  totals.madeByRetry += r.madeByRetry;
-});
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} runs, ${totals.edits} edits, ${totals.retries} retries (${totals.refusedWhole} refused whole), ` +
     `${totals.madeByRetry} payouts created by retries, ` +

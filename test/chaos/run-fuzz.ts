@@ -430,14 +430,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
 const totals = { edits: 0, runs: 0, refusedWhole: 0, made: 0, caseOnly: 0, kills: 0 };
-const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
-  totals.edits += r.edits;
-  totals.runs += r.runs;
-  totals.refusedWhole += r.refusedWhole;
-  totals.made += r.made;
-  totals.caseOnly += r.caseOnly;
-  totals.kills += r.kills;
-});
+const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.edits} edits, ${totals.runs} reruns (${totals.refusedWhole} refused whole, ${totals.kills} SIGKILLs before), ` +
     `${totals.made} payouts created by reruns, ${totals.caseOnly} runs paying a reference again in another case, ${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,

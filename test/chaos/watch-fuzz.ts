@@ -521,9 +521,7 @@ const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns
 const t0 = performance.now();
 const totals = { drops: 0, ticks: 0, kills: 0, payouts: 0, done: 0, failed: 0, lateTakes: 0 };
 try {
-  const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, (r) => {
-    for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-  });
+  const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
   console.log(
     `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.drops} drops, ${totals.ticks} ticks (${totals.kills} SIGKILLs), ` +
       `${totals.payouts} payouts, claims ${totals.done} done / ${totals.failed} failed, ${totals.lateTakes} taken half-written after a writer's pause, ` +
