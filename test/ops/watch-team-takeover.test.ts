@@ -43,17 +43,16 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
       crashWaitMs: 0,
     });
 
-  it('is left while its process lives (stale heartbeat or not), taken over and resumed once it is gone', async () => {
+  /** A claim folder `id` holding `name`, written by pid 1 of "other-host" long ago. */
+  const otherHostsClaim = async (id: string, name: string, csv: string) => {
     const dir = await dirs.make();
-    const id = '20250101T000000Z-abcdef-payroll.csv';
     const claimDir = join(dir, 'processing', id);
     mkdirSync(claimDir, { recursive: true });
-    const file = join(claimDir, 'payroll.csv');
-    writeFileSync(file, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TAKE' }));
-    const st = statSync(file);
-    const sha256 = await fileSha256(file);
+    const file = join(claimDir, name);
+    writeFileSync(file, csv);
+    const [st, sha256] = [statSync(file), await fileSha256(file)];
     writeClaim(claimDir, {
-      name: 'payroll.csv',
+      name,
       pid: 1,
       host: 'other-host',
       claimedAt: new Date(0).toISOString(),
@@ -61,6 +60,16 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
       size: st.size,
       mtimeMs: st.mtimeMs,
     });
+    return { dir, claimDir, sha256 };
+  };
+
+  it('is left while its process lives (stale heartbeat or not), taken over and resumed once it is gone', async () => {
+    const id = '20250101T000000Z-abcdef-payroll.csv';
+    const { dir, claimDir, sha256 } = await otherHostsClaim(
+      id,
+      'payroll.csv',
+      generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TAKE' }),
+    );
     utimesSync(claimFile(claimDir), new Date(0), new Date(0)); // no heartbeat for decades
     const other = await proc();
     expect(await claimContent(other, { account: accountOf(sb.url), sha256, claim: id, name: 'payroll.csv', host: 'other-host' })).toEqual({
@@ -86,23 +95,9 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
   });
 
   it('two watches on one folder: the claim one took over is not taken over again before it holds it in the ledger', async () => {
-    const dir = await dirs.make();
     const id = '20250101T000000Z-fedcba-twice.csv';
-    const claimDir = join(dir, 'processing', id);
-    mkdirSync(claimDir, { recursive: true });
-    const file = join(claimDir, 'twice.csv');
-    writeFileSync(file, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TWICE', amount: (i) => `${271 + i}.00` }));
-    const st = statSync(file);
-    const sha256 = await fileSha256(file);
-    writeClaim(claimDir, {
-      name: 'twice.csv',
-      pid: 1,
-      host: 'other-host',
-      claimedAt: new Date(0).toISOString(),
-      sha256,
-      size: st.size,
-      mtimeMs: st.mtimeMs,
-    });
+    const csv = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TWICE', amount: (i) => `${271 + i}.00` });
+    const { dir, claimDir, sha256 } = await otherHostsClaim(id, 'twice.csv', csv);
     const other = await proc();
     await claimContent(other, { account: accountOf(sb.url), sha256, claim: id, name: 'twice.csv', host: 'other-host' });
     const team = await proc();
