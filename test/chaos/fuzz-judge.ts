@@ -1,7 +1,7 @@
 // What retry-fuzz.ts and run-fuzz.ts judge by: the sandbox's own records (each payout, and the key and body
 // that created it), a row of a file given matching a body, and the payouts of each reference.
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { readFlags } from '../bench/args.ts';
@@ -44,6 +44,16 @@ export async function journalledSends(state: string): Promise<Set<string>> {
         if (e?.t === 'initiating' && typeof e.body === 'string') out.add(`${String(e.key)}\u0000${canonicalJson(JSON.parse(e.body))}`);
       }
   return out;
+}
+
+/** What a scenario threw, as a violation of check `check` (its letter in the campaign's list). */
+export const threw = (check: string, e: unknown): string =>
+  `(${check}) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
+
+/** A scenario's folder at its end: removed, or kept and named (`--keep`). */
+export async function leave(dir: string, keep: boolean): Promise<void> {
+  if (keep) console.log(`kept ${dir}`);
+  else await rm(dir, { recursive: true, force: true });
 }
 
 export const parseJson = (s: string): Record<string, unknown> | undefined => {

@@ -24,7 +24,7 @@
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox
 import { registerSubscription } from '../../src/follow-up/webhook-receiver.ts';
 import { KEY, ROOT, cleanEnv, filesUnder, runCli, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, signPayload } from '../ops/helpers.ts';
-import { fuzzFlags, parseJson, runScenarios } from './fuzz-judge.ts';
+import { fuzzFlags, parseJson, runScenarios, threw, leave } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -753,7 +753,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     }
     for (const o of outputs) if (STACK.test(o)) out.violations.push(`(e) a stack trace: ${o.slice(0, 600)}`);
   } catch (e) {
-    out.violations.push(`(e) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    out.violations.push(threw('e', e));
   } finally {
     await second?.stop(false);
     await listen?.stop(false);
@@ -761,8 +761,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     await sb.close();
     await new Promise<void>((r) => proxy.close(() => r()));
     proxy.closeAllConnections();
-    if (KEEP) console.log(`kept ${dir}`);
-    else await rm(dir, { recursive: true, force: true });
+    await leave(dir, KEEP);
   }
   return out;
 }

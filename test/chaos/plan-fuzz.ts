@@ -43,7 +43,7 @@ import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { approveAs, cleanEnv, generateCsv, ROOT, runCli, runMain, workDir, type CliRun } from '../engine/helpers.ts';
 import { install } from '../approvals/install.ts';
-import { attachedDigests, fuzzFlags, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { attachedDigests, fuzzFlags, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -669,11 +669,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     }
     out.unbound = unbound.size;
   } catch (e) {
-    out.violations.push(`(d) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    out.violations.push(threw('d', e));
   } finally {
     await sb.close();
-    if (KEEP) console.log(`kept ${dir}`);
-    else await rm(dir, { recursive: true, force: true });
+    await leave(dir, KEEP);
   }
   out.violations = [...new Set(out.violations)];
   return out;

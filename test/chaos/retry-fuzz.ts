@@ -24,7 +24,7 @@
 //       what settles a send of unknown outcome (a killed retry's) with its journalled key and body.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it (I: its number, for its references).
 import { join } from 'node:path';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
@@ -38,7 +38,7 @@ import type { ResultRow, ResultsTable } from '../../src/results/types.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, setStatus, unattended } from '../ops/helpers.ts';
-import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -393,11 +393,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         out.violations.push(`(e) the batch file run again made payout ${p.id} (key ${p.made?.key}), no resend of a journalled send`);
     if (/unexpected error|\n\s+at .+:\d+:\d+\)?/.test(again.stderr)) out.violations.push(`(d) run again: ${again.stderr.slice(0, 800)}`);
   } catch (e) {
-    out.violations.push(`(d) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    out.violations.push(threw('d', e));
   } finally {
     await sb.close();
-    if (KEEP) console.log(`kept ${dir}`);
-    else await rm(dir, { recursive: true, force: true });
+    await leave(dir, KEEP);
   }
   return out;
 }

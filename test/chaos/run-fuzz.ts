@@ -18,7 +18,7 @@
 //   (d) every row of the file is in the run's results (cells compared), or the run refused whole saying why;
 //   (e) no "unexpected error" nor stack trace, from a killed process either.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
-import { mkdir, readFile, rename, copyFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, copyFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'csv-parse/sync';
@@ -34,7 +34,7 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
-import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -418,11 +418,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         out.notes.push(...folded.map((v) => `(references differing in case only) ${v}`));
     }
   } catch (e) {
-    out.violations.push(`(e) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    out.violations.push(threw('e', e));
   } finally {
     await sb.close();
-    if (KEEP) console.log(`kept ${dir}`);
-    else await rm(dir, { recursive: true, force: true });
+    await leave(dir, KEEP);
   }
   return out;
 }

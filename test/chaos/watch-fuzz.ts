@@ -38,7 +38,7 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, generateCsv, ROOT, runCli, workDir, type CliRun } from '../engine/helpers.ts';
 import { startCluster, type Cluster } from '../pg/cluster.ts';
-import { fuzzFlags, matches, parseJson, runScenarios, serviceRecords, twicePaid } from './fuzz-judge.ts';
+import { fuzzFlags, matches, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -506,13 +506,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }
     }
   } catch (e) {
-    out.violations.push(`(d) the scenario threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    out.violations.push(threw('d', e));
   } finally {
     onInitiate = () => {};
     await Promise.allSettled(background);
     await sb.close();
-    if (KEEP) console.log(`kept ${root}`);
-    else await rm(root, { recursive: true, force: true });
+    await leave(root, KEEP);
   }
   return out;
 }
