@@ -7,6 +7,7 @@ import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan
 import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
+import { readAmountText } from '../validation/amount.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
@@ -299,6 +300,12 @@ const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents ar
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
+/** A batch's amount cell as the run read it too ("1.234,56", "12,34": the run paid them), never a 0. */
+const amountAsRead = (text: string): DecT | undefined => {
+  const read = readAmountText(text);
+  return readAmount(text) ?? (read.ok ? new Dec(read.text) : undefined);
+};
+
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
 function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: CanonicalField) => string, notes: string[]): void {
   const group = statusGroup((r.result.status ?? '').trim() || undefined);
@@ -306,16 +313,21 @@ function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: C
   const k = `${group} ${currency}`;
   const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
   g.rows++;
-  const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
+  const add = (
+    sum: DecT | undefined,
+    column: string,
+    text: string | undefined,
+    read: (t: string) => DecT | undefined = readAmount,
+  ): DecT | undefined => {
     if (text === undefined || text.trim() === '') return sum;
-    const d = readAmount(text);
+    const d = read(text);
     if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
     notes.push(
       `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
     );
     return sum;
   };
-  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
+  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'), amountAsRead)!; // (as the run read it: "1.234,56")
   g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
   g.refunded = add(g.refunded, 'refunded', r.result.refunded);
   // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
@@ -350,7 +362,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 /** The row: its number, reference, payee, and amount with its currency, formatted when it reads as an amount (else as written). */
 function rowOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
-  const d = readAmount(cell(r, 'sourceAmount'));
+  const d = amountAsRead(cell(r, 'sourceAmount'));
   const amount = d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount');
   return { row: r.rowNumber, reference: cell(r, 'reference'), name: cell(r, 'accountName'), amount, currency };
 }

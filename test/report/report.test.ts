@@ -546,6 +546,23 @@ describe('where reports go, and the tie-out read back', () => {
     expect(v.groups).toEqual([{ group: 'inProgress', currency: 'EUR', rows: 2, amount: '10.00', total: '21.00' }]);
     expect(v.notes).toEqual(['Row 3: sourceAmount "ten" is not an amount; it is left out of the totals of "In progress".']);
   });
+
+  it('reads an amount the run paid as the run read it: "1.234,56", "1 234,56", "1\'234.56" and "12,34" are no note', async () => {
+    // (statement-fuzz: the run paid each, the report called them no amount and left them out of its totals)
+    const typed = ['1.234,56', '1 234,56', "1'234.56", '12,34', '1,234.56'];
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: typed.map((a, i) => ({
+        rowNumber: i + 2,
+        cells: { reference: `R${i}`, sourceAmount: a, sourceCurrency: 'EUR' },
+        result: { status: 'PENDING', payoutId: `p${i}`, totalDeductible: '1.00' },
+      })),
+    };
+    const v = await resultsViewOf(t, 'b.results.csv');
+    expect(v.notes).toEqual([]);
+    expect(v.groups).toEqual([{ group: 'inProgress', currency: 'EUR', rows: 5, amount: '4950.58', total: '5.00' }]);
+  });
 });
 
 describe('the results report as an audit file (issue 43, 15)', () => {
