@@ -63,13 +63,18 @@ interface Batch {
   statusReport: boolean;
 }
 type Step =
-  { k: 'advance'; ms: number } | { k: 'move'; row: number; to: (typeof TARGETS)[number] } | { k: 'direct'; gbp: boolean; cents: string };
+  | { k: 'advance'; ms: number }
+  | { k: 'move'; row: number; to: (typeof TARGETS)[number] }
+  | { k: 'direct'; gbp: boolean; cents: string }
+  /** Top-ups of the wallets (odd cents), `count` of them, a minute apart: the transactions' listing pages. */
+  | { k: 'noise'; count: number };
 /** A moment drawn from the sandbox's transactions (`own`: the reconciled batch's): the tx-th (by time, modulo), moved by `delta` ms, written as `form`. */
 interface Moment {
   own: boolean;
   tx: number;
   delta: number;
-  form: 'date' | 'Z' | 'offset';
+  /** `local`: no zone, refused (exit 2) under every TZ. */
+  form: 'date' | 'Z' | 'offset' | 'local';
 }
 interface Reconcile {
   batch: number;
@@ -110,12 +115,13 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ k: fc.constant('advance' as const), ms: fc.constantFrom(...ADVANCES) }) },
   { weight: 5, arbitrary: fc.record({ k: fc.constant('move' as const), row: fc.nat(30), to: fc.constantFrom(...TARGETS) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('direct' as const), gbp: fc.boolean(), cents: centsArb }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('noise' as const), count: fc.integer({ min: 20, max: 130 }) }) },
 );
 const momentArb: fc.Arbitrary<Moment> = fc.record({
   own: fc.boolean(),
   tx: fc.nat(100),
   delta: fc.constantFrom(0, 0, -1, 1, -60_000, 30 * 60_000, -5 * HOUR),
-  form: fc.constantFrom('date', 'Z', 'offset'),
+  form: fc.constantFrom('date', 'date', 'Z', 'Z', 'offset', 'offset', 'local'),
 });
 const scenarioArb: fc.Arbitrary<Scenario> = fc
   .record({
@@ -268,6 +274,7 @@ function momentText(m: Moment, times: number[], end: boolean): { text: string; a
     return { text: d, at: Date.parse(d) + (end ? 86_399_999 : 0) };
   }
   if (m.form === 'Z') return { text: new Date(t).toISOString(), at: t };
+  if (m.form === 'local') return { text: new Date(t).toISOString().slice(0, 19), at: t };
   // (the offset drawn from the moment: -08:00, +14:00 or +05:30)
   const offsets = [-480, 840, 330];
   const off = offsets[Math.abs(m.delta + m.tx) % 3]!;
@@ -411,6 +418,18 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             out.moves++;
             out.notes.push(`${String(p.payoutRef)} -> ${to}: ${r.status}`);
           }
+        } else if (step.k === 'noise') {
+          const listed = (await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers })).json()) as unknown;
+          const ids = JSON.stringify(listed).match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g) ?? [];
+          for (let i = 0; i < step.count; i++) {
+            const amount = `${(i * 7919) % 100_000}.${String((i * 37) % 100).padStart(2, '0')}`;
+            await control(`wallets/${ids[i % ids.length]!}/credit`, {
+              amount: amount === '0.00' ? '0.01' : amount,
+              reference: `TOPUP-${n}-${i}`,
+            });
+            sb.advanceClock(60_000);
+          }
+          out.notes.push(`${step.count} top-ups, a minute apart`);
         } else {
           // a payout made directly through the API: no batch's
           const body = JSON.parse(directBody(step.gbp, step.cents)) as Record<string, unknown>;
@@ -465,6 +484,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         say(`${label} (TZ ${zone})`, r);
         const json = parseJson(r.stdout);
         const nothing = /no statement written: no wallet transaction of the period is one of this batch/.test(r.stderr);
+        if ([rc.since, rc.until].some((x) => x?.form === 'local')) {
+          // (a time without its zone: refused, whatever the host's zone)
+          if (r.code !== 2 || !/not a date \(ISO 8601 with its zone/.test(r.stderr))
+            out.violations.push(
+              `(e) ${label} (TZ ${zone}): a time without a zone: exit ${r.code}: ${(r.stderr || r.stdout).slice(0, 300)}`,
+            );
+          seen.push({ zone, json: `refused ${r.code}` });
+          continue;
+        }
         if (!json && nothing) {
           // (refused, exit 2, when the period holds no movement of the batch: judged so)
           seen.push({ zone, json: `refused ${r.code}` });
@@ -497,6 +525,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const m = mains[0]!;
     const text = await runHere(['reconcile', m.results, '--base-url', sb.url], dir, envOf(false), 'America/Los_Angeles');
     say('reconcile as text', text);
+    // (d) its report reads every amount the run paid ("1.234,56" is 1234.56), none left out of its totals
+    const html = await readFile(m.results.replace(/\.(csv|xlsx)$/, '.reconciliation.html'), 'utf8').catch(() => '');
+    for (const note of html.match(/Row \d+: sourceAmount [^<]* is not an amount[^<]*/g) ?? [])
+      out.violations.push(`(d) reconcile's report: ${note}`);
     const json = parseJson(
       (await runHere(['reconcile', m.results, '--base-url', sb.url, '--json', '--no-report'], dir, envOf(false))).stdout,
     );
@@ -726,9 +758,12 @@ async function judgeReconcile(
   const swapLeg = (t: Tx) => txs.some((c) => c.reference === t.reference && c.type === 'CREDIT' && c.currency !== t.currency);
   const explainedWant = debits.filter((t) => ledger.has(String(t.meta.payoutId)) || swapLeg(t));
   const unexplainedWant = debits.filter((t) => !explainedWant.includes(t));
+  // (and the credits of the period no row explains: top-ups, others' refunds and swap legs)
+  const creditsWant = txs.filter((t) => t.type === 'CREDIT' && inPeriod(t) && !ofBatch(t));
   for (const [name, wanted] of [
     ['unexplained', unexplainedWant],
     ['explained', explainedWant],
+    ['otherCredits', creditsWant],
   ] as const) {
     const shown = (json[name] ?? []) as Record<string, string>[];
     const ids = new Set(shown.map((s) => s.id));
