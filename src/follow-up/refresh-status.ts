@@ -36,6 +36,7 @@ import {
   type StatusGroup,
 } from '../engine/outcome.ts';
 import { moneyEntryOfEarlier, moneyTotals, parseEarlierPayouts, readAmount, type MoneyEntry } from '../engine/money-totals.ts';
+import { amountAsRead } from '../validation/amount.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
 import { counted, failureOf, readPayouts, requestsTotal, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
@@ -323,7 +324,8 @@ function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry
     // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
     const [column, text] =
       r.totalDeductible !== undefined ? ['totalDeductible', r.totalDeductible] : ['sourceAmount', amountColumn && row.cells[amountColumn]];
-    const amount = readAmount(text || undefined);
+    // (the batch's cell as the run read it: "1'234.56")
+    const amount = readAmount(text || undefined) ?? (column === 'sourceAmount' && text ? amountAsRead(text) : undefined);
     const refunded = readAmount(r.refunded);
     if (amount === undefined || (r.refunded !== undefined && refunded === undefined)) {
       const [c, v] = amount === undefined ? [column, text] : ['refunded', r.refunded];

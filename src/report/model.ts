@@ -7,7 +7,7 @@ import { NOT_DUE, type BatchPlan, type CurrencyPlan } from '../engine/batch-plan
 import { payeeOf, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
-import { readAmountText } from '../validation/amount.ts';
+import { amountAsRead } from '../validation/amount.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
@@ -301,10 +301,7 @@ type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
 /** A batch's amount cell as the run read it too ("1.234,56", "12,34": the run paid them), never a 0. */
-const amountAsRead = (text: string): DecT | undefined => {
-  const read = readAmountText(text);
-  return readAmount(text) ?? (read.ok ? new Dec(read.text) : undefined);
-};
+const batchAmount = (text: string): DecT | undefined => readAmount(text) ?? amountAsRead(text);
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
 function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: CanonicalField) => string, notes: string[]): void {
@@ -327,7 +324,7 @@ function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: C
     );
     return sum;
   };
-  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'), amountAsRead)!; // (as the run read it: "1.234,56")
+  g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'), batchAmount)!; // (as the run read it: "1.234,56")
   g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
   g.refunded = add(g.refunded, 'refunded', r.result.refunded);
   // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
@@ -362,7 +359,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 /** The row: its number, reference, payee, and amount with its currency, formatted when it reads as an amount (else as written). */
 function rowOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
-  const d = amountAsRead(cell(r, 'sourceAmount'));
+  const d = batchAmount(cell(r, 'sourceAmount'));
   const amount = d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount');
   return { row: r.rowNumber, reference: cell(r, 'reference'), name: cell(r, 'accountName'), amount, currency };
 }

@@ -77,6 +77,12 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
   return dotMayGroup ? { ok: true, text, dotMayGroup } : { ok: true, text };
 }
 
+/** A batch's amount cell as a run read it ("1.234,56", "1'234.56", "12,34"), for totals of rows sent; undefined when it reads as none. */
+export function amountAsRead(raw: string): Dec | undefined {
+  const read = readAmountText(raw);
+  return read.ok ? new Dec(read.text) : undefined;
+}
+
 /** Positive, within the currency's minor units (if known), at most 15 significant digits: the JSON number sent is exactly this. */
 export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean; xsDecimal?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
