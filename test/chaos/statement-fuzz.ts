@@ -118,7 +118,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('noise' as const), count: fc.integer({ min: 20, max: 130 }) }) },
 );
 const momentArb: fc.Arbitrary<Moment> = fc.record({
-  own: fc.boolean(),
+  own: fc.constantFrom(true, true, false),
   tx: fc.nat(100),
   delta: fc.constantFrom(0, 0, -1, 1, -60_000, 30 * 60_000, -5 * HOUR),
   form: fc.constantFrom('date', 'date', 'Z', 'Z', 'offset', 'offset', 'local'),
@@ -132,7 +132,11 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     batches: fc.array(batchArb, { minLength: 1, maxLength: 3 }),
     steps: fc.array(fc.array(stepArb, { maxLength: 6 }), { minLength: 3, maxLength: 3 }),
     reconciles: fc.array(
-      fc.record({ batch: fc.nat(2), since: fc.option(momentArb, { nil: undefined }), until: fc.option(momentArb, { nil: undefined }) }),
+      fc.record({
+        batch: fc.nat(2),
+        since: fc.option(momentArb, { nil: undefined, freq: 2 }),
+        until: fc.option(momentArb, { nil: undefined, freq: 2 }),
+      }),
       { minLength: 1, maxLength: 3 },
     ),
   })
