@@ -7,6 +7,7 @@ import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
 import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 import { byText, zonedTime } from '../text.ts';
+import { amountAsRead } from '../validation/amount.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -241,7 +242,8 @@ function tieOutRow(r: ReconRow, hits: (slot: number) => Hit[], payouts: TieOutIn
   const read = readAmount(r.totalDeductible);
   const { total, fee } = state ?? {};
   // (§2's "amount debited" may add the fee: a sourceAmount listed as the amount sent plus its fee counts it once)
-  const listed = fee && total?.equals(readAmount(r.amount)?.plus(fee.times(2)) ?? NaN) ? total.minus(fee) : total;
+  // (the amount cell as the run read it: "1'234.56")
+  const listed = fee && total?.equals(amountAsRead(r.amount ?? '')?.plus(fee.times(2)) ?? NaN) ? total.minus(fee) : total;
   const expected = read ?? listed;
   const problems = [...(r.problems ?? [])];
   if (r.payoutId) {
