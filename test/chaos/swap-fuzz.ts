@@ -68,7 +68,8 @@ interface Step {
   /** kill: SIGKILL at this request after the preflight (1-4); run: the batch's swap reversed at this initiate (0: not). */
   at: number;
   /** plan: what changes between `plan --out` and `run --plan`; wallet: what is done. */
-  between: 'none' | 'drainEUR' | 'creditEUR' | 'drainShort' | 'creditShort' | 'edit';
+  /** killRun: the short wallet drained, `run --fund-by-swap` SIGKILLed at its `at`-th request after the preflight, the wallet credited back. */
+  between: 'none' | 'drainEUR' | 'creditEUR' | 'drainShort' | 'creditShort' | 'edit' | 'killRun';
   edit: 'add' | 'amount' | 'remove';
   label: boolean;
   pick: number;
@@ -89,7 +90,7 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
   swapFrom: fc.boolean(),
   fault: fc.constantFrom(...FAULTS),
   at: fc.integer({ min: 0, max: 4 }),
-  between: fc.constantFrom('none', 'none', 'drainEUR', 'creditEUR', 'drainShort', 'creditShort', 'edit'),
+  between: fc.constantFrom('none', 'none', 'drainEUR', 'creditEUR', 'drainShort', 'creditShort', 'edit', 'killRun'),
   edit: fc.constantFrom('add', 'amount', 'remove'),
   label: fc.constantFrom(true, true, true, false),
   pick: fc.nat(1000),
@@ -283,7 +284,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       })[f] as Partial<FaultConfig>;
 
     /** Runs a command of a host: main() here, or a process killed at its `killAt`-th request after the preflight. */
-    const cmd = async (args: string[], host: number, o: { killAt?: number; reverseAt?: number } = {}): Promise<CliRun> => {
+    const cmd = async (args: string[], host: number, o: { killAt?: number; delay?: number; reverseAt?: number } = {}): Promise<CliRun> => {
       const h = hosts[host]!;
       if (o.killAt) {
         let started = false;
@@ -291,7 +292,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         let child: { kill: (s: NodeJS.Signals) => boolean } | undefined;
         onRequest = (route) => {
           if (route === 'listSwaps' || route === 'swap' || route === 'initiate') started = true;
-          if (started && ++count === o.killAt) child?.kill('SIGKILL');
+          // (0 to 30 ms later: a kill between the answer and the next journal line or request too)
+          if (started && ++count === o.killAt) setTimeout(() => child?.kill('SIGKILL'), o.delay ?? 0);
         };
         const r = await runCli(args, { cwd: h.dir, env: h.env, onSpawn: (c) => (child = c) });
         onRequest = () => {};
@@ -330,7 +332,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         case 'kill': {
           if (step.flag) mayswap = {};
           const args = ['run', file, ...flags(step), ...service, '--yes', '--json', '--allow-partial'];
-          const r = await cmd(args, 0, step.k === 'kill' ? { killAt: Math.max(1, step.at) } : { reverseAt: step.at % 4 });
+          const r = await cmd(
+            args,
+            0,
+            step.k === 'kill' ? { killAt: Math.max(1, step.at), delay: (step.pick % 4) * 10 } : { reverseAt: step.at % 4 },
+          );
           if (step.k === 'kill') {
             out.kills += r.signal ? 1 : 0;
             did.push(r.signal ? `killed at request ${Math.max(1, step.at)} after the preflight` : `not killed: exit ${r.code}`);
@@ -363,6 +369,26 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             did.push(editBatch(sheets[b]!, step, `${n}-${k}`));
             await save(sheets[b]!, file);
             give(sheets[b]!);
+          } else if (step.between === 'killRun') {
+            const short = shortOf(b)[0] ?? 'USD';
+            const was = new Dec(String((await walletsNow()).find((w) => w.currency === short)!.balance));
+            did.push(await drain(short, '5.00'));
+            const args = ['run', file, '--fund-by-swap', ...service, '--yes', '--json', '--allow-partial'];
+            // (half the time its swap fails before any effect: journalled, never made)
+            if (step.pick % 2) sb.setFaults({ errorBeforeEffect: 1, routes: ['swap'] });
+            const killed = await cmd(args, 0, { killAt: Math.max(1, step.at), delay: (step.pick % 4) * 10 });
+            sb.setFaults(faultOf(step.fault));
+            out.kills += killed.signal ? 1 : 0;
+            did.push(
+              killed.signal
+                ? `a run --fund-by-swap killed at request ${Math.max(1, step.at)}`
+                : `a run --fund-by-swap: exit ${killed.code}`,
+            );
+            if (STACK.test(killed.stderr)) out.violations.push(`(e) ${what} killed run: ${killed.stderr.slice(0, 800)}`);
+            const now = new Dec(String((await walletsNow()).find((w) => w.currency === short)!.balance));
+            if (was.greaterThan(now)) did.push(await credit(short, was.minus(now).toFixed(2)));
+            // (what the killed run swapped is its own: the plan's run is judged from here)
+            for (const w of serviceSwaps(sb)) swapsBefore.add(w.id);
           } else if (step.between !== 'none') did.push(await walletStep(step.between));
           const r = await cmd(
             ['run', '--plan', plan, '--require-approvals', '2', '--approvers', approvers, '--yes', '--json', ...service],
