@@ -55,7 +55,7 @@ import { fuzzFlags, leave, matches, parseJson, runScenarios, serviceRecords, thr
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
 // prettier-ignore
-const KINDS = ['run', 'run', 'run', 'kill', 'kill', 'plan', 'plan', 'edit', 'edit', 'retry', 'resend', 'status', 'host2', 'wallet', 'reverse'] as const;
+const KINDS = ['run', 'run', 'run', 'kill', 'kill', 'plan', 'plan', 'edit', 'edit', 'retry', 'resend', 'status', 'host2', 'wallet', 'reverse', 'watch'] as const;
 type Kind = (typeof KINDS)[number];
 const FAULTS = ['none', 'none', 'rate', 'rateFar', 'reject', '5xx', 'drop'] as const;
 interface Step {
@@ -183,6 +183,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }),
     }));
     for (const h of hosts) await mkdir(h.dir, { recursive: true });
+    /** The state folders (each a ledger of its own but for a team ledger's): the hosts', then each watch folder's. */
+    const states: [string, string][] = hosts.map((h, i) => [h.state, 'ab'[i]!]);
     const service = ['--base-url', sb.url];
     // the batches: references unique per batch, amounts unique across them
     let header: string[] = [];
@@ -321,7 +323,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const swapRequestsBefore = sb.requestLog().filter((e) => e.route === 'swap').length;
       const payoutsBefore = new Set(serviceRecords(sb).map((p) => p.id));
       /** What this step may swap: undefined none; else the plan's swaps when `run --plan`. */
-      let mayswap: { plan?: { reference: string; swapAmount: string; sourceWalletId: string; destinationWalletId: string }[] } | undefined;
+      let mayswap:
+        | { plan?: { reference: string; swapAmount: string; sourceWalletId: string; destinationWalletId: string }[]; into?: string[] }
+        | undefined;
       let given: Row[] | undefined;
       const runs: { label: string; r: CliRun; given?: Row[] }[] = [];
       const flags = (s: Step) => [...(s.flag ? ['--fund-by-swap'] : []), ...(s.swapFrom ? ['--swap-from', 'EUR'] : [])];
@@ -477,6 +481,24 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           runs.push({ label: 'run on host b', r, given: sheets[b] });
           break;
         }
+        case 'watch': {
+          // a watch folder of host a, its configuration's fundBySwap naming the short currencies (swapFrom: USD only), or none
+          const into = step.flag ? (step.swapFrom ? ['USD'] : ['USD', 'GBP']) : undefined;
+          if (into) mayswap = { into };
+          const folder = join(hosts[0]!.dir, `watch-${k}`);
+          states.push([join(folder, '.state'), `watch-${k}`]);
+          await mkdir(join(folder, 'inbox'), { recursive: true });
+          const config = { environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, rate: 1000, allowPartial: step.label };
+          const fund = into && { fundBySwap: Object.fromEntries(into.map((c) => [c, '100000'])) };
+          await writeFile(join(folder, 'payout-batch.json'), JSON.stringify({ ...config, ...fund }));
+          await copyFile(file, join(folder, 'inbox', `batch-${b}.csv`));
+          const r = await cmd(['watch', folder, '--once'], 0);
+          if (STACK.test(r.stderr + r.stdout)) out.violations.push(`(e) ${what} watch: ${r.stderr.slice(0, 800)}`);
+          const where = (await readdir(join(folder, 'done')).catch(() => [])).length ? 'done' : 'not done';
+          const why = r.code ? `: ${r.stderr.trim().split('\n').slice(-1)[0]?.slice(0, 240)}` : '';
+          did.push(`watch${into ? ` (fundBySwap ${into.join(', ')})` : ''}: exit ${r.code}, ${where}${why}`);
+          break;
+        }
         case 'wallet':
           did.push(await walletStep(step.between === 'none' || step.between === 'edit' ? 'creditShort' : step.between));
           break;
@@ -535,6 +557,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (!mayswap) out.violations.push(`(b) ${what}: swap ${w.id} ${w.ref} by a step without --fund-by-swap or a plan`);
         if (step.swapFrom && w.from !== 'EUR') out.violations.push(`(b) ${what}: swap ${w.id} from ${w.from}, --swap-from EUR`);
         if (!sheets[b]!.some((x) => x.sourceCurrency === w.to)) out.violations.push(`(b) ${what}: swap ${w.id} into ${w.to}, no row of it`);
+        if (mayswap?.into && !mayswap.into.includes(w.to))
+          out.violations.push(`(b) ${what}: swap ${w.id} into ${w.to}, the watch's fundBySwap names ${mayswap.into.join(', ')}`);
         if (mayswap?.plan) {
           const p = mayswap.plan.find((x) => x.reference === w.ref);
           if (!p) out.violations.push(`(b) ${what}: swap ${w.id} ${w.ref} is not the plan's`);
@@ -549,10 +573,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         }
       }
       // (a)
-      const journalled = await journalledSwapKeys(
-        hosts.map((h) => h.state),
-        ledger,
-      );
+      const journalled = await journalledSwapKeys(states, ledger);
       const byRef = new Map<string, typeof swaps>();
       for (const w of swaps.filter((x) => !x.ref.startsWith('FUZZ-'))) byRef.set(w.ref, [...(byRef.get(w.ref) ?? []), w]);
       for (const [ref, ws] of byRef) {
@@ -642,8 +663,8 @@ function editBatch(rows: Row[], s: Step, tag: string): string {
   return `removed ${gone.map((g) => g.reference).join(', ')}`;
 }
 
-/** The keys of every swap `initiating` line the hosts' journals (or the team ledger) hold, each with the hosts ('a', 'b'; 'team') that may have made its swap. */
-async function journalledSwapKeys(states: string[], ledger: string | undefined): Promise<Map<string, Set<string>>> {
+/** The keys of every swap `initiating` line the hosts' journals (or the team ledger) hold, each with the hosts ('a', 'b', 'watch-K'; 'team') that may have made its swap. */
+async function journalledSwapKeys(states: [string, string][], ledger: string | undefined): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   const take = (text: string, origin: string) => {
     for (const l of text.split('\n')) {
@@ -658,9 +679,9 @@ async function journalledSwapKeys(states: string[], ledger: string | undefined):
           .delete(origin);
     }
   };
-  for (const [i, state] of states.entries())
+  for (const [state, origin] of states)
     for (const f of await readdir(join(state, 'ledgers'), { recursive: true }).catch(() => []))
-      if (f.endsWith('.journal.jsonl')) take(await readFile(join(state, 'ledgers', f), 'utf8'), 'ab'[i]!);
+      if (f.endsWith('.journal.jsonl')) take(await readFile(join(state, 'ledgers', f), 'utf8'), origin);
   if (ledger) {
     const db = new pg.Client({ connectionString: ledger });
     await db.connect();
