@@ -603,10 +603,21 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           const shared = [...funds(s2)].filter((x) => a.has(x));
           if (!shared.length || s1.status === 'REJECTED' || s1.ref === s2.ref) continue;
           const [o1, o2] = [journalled.get(s1.made?.key ?? ''), journalled.get(s2.made?.key ?? '')];
+          // (the first swap's credit spent in between by other rows or the fuzz's own drain: a wallet is the account's, not a batch's)
+          const spent = [
+            ...paid.filter((p) => p.row.startsWith(`${s1.to}|`) && !a.has(p.row) && p.at > s1.createdAt && p.at <= s2.createdAt),
+            ...swaps.filter(
+              (w) => w.ref.startsWith('FUZZ-') && w.from === s1.to && w.createdAt > s1.createdAt && w.createdAt <= s2.createdAt,
+            ),
+          ].length;
           // (two hosts of their own ledgers: neither knows what the other sent; README "A team ledger")
           if (o1 && o2 && !o1.has('team') && ![...o1].some((h) => o2.has(h)))
             out.notes.push(
               `(a, two ledgers) after ${what}: swaps ${s1.ref} and ${s2.ref} by hosts ${[...o1].join()} and ${[...o2].join()} both fund ${shared[0]}`,
+            );
+          else if (spent)
+            out.notes.push(
+              `(a, credit spent between) after ${what}: swaps ${s1.ref} and ${s2.ref} both fund ${shared[0]}; ${spent} debits between`,
             );
           else
             out.violations.push(
