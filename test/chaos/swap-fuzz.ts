@@ -8,9 +8,11 @@
 // ledger), and 3 to 9 steps, each with a fault or not (the rate moved after the pairs read, by 0.4% or by 3%; the
 // next swap answered PROCESSING and reversed at once; 5xx or a lost answer after create, on the swap and the
 // initiates):
-//   run (main() here; --fund-by-swap or not, --swap-from EUR or not; the batch's swap reversed as its 1st-3rd
-//   initiate arrives, sometimes), the same as a process SIGKILLed at its 1st-4th request after the preflight,
-//   `plan --out` approved by two then `run --plan --require-approvals 2` (the wallets or the file changed between),
+//   run (main() here; --fund-by-swap or not, --swap-from EUR or not; the batch's swap reversed at its 1st-3rd
+//   request after the swap, sometimes), the same as a process SIGKILLed 0-30 ms after its 1st-4th request after the
+//   preflight, `plan --out` approved by two then `run --plan --require-approvals 2` (between them the wallets or the
+//   file changed, or the short wallet drained and a `run --fund-by-swap` killed, its swap failing before effect
+//   half the time, the wallet credited back), a tick of a watch folder of its own (`fundBySwap` or not),
 //   the file edited (rows added, an amount changed, rows removed; under its --batch-id or not) and run again,
 //   `retry` of its results (plain; or `--resend-failed` after one of its payouts FAILED and was refunded),
 //   `status` then `reconcile`, the other host running the same batch (its own copy of the file), the funding or the
@@ -18,15 +20,18 @@
 //   swap reversed (control route).
 // Checked after each step:
 //   (a) no swap reference has two swaps, every swap's and every swap request's key is a swap key of its reference
-//       that some run journalled (`initiating`), and no two swaps, the first not reversed, cover one row (a swap's
-//       reference is the hash of the references it funds: engine/swap.ts swapReference);
-//   (b) a swap is requested only by a step with --fund-by-swap or a plan naming one, from the EUR wallet when
+//       that some run journalled (`initiating`), and no two swaps, the first not reversed, fund one row (a swap's
+//       reference hashes every valid row of its currency, engine/swap.ts swapReference: it funds those with no payout
+//       yet; counted apart, as notes, two swaps made by two ledgers and a first swap's credit spent in between);
+//   (b) a swap is requested only by a step with --fund-by-swap, a plan naming one or a watch's fundBySwap naming its
+//       currency, from the EUR wallet when
 //       --swap-from EUR, into a currency of the batch's rows; under `run --plan` only the plan's swap, its wallets and
 //       reference, never selling more than its swapAmount;
 //   (c) no reference has two payouts (but FAILED ones resent by --resend-failed), none under a key of no reference,
 //       each matches a row of a file given;
-//   (d) a run or retry that exits 0, 1 or 5 names its results, holding every row of the file; `status --json` and
-//       `reconcile --json` show each swap of the batch with the id and status the service has for its reference;
+//   (d) a run that exits 0, 1 or 5 names its results, holding every row of the file (a retry: those of its file, or
+//       none when nothing changed); `status --json` and `reconcile --json` show a swap of the batch with the id and
+//       status the service has for its reference (one with no id, its outcome unknown to the journal: a note);
 //   (e) no "unexpected error" nor stack trace, from a killed process either.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { subscribe } from 'node:diagnostics_channel';
@@ -555,7 +560,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       for (const w of fresh) {
         out.notes.push(`  swap ${w.id} ${w.ref} ${w.sourceAmount.toFixed()} ${w.from} -> ${w.to} ${w.status} (key ${w.made?.key})`);
         if (!mayswap) out.violations.push(`(b) ${what}: swap ${w.id} ${w.ref} by a step without --fund-by-swap or a plan`);
-        if (step.swapFrom && w.from !== 'EUR') out.violations.push(`(b) ${what}: swap ${w.id} from ${w.from}, --swap-from EUR`);
+        if (step.swapFrom && step.k !== 'watch' && w.from !== 'EUR')
+          out.violations.push(`(b) ${what}: swap ${w.id} from ${w.from}, --swap-from EUR`);
         if (!sheets[b]!.some((x) => x.sourceCurrency === w.to)) out.violations.push(`(b) ${what}: swap ${w.id} into ${w.to}, no row of it`);
         if (mayswap?.into && !mayswap.into.includes(w.to))
           out.violations.push(`(b) ${what}: swap ${w.id} into ${w.to}, the watch's fundBySwap names ${mayswap.into.join(', ')}`);
