@@ -527,7 +527,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (STACK.test(r.stderr + r.stdout)) out.violations.push(`(e) ${what} ${label}: ${r.stderr.slice(0, 800)}`);
         const json = parseJson(r.stdout.trim().split('\n').at(-1) ?? '') ?? parseJson(r.stdout);
         const written = typeof json?.results === 'string' ? json.results : undefined;
-        did.push(`${label}: exit ${r.code}${r.code ? `: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 240)}` : ''}`);
+        // (--json: the reasons of a refusal or a halt, else the last lines said)
+        const reasons = [json?.refused, json?.halted].flat().filter((x) => typeof x === 'string');
+        const said = reasons.length ? reasons.join(' | ') : r.stderr.trim().split('\n').slice(-2).join(' | ');
+        did.push(`${label}: exit ${r.code}${r.code ? `: ${said.slice(0, 300)}` : ''}`);
         if (r.code === 0 || r.code === 1 || r.code === 5) {
           // (a retry whose results would be the file given writes none: nothing changed)
           if (!written && !label.startsWith('re')) out.violations.push(`(d) ${what} ${label}: exit ${r.code} and no results named`);
