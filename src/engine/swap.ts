@@ -157,11 +157,11 @@ export function proposeSwaps(
       ];
     });
     const sent = o.sent?.(n.currency);
-    const same = sent && sent.destinationWalletId === to.walletId && (o.from ?? sent.swapCurrency) === sent.swapCurrency;
+    const same = sent?.destinationWalletId === to.walletId && (o.from ?? sent.swapCurrency) === sent.swapCurrency;
     const asSent = same ? options.find((x) => x.wallet.walletId === sent.sourceWalletId) : undefined;
     const f =
       made ??
-      (asSent && { ...asSent, swapAmount: fromApi(sent!.swapAmount), amountToBeSent: fromApi(sent!.amountToBeSent) }) ??
+      (asSent && sent && { ...asSent, swapAmount: fromApi(sent.swapAmount), amountToBeSent: fromApi(sent.amountToBeSent) }) ??
       chooseFunding(n.currency, options, o.from);
     if (typeof f === 'string') {
       refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason: f });
