@@ -131,6 +131,10 @@ interface Outcome {
   reversed: number;
   payouts: number;
   refused: number;
+  /** On a team ledger: 1. */
+  team: number;
+  /** Pairs of swaps funding one row counted apart (two ledgers, the first's credit spent between). */
+  apart: number;
 }
 
 /** The swaps of the sandbox, with the key and body that made each. */
@@ -157,7 +161,19 @@ function serviceSwaps(sb: LocalSandbox) {
 }
 
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = { violations: [], notes: [], steps: 0, kills: 0, swaps: 0, reversed: 0, payouts: 0, refused: 0 };
+  const out: Outcome = {
+    violations: [],
+    notes: [],
+    steps: 0,
+    kills: 0,
+    swaps: 0,
+    reversed: 0,
+    payouts: 0,
+    refused: 0,
+    team: +sc.team,
+    apart: 0,
+  };
+  const apart = new Set<string>();
   const dir = await workDir('pb-swap-fuzz-');
   received = [];
   const world = JSON.parse(readFileSync(join(ROOT, 'src/sandbox/default-seed.json'), 'utf8')) as {
@@ -620,9 +636,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             ),
           ].length;
           // (two hosts of their own ledgers: neither knows what the other sent; README "A team ledger")
-          if (o1 && o2 && !o1.has('team') && ![...o1].some((h) => o2.has(h)))
+          const twoLedgers = !!o1 && !!o2 && !o1.has('team') && ![...o1].some((h) => o2.has(h));
+          const pair = `${s1.id} ${s2.id}`;
+          if ((twoLedgers || spent) && !apart.has(pair)) {
+            apart.add(pair);
+            out.apart++;
+          }
+          if (twoLedgers)
             out.notes.push(
-              `(a, two ledgers) after ${what}: swaps ${s1.ref} and ${s2.ref} by hosts ${[...o1].join()} and ${[...o2].join()} both fund ${shared[0]}`,
+              `(a, two ledgers) after ${what}: swaps ${s1.ref} and ${s2.ref} by hosts ${[...(o1 ?? [])].join()} and ${[...(o2 ?? [])].join()} both fund ${shared[0]}`,
             );
           else if (spent)
             out.notes.push(
@@ -717,11 +739,11 @@ async function journalledSwapKeys(states: [string, string][], ledger: string | u
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = { steps: 0, kills: 0, swaps: 0, reversed: 0, payouts: 0, refused: 0 };
+const totals = { steps: 0, kills: 0, swaps: 0, reversed: 0, payouts: 0, refused: 0, team: 0, apart: 0 };
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 cluster?.destroy();
 console.log(
-  `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.steps} steps (${totals.refused} commands refused or stopped, ${totals.kills} SIGKILLs), ` +
-    `${totals.swaps} swaps made (${totals.reversed} reversed by the fuzz), ${totals.payouts} payouts, ${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios (${totals.team} on a team ledger), ${totals.steps} steps (${totals.refused} commands refused or stopped, ${totals.kills} SIGKILLs), ` +
+    `${totals.swaps} swaps made (${totals.reversed} reversed by the fuzz), ${totals.payouts} payouts, ${totals.apart} pairs of swaps funding one row counted apart, ${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
 process.exitCode = failures ? 1 : 0;
