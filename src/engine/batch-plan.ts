@@ -12,7 +12,8 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
 import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { proposeSwaps, swapMadeText, swapReferences, unsettledBody, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import type { SwapRequest } from '../spec/schemas.ts';
 import { hitText, type Screened } from './screen-batch.ts';
 import { byText } from '../text.ts';
 
@@ -386,8 +387,9 @@ function swapsOf(
   pf: PreflightResult,
   o: PlanOptions,
   made: (currency: string) => string | undefined,
+  sent: (currency: string) => SwapRequest | undefined,
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
-  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom, made });
+  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom, made, sent });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
   // (what a wallet's own rows, then the plan's swaps before this one, take from it)
@@ -575,7 +577,15 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     feeMargin: feeMargin(t.estimated, t.feesEstimated, currency),
   }));
   const before = walletsOf(pf);
-  const funding = swapsOf(referenceOf, needs, before, pf, o, (c) => swapMadeText(folded.swaps.get(c)));
+  const funding = swapsOf(
+    referenceOf,
+    needs,
+    before,
+    pf,
+    o,
+    (c) => swapMadeText(folded.swaps.get(c)),
+    (c) => unsettledBody(folded.swaps.get(c)),
+  );
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);

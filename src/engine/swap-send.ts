@@ -4,6 +4,7 @@
 // S3 an unknown outcome is settled by the list or the same key and bytes, never a new key.
 // S4 a new key only after 'Invalid payout amount' (§7) and a list without it; once per run.
 // S5 a live rate further than the tolerance from the approved one refuses the swap.
+// S6 a journalled swap of unknown outcome is resent only within the proposal (the approved plan's): no more sold, the same wallets.
 import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
@@ -88,6 +89,8 @@ class SwapSender {
     const listed = await this.find(p, false);
     if ('stopped' in listed) return listed.stopped;
     if (listed.swap) return this.fromList(p, listed.swap);
+    const beyond = s && unsettled(s) && s.body ? beyondProposal(p, s.body) : undefined;
+    if (beyond) return stop(p, false, 'SWAP_REFUSED', beyond);
     let sent: Sent =
       s && unsettled(s) && s.body
         ? await this.request(p, { attempt: s.attempt, key: s.key, body: s.body, apiKeyFingerprint: s.apiKeyFingerprint, resend: true })
@@ -287,6 +290,19 @@ function notAsSent(p: Pick<SwapProposal, 'currency'>, body: string, swap: SwapAn
   const other = otherThanSent(swap, { ...asked, destinationAmount: b.amountToBeSent });
   const why = `the ${p.currency} swap was ${how} swap ${swap.id} of ${other}, not what was sent: no ${p.currency} row was sent; ask the service about it`;
   return other ? { ...stop(p, true, 'SWAP_NOT_AS_SENT', why), notAsSent: true } : undefined;
+}
+
+/** S6: why a journalled swap of unknown outcome is not resent: it sells more than the proposal (the approved plan's), or from or to other wallets. */
+function beyondProposal(p: SwapProposal, body: string): string | undefined {
+  const b = JSON.parse(body) as SwapRequest;
+  const amount = fromApi(b.swapAmount);
+  if (b.sourceWalletId === p.sourceWalletId && b.destinationWalletId === p.destinationWalletId && !amount.greaterThan(p.swapAmount))
+    return undefined;
+  return (
+    `the ${p.currency} swap an earlier run sent (${formatAmount(amount, b.swapCurrency)} ${b.swapCurrency}; its outcome unknown, ` +
+    `the swaps list does not show it) is not the one planned (${p.swapAmount} ${p.fromCurrency}): it is not sent again, nor another ` +
+    `in its place; plan again (the plan proposes it as sent) and run that plan`
+  );
 }
 
 /** 'Invalid payout amount' (spec §7, no code): the swap's amountToBeSent no longer matches the live rate. */

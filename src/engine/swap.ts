@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/answers.ts';
 import type { SwapSnapshot, SwapState } from '../journal/lines.ts';
+import type { SwapRequest } from '../spec/schemas.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 import { byText } from '../text.ts';
@@ -111,13 +112,21 @@ export function swapMadeText(s: SwapState | undefined): string | undefined {
   return `the batch's ${s.currency} swap ${s.swap.id} (${s.swap.status}) was made by an earlier run and the wallet is short again: a batch makes one swap per currency`;
 }
 
-/** Per short currency, a swap crediting shortfall + swapMargin from the --swap-from wallet, else the one most left over; or why none. */
+/** The body an earlier run sent for a swap whose outcome is not known: the send step resends it as it is (I2). */
+export function unsettledBody(s: SwapState | undefined): SwapRequest | undefined {
+  return s?.body !== undefined && (s.phase === 'initiating' || s.phase === 'unknown') ? (JSON.parse(s.body) as SwapRequest) : undefined;
+}
+
+/**
+ * Per short currency, a swap crediting shortfall + swapMargin from the --swap-from wallet, else the one most left over; or why none.
+ * `sent`: a swap an earlier run left unsettled is proposed as its body stands, so the plan shows (and approvers sign) what is resent.
+ */
 export function proposeSwaps(
   referenceOf: (currency: string) => string,
   needs: readonly SwapNeed[],
   wallets: readonly SwapWallet[],
   pairs: readonly SwapPair[],
-  o: { from?: string; made?: (currency: string) => string | undefined } = {},
+  o: { from?: string; made?: (currency: string) => string | undefined; sent?: (currency: string) => SwapRequest | undefined } = {},
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
   const need = new Map(needs.map((n) => [n.currency, n]));
   const byCurrency = new Map(wallets.map((w) => [w.currency, w]));
@@ -147,7 +156,13 @@ export function proposeSwaps(
         },
       ];
     });
-    const f = made ?? chooseFunding(n.currency, options, o.from);
+    const sent = o.sent?.(n.currency);
+    const same = sent?.destinationWalletId === to.walletId && (o.from ?? sent.swapCurrency) === sent.swapCurrency;
+    const asSent = same ? options.find((x) => x.wallet.walletId === sent.sourceWalletId) : undefined;
+    const f =
+      made ??
+      (asSent && sent && { ...asSent, swapAmount: fromApi(sent.swapAmount), amountToBeSent: fromApi(sent.amountToBeSent) }) ??
+      chooseFunding(n.currency, options, o.from);
     if (typeof f === 'string') {
       refusals.push({ currency: n.currency, shortfall: formatAmount(shortfall, n.currency), reason: f });
       continue;
