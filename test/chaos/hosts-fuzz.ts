@@ -76,7 +76,8 @@ interface Scenario {
   hosts: HostSpec[];
   variant: boolean;
   storeRefusals: boolean;
-  fault: 'error' | 'drop';
+  /** Answers lost after create: 5xx, the connection dropped (the client retries both), a gateway's 408 or 502 page (unknown at once). */
+  fault: 'error' | 'drop' | 'gateway';
   rows: number;
   documents: boolean;
   invalidRow: boolean;
@@ -111,13 +112,13 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   hosts: fc.array(
     fc.record({
       key: fc.constantFrom<HostSpec['key']>('primary', 'secondary'),
-      copy: fc.constantFrom<Copy>('same', 'renamed', 'xlsx', 'reorder'),
+      copy: fc.constantFrom<Copy>('same', 'same', 'same', 'renamed', 'xlsx', 'reorder'),
     }),
     { minLength: 2, maxLength: 3 },
   ),
   variant: fc.boolean(),
   storeRefusals: fc.boolean(),
-  fault: fc.constantFrom<'error' | 'drop'>('error', 'drop'),
+  fault: fc.constantFrom<Scenario['fault']>('error', 'drop', 'gateway', 'gateway'),
   rows: fc.integer({ min: 4, max: 10 }),
   documents: fc.boolean(),
   invalidRow: fc.constantFrom(false, false, true),
@@ -196,13 +197,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   try {
     const ledger = sc.layout === 'files' ? undefined : await (cluster ??= await startCluster()).newDatabase();
     // the batch, and each host's copy of it
-    const text = generateCsv({
-      rows: sc.rows,
-      currencies: ['GBP', 'EUR', 'NGN'],
-      prefix: `HF${n}`,
-      ...(sc.documents ? { documentsEvery: 3 } : {}),
+    // (the currencies in turn: the sample's rows come a currency at a time, and a drained wallet must hold rows back)
+    const pool = parse<Row>(generateCsv({ rows: 24, currencies: ['GBP', 'EUR', 'NGN'], ...(sc.documents ? { documentsEvery: 3 } : {}) }), {
+      columns: true,
     });
-    const base = parse<Row>(text, { columns: true });
+    const byCurrency = ['NGN', 'GBP', 'EUR'].map((c) => pool.filter((r) => r.sourceCurrency === c));
+    const base: Row[] = Array.from({ length: sc.rows }, (_, i) => ({
+      ...byCurrency[i % 3]![Math.floor(i / 3)]!,
+      reference: `HF${n}-${String(i + 1).padStart(4, '0')}`,
+    }));
     const header = Object.keys(base[0]!);
     if (sc.invalidRow) base[1]!.accountName = '';
     const refs = new Set(base.map((r) => r.reference!));
@@ -242,6 +245,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     let resendAsked = false;
     const limitRefs = new Set<string>();
     const laterAttempts = new Set<string>();
+    /** Payouts named in a violation of (a) already (once each, whatever their status next). */
+    const unexcused = new Set<string>();
     const refOfKey = new Map<string, string>();
     for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
     /** A batch file's rows as text cells. */
@@ -270,7 +275,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         }
         killAt?.();
       };
-      if (step.faults) sb.setFaults({ [sc.fault === 'error' ? 'errorAfterCreate' : 'dropAfterCreate']: 0.3, routes: ['initiate'] });
+      if (step.faults)
+        sb.setFaults({
+          ...(sc.fault === 'gateway'
+            ? { gatewayAfterCreate: { probability: 0.3, status: [408, 502], body: 'html' } }
+            : { [sc.fault === 'error' ? 'errorAfterCreate' : 'dropAfterCreate']: 0.3 }),
+          routes: ['initiate'],
+        });
       const main = (host: Host, args: string[]) => runMain(args, { cwd: host.work, env: host.env });
       const proc = (host: Host, args: string[], kill = 0) =>
         runCli(args, {
@@ -486,7 +497,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
               out.notes.push(`the documented limit: ${ref} paid again under the other API key (attempt ${attempt}): ${show().join(', ')}`);
             limitRefs.add(`${ref} ${p.id}`);
             if (attempt > 1) laterAttempts.add(p.id);
-          } else violations.add(`(a) ${ref} paid ${ps.length} times, payout ${p.id} not excused: ${show().join(', ')}`);
+          } else if (!unexcused.has(p.id)) {
+            unexcused.add(p.id);
+            violations.add(`(a) ${ref} paid ${ps.length} times, payout ${p.id} not excused: ${show().join(', ')}`);
+          }
         }
       }
     }
