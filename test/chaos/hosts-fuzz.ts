@@ -9,8 +9,8 @@
 // re-saved as XLSX, rows reordered). Then 4 to 12 steps: a run on a host (main() in this process, or a process SIGKILLed
 // at its 1st to 3rd initiate), two hosts' runs at once (processes), a results file copied to another host and retried
 // there (as it was, a row fixed, an amount changed), `plan --out` on one host, two approvals, `run --plan` on another, a
-// payout FAILED (refunded) then `retry --resend-failed` on either host, `status`. A step may drain a wallet as its first
-// initiate arrives (rows refused INSUFFICIENT_FUNDS; credited back after it) and lose answers after create (5xx or a
+// payout FAILED (refunded) then `retry --resend-failed` on either host, `status`. A step may drain a wallet as its
+// preflight reads the methods (rows refused INSUFFICIENT_FUNDS; credited back after it) and lose answers after create (5xx or a
 // dropped connection). Checked after each step:
 //   (a) one payout per reference across the account, but a resend after a FAILED or REJECTED one once a
 //       --resend-failed was asked; none under a key of no reference. A second payout under another API key in the
@@ -57,7 +57,7 @@ interface HostSpec {
   key: keyof typeof API_KEYS;
   copy: Copy;
 }
-/** Around every step: a wallet drained as its first initiate arrives (credited back after), answers lost after create. */
+/** Around every step: a wallet drained as its preflight reads the methods (credited back after), answers lost after create. */
 interface Around {
   drain: 'none' | Cur;
   faults: boolean;
@@ -185,14 +185,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   };
   const violations = new Set<string>();
   const root = await workDir('pb-hosts-fuzz-');
-  let onInitiate = () => {};
+  let onRequest = (_route: string) => {};
   const sb: LocalSandbox = await startSandbox({
     rateLimitPerSecond: null,
     monthlyQuota: null,
     shapes: sc.variant ? 'variant' : 'strict',
     storeRefusals: sc.storeRefusals,
     randomSeed: SEED + n,
-    onRequest: (e) => void (e.route === 'initiate' && onInitiate()),
+    onRequest: (e) => onRequest(e.route),
   });
   try {
     const ledger = sc.layout === 'files' ? undefined : await (cluster ??= await startCluster()).newDatabase();
@@ -262,17 +262,19 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       /** Commands of this step: what each was given (rows), and its output. */
       const ran: { what: string; host: Host; r: CliRun; rows?: Row[]; planBodies?: Set<string>; retried?: string }[] = [];
       let what = `step ${k + 1} ${step.t} on host ${h.i}`;
-      // the drain as the step's first initiate arrives, the faults for the step
+      // the drain as the step's preflight reads the methods, the faults for the step
       let back: () => Promise<unknown> = async () => {};
       let drained = false;
       let seen = 0;
       let killAt: (() => void) | undefined;
-      onInitiate = () => {
-        seen++;
-        if (step.drain !== 'none' && !drained) {
+      onRequest = (route) => {
+        // (drained as the preflight reads the methods, after its wallets: its funds check passed, its sends refused)
+        if (route === 'methods' && step.drain !== 'none' && !drained) {
           drained = true;
           back = drain(sb, step.drain, `fuzz-drain-${k}`);
         }
+        if (route !== 'initiate') return;
+        seen++;
         killAt?.();
       };
       if (step.faults)
@@ -392,7 +394,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           }
         }
       } finally {
-        onInitiate = () => {};
+        onRequest = () => {};
         sb.setFaults({});
         for (let i = 0; i < 300 && sb.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
         await back();
