@@ -16,7 +16,8 @@
 //       --resend-failed was asked; none under a key of no reference. A second payout under another API key in the
 //       variant reading, made from hosts that share no ledger, is the documented limit (src/engine/REFERENCE.md,
 //       "Idempotency keys"): counted apart, with its attempts; any other is a violation;
-//   (b) every payout matches a row of a file some host was given; a `run --plan`'s, a body of its approved plan;
+//   (b) every payout matches a row of a file some host was given; a `run --plan`'s, a body of its approved plan; every
+//       initiate came under the API key of a host that ran the step;
 //   (c) every row of a command's file in its results (cells compared), or the command refused whole saying why;
 //   (d) no "unexpected error" nor stack trace; `status` creates nothing.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
@@ -259,6 +260,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     for (const [k, step] of sc.steps.entries()) {
       const h = hosts[step.host % hosts.length]!;
       const before = new Set(serviceRecords(sb).map((p) => p.id));
+      const logAt = sb.requestLog().length;
       /** Commands of this step: what each was given (rows), and its output. */
       const ran: { what: string; host: Host; r: CliRun; rows?: Row[]; planBodies?: Set<string>; retried?: string }[] = [];
       let what = `step ${k + 1} ${step.t} on host ${h.i}`;
@@ -441,7 +443,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (!r.stderr.trim() && !r.stdout.trim()) violations.add(`(c) ${x.what}: exit ${r.code} saying nothing`);
         }
       }
-      // (b)
+      // (b) each initiate under the API key of a host that ran the step (the drain's own is the primary key's)
+      const keysOfStep = new Set([...ran.map((x) => x.host.key), ...(drained ? [KEY] : [])]);
+      for (const e of sb.requestLog().slice(logAt))
+        if (e.route === 'initiate' && !keysOfStep.has(e.apiKey))
+          violations.add(`(b) ${what}: an initiate under an API key no host of the step holds (sha256 ${sha(e.apiKey).slice(0, 12)})`);
       const planBodies = ran.find((x) => x.planBodies)?.planBodies;
       for (const p of made) {
         if (!p.made) {
