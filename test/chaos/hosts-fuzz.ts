@@ -15,7 +15,9 @@
 //   (a) one payout per reference across the account, but a resend after a FAILED or REJECTED one once a
 //       --resend-failed was asked; none under a key of no reference. A second payout under another API key in the
 //       variant reading, made from hosts that share no ledger, is the documented limit (src/engine/REFERENCE.md,
-//       "Idempotency keys"): counted apart, with its attempts; any other is a violation;
+//       "Idempotency keys"): counted apart, with its attempts; any other is a violation. A later attempt's key only once
+//       the one before was spent at the service: a refusal bound to it under the same API key, or a payout FAILED or
+//       REJECTED under it (a resend after a refund);
 //   (b) every payout matches a row of a file some host was given; a `run --plan`'s, a body of its approved plan; every
 //       initiate came under the API key of a host that ran the step;
 //   (c) every row of a command's file in its results (cells compared), or the command refused whole saying why;
@@ -442,6 +444,25 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           out.refused++;
           if (!r.stderr.trim() && !r.stdout.trim()) violations.add(`(c) ${x.what}: exit ${r.code} saying nothing`);
         }
+      }
+      // (a) a later attempt's key only once the one before it was spent: at the service, under the same API key (or
+      // business) a refusal bound to it, or under any a payout of it FAILED or REJECTED (a resend after its refund)
+      const slots = new Map(sb.snapshot().idempotency.map((e) => [e.slot, e]));
+      const statusOf = new Map(serviceRecords(sb).map((p) => [p.id, p.status]));
+      for (const p of made) {
+        const ref = p.made && refOfKey.get(p.made.key);
+        const attempt = Number(p.made?.key.split('-').at(-1));
+        if (!ref || !(attempt > 1)) continue;
+        const previous = idempotencyKey(ref, attempt - 1);
+        const refused = !!slots.get(`${scopes.get(p.id)}\u0000${previous}`)?.refusal;
+        const failed = [...slots].some(
+          ([slot, e]) =>
+            slot.endsWith(`\u0000${previous}`) && e.recordId && ['FAILED', 'REJECTED'].includes(statusOf.get(e.recordId) ?? ''),
+        );
+        if (!refused && !failed)
+          violations.add(
+            `(a) ${what}: payout ${p.id} of ${ref} under attempt ${attempt}, its key ${previous} neither refused nor failed at the service`,
+          );
       }
       // (b) each initiate under the API key of a host that ran the step (the drain's own is the primary key's)
       const keysOfStep = new Set([...ran.map((x) => x.host.key), ...(drained ? [KEY] : [])]);
