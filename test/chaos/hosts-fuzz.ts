@@ -77,6 +77,8 @@ type Step = Around &
 interface Scenario {
   layout: 'files' | 'team' | 'mixed';
   hosts: HostSpec[];
+  /** The last host under the other API key than host 0's, whatever its own draw (absent: false). */
+  bothKeys?: boolean;
   variant: boolean;
   storeRefusals: boolean;
   /** Answers lost after create: 5xx, the connection dropped (the client retries both), a gateway's 408 or 502 page (unknown at once). */
@@ -119,6 +121,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     }),
     { minLength: 2, maxLength: 3 },
   ),
+  bothKeys: fc.boolean(),
   variant: fc.boolean(),
   storeRefusals: fc.boolean(),
   fault: fc.constantFrom<Scenario['fault']>('error', 'drop', 'gateway', 'gateway'),
@@ -215,6 +218,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const everGiven: Row[] = base.map((r) => ({ ...r }));
     const hosts: Host[] = [];
     for (const [i, h] of sc.hosts.entries()) {
+      // (`bothKeys`: the last host under the other key than host 0's, so that two keys share a ledger or not more often)
+      const apiKey =
+        API_KEYS[sc.bothKeys && i && i === sc.hosts.length - 1 ? (sc.hosts[0]!.key === 'primary' ? 'secondary' : 'primary') : h.key];
       const home = join(root, `host${i}`);
       const work = join(home, 'work');
       await mkdir(join(home, 'tmp'), { recursive: true });
@@ -228,11 +234,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         HOME: home,
         TMPDIR: join(home, 'tmp'),
         PAYOUT_BATCH_STATE_DIR: join(home, 'state'),
-        PAYOUT_API_KEY: API_KEYS[h.key],
+        PAYOUT_API_KEY: apiKey,
         PAYOUT_BATCH_RATE: '1000',
         ...(team && ledger ? { PAYOUT_BATCH_LEDGER_URL: ledger } : {}),
       });
-      hosts.push({ i, key: API_KEYS[h.key], team, work, env, file });
+      hosts.push({ i, key: apiKey, team, work, env, file });
     }
     const shared = (a: Host, b: Host) => a === b || (a.team && b.team);
     if (sc.variant && hosts.some((a) => hosts.some((b) => a.key !== b.key && !shared(a, b)))) out.exposed = 1;
