@@ -162,3 +162,20 @@ export function fuzzFlags<S>(argv = process.argv.slice(2)) {
     keep: flags.flag('keep') ?? false,
   };
 }
+
+/** The scope of the idempotency record that created each payout (by id): the business's id, or, keys per API key (the variant reading), the sha256 of the API key. */
+export function creatorScopes(sb: LocalSandbox): Map<string, string> {
+  return new Map(sb.snapshot().idempotency.flatMap((e) => (e.recordId ? [[e.recordId, e.slot.split('\u0000')[0]!] as const] : [])));
+}
+
+/** Whether two lists of rows hold the same cells (outer spaces and empty cells aside), in any order. */
+export function sameCells(given: Record<string, string>[], written: Record<string, string>[]): boolean {
+  const key = (x: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(x)
+        .map(([c, v]) => [c, v.trim()])
+        .filter(([, v]) => v)
+        .sort(),
+    );
+  return JSON.stringify(given.map(key).sort()) === JSON.stringify(written.map(key).sort());
+}
