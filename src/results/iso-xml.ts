@@ -42,8 +42,9 @@ export async function writeIsoXml(path: string, message: IsoMessage, root: strin
       `${path}: not replaced: it is not a ${kind} file (the batch or its results?); name another file.`,
     );
   try {
-    // (loaded only by a command that writes ISO XML)
-    const { createCB: builder } = (await import('xmlbuilder2')).default;
+    // (loaded only by a command that writes ISO XML; `default`: esbuild's CommonJS chunk; tsx gives none)
+    const lib = await import('xmlbuilder2');
+    const { createCB: builder } = lib.default ?? lib;
     await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
     if (e instanceof ResultsError) throw e; // (the builder's own refusal names the file already)
