@@ -27,7 +27,7 @@ import { PROBLEM_CODES } from '../validation/problems.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { zonedTime } from '../text.ts';
-import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
+import { periodEnd, tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 import type { ForeignTransaction, PayoutReconciliation, RowReconciliation } from './tie-out.ts';
 
 interface ReconcileOptions extends FetchOptions {
@@ -121,6 +121,13 @@ function checkPeriod(o: ReconcileOptions): void {
         o.resultsFile,
         `${flag} ${v}: not a date (ISO 8601 with its zone, e.g. 2025-01-31 or 2025-01-31T23:59:59Z: without one, each host would read its own).`,
       );
+  const [from, to] = [zonedTime(o.since), periodEnd(o.until)];
+  if (from !== undefined && to !== undefined && from > to)
+    throw new ResultsError(
+      'UNREADABLE',
+      o.resultsFile,
+      `--since ${o.since} is after --until ${o.until}: the period holds nothing; give a --since before the --until.`,
+    );
 }
 
 /** Spec §4.7: per currency of the rows, and those the journal holds, as the service has them now; none without the batch's journal. */

@@ -314,6 +314,12 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
   };
 }
 
+/** `--until`'s last instant: a date alone ("2025-01-31") ends at the end of that day, UTC. */
+export function periodEnd(until: string | undefined): number | undefined {
+  const t = zonedTime(until);
+  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(until!) ? t + 86_399_999 : t;
+}
+
 /**
  * From `--since`, else the batch's first movement, to `--until`, else no end (a debit after the
  * batch's last movement is judged too). An undated movement is placed by listing order (newest
@@ -323,9 +329,7 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
   const dates = created.flatMap((d) => isoTime(d) ?? []);
   const from = zonedTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
-  // a date alone ("2025-01-31") ends at the end of that day, UTC
-  const until = zonedTime(input.until);
-  const to = until !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(input.until!.trim()) ? until + 86_399_999 : until;
+  const to = periodEnd(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = mine.reduce((x, m) => Math.max(x, m.index), -Infinity);
   const used = { dates: false, order: false };

@@ -365,6 +365,11 @@ describe('reconcile (the I/O step)', () => {
             /^--until 2025-01-31T12:00:00: not a date .*e\.g\. 2025-01-31 or 2025-01-31T23:59:59Z/,
           ),
         );
+      // a period that ends before it starts holds nothing: refused, not a statement of nothing (a date alone ends at its day's end)
+      await expect(reconcile({ client, resultsFile: results, since: '2025-02-01', until: '2025-01-31T23:00:00Z' })).rejects.toThrow(
+        /^--since 2025-02-01 is after --until 2025-01-31T23:00:00Z: .*give a --since before the --until/,
+      );
+      expect((await reconcile({ client, resultsFile: results, since: '2025-01-31T23:00:00Z', until: '2025-01-31' })).kind).toBe('halted');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
