@@ -301,14 +301,14 @@ export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptio
   const by = `${first.file} (batch ${first.batchId.slice(0, 16)}${first.results ? `, results ${first.results}` : ''})`;
   if (!sent.length)
     throw new BatchRefused(
-      `${plural(all.length, 'reference')} of this file (${list(all.map((x) => x.ref))}) were held by sanctions screening in another batch, ${by}, ` +
+      `${plural(all.length, 'reference')} of this file (${list(all.map((x) => x.ref))}) ${all.length === 1 ? 'was' : 'were'} held by sanctions screening in another batch, ${by}, ` +
         'and this run screens nobody. Nothing was sent. Run with --sanctions-list to screen them again (an approved clearance, screen --clear, lets a false positive go).',
       'references-held-by-screening',
     );
   const paid = sent.filter((x) => x.phase === 'created').length;
   throw new BatchRefused(
     `${plural(sent.length, 'reference')} of this file (${list(sent.map((x) => x.ref))}) ` +
-      `were already sent by another batch, ${by}${paid ? `: ${paid} already paid at this account` : ''}. Nothing was sent. ` +
+      `${sent.length === 1 ? 'was' : 'were'} already sent by another batch, ${by}${paid ? `: ${paid} already paid at this account` : ''}. Nothing was sent. ` +
       'A reference is paid once per account, whatever the file or its --batch-id: to pay the same person again, give the row a new reference. ' +
       'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it.',
     'references-sent-by-another-batch',
