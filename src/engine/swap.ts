@@ -157,7 +157,7 @@ export function proposeSwaps(
       ];
     });
     const sent = o.sent?.(n.currency);
-    const same = sent?.destinationWalletId === to.walletId && (o.from ?? sent.swapCurrency) === sent.swapCurrency;
+    const same = sent !== undefined && sent.destinationWalletId === to.walletId && (o.from ?? sent.swapCurrency) === sent.swapCurrency;
     const asSent = same ? options.find((x) => x.wallet.walletId === sent.sourceWalletId) : undefined;
     const f =
       made ??
