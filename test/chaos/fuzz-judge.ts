@@ -179,3 +179,55 @@ export function sameCells(given: Record<string, string>[], written: Record<strin
     );
   return JSON.stringify(given.map(key).sort()) === JSON.stringify(written.map(key).sort());
 }
+
+export type Drain = { walletId: string; amount: Dec };
+
+/** Drains a GBP, EUR or NGN wallet to less than a row and its fee, by another payment of the business under `key`; what to credit back, or undefined. */
+export async function drainWallet(
+  sb: LocalSandbox,
+  apiKey: string,
+  currency: 'GBP' | 'EUR' | 'NGN',
+  key: string,
+): Promise<Drain | undefined> {
+  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
+  const wallets = (await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers })).json()) as {
+    data?: { walletId: string; currency: string; balance: number | string }[];
+  };
+  const w = (wallets.data ?? []).find((x) => x.currency === currency);
+  if (!w) return undefined;
+  const amount = new Dec(String(w.balance)).minus({ GBP: 7, EUR: 10, NGN: 105 }[currency]).floor();
+  const body = {
+    GBP: {
+      method: 'FASTER_PAYMENTS',
+      country: 'GBR',
+      beneficiary: { iban: 'GB29NWBK60161331926819', accountNumber: '31926819', sortCode: '601613' },
+    },
+    EUR: { method: 'SEPA', country: 'DEU', beneficiary: { iban: 'DE89370400440532013000' } },
+    NGN: { method: 'NIP', country: 'NGA', beneficiary: { accountNumber: '0123456785', bankCode: '058' } },
+  }[currency];
+  await fetch(`${sb.url}/v1/payout-api/payouts/initiate`, {
+    method: 'POST',
+    headers: { ...headers, 'idempotency-key': key },
+    body: JSON.stringify({
+      sourceAmount: amount.toNumber(),
+      sourceCurrency: currency,
+      destinationCurrency: currency,
+      destinationCountryCode: body.country,
+      method: body.method,
+      beneficiary: { accountName: 'Other Payment Ltd', accountCurrency: currency, ...body.beneficiary },
+      narration: 'another payment of the business',
+    }),
+    // (an answer a scenario's faults lose: the drain was made or not; the credit back is made either way)
+  }).catch(() => undefined);
+  return { walletId: w.walletId, amount };
+}
+
+/** Credits a drain back through the sandbox's control route. */
+export async function creditBack(sb: LocalSandbox, d: Drain | undefined): Promise<void> {
+  if (d)
+    await fetch(`${sb.url}/_sandbox/wallets/${d.walletId}/credit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: d.amount.toFixed() }),
+    });
+}

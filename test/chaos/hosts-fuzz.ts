@@ -35,14 +35,25 @@ import * as XLSX from 'xlsx';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { bodyDigest } from '../../src/engine/plan-file.ts';
-import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { approveAs, cleanEnv, generateCsv, KEY, ROOT, runCli, runMain, workDir, type CliRun } from '../engine/helpers.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { startCluster, type Cluster } from '../pg/cluster.ts';
-import { creatorScopes, fuzzFlags, leave, matches, parseJson, runScenarios, sameCells, serviceRecords, threw } from './fuzz-judge.ts';
+import {
+  creatorScopes,
+  creditBack,
+  drainWallet,
+  fuzzFlags,
+  leave,
+  matches,
+  parseJson,
+  runScenarios,
+  sameCells,
+  serviceRecords,
+  threw,
+} from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -551,50 +562,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   return out;
 }
 
-/** Drains the wallet to less than a row and its fee (another payment of the business, its key fuzz-drain-*); returns its credit back. */
+/** Drains the wallet to less than a row and its fee (its key fuzz-drain-*); returns its credit back. */
 function drain(sb: LocalSandbox, currency: Cur, key: string): () => Promise<unknown> {
-  const done = (async () => {
-    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-    const wallets = (await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers })).json()) as {
-      data?: { walletId: string; currency: string; balance: number | string }[];
-    };
-    const w = (wallets.data ?? []).find((x) => x.currency === currency);
-    if (!w) return undefined;
-    const amount = new Dec(String(w.balance)).minus({ GBP: 7, EUR: 10, NGN: 105 }[currency]).floor();
-    const body = {
-      GBP: {
-        method: 'FASTER_PAYMENTS',
-        country: 'GBR',
-        beneficiary: { iban: 'GB29NWBK60161331926819', accountNumber: '31926819', sortCode: '601613' },
-      },
-      EUR: { method: 'SEPA', country: 'DEU', beneficiary: { iban: 'DE89370400440532013000' } },
-      NGN: { method: 'NIP', country: 'NGA', beneficiary: { accountNumber: '0123456785', bankCode: '058' } },
-    }[currency];
-    await fetch(`${sb.url}/v1/payout-api/payouts/initiate`, {
-      method: 'POST',
-      headers: { ...headers, 'idempotency-key': key },
-      body: JSON.stringify({
-        sourceAmount: amount.toNumber(),
-        sourceCurrency: currency,
-        destinationCurrency: currency,
-        destinationCountryCode: body.country,
-        method: body.method,
-        beneficiary: { accountName: 'Other Payment Ltd', accountCurrency: currency, ...body.beneficiary },
-        narration: 'another payment of the business',
-      }),
-      // (an answer the step's faults lose: the drain was made or not; the credit back is made either way)
-    }).catch(() => undefined);
-    return { walletId: w.walletId, amount };
-  })().catch(() => undefined);
-  return async () => {
-    const d = await done;
-    if (d)
-      await fetch(`${sb.url}/_sandbox/wallets/${d.walletId}/credit`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ amount: d.amount.toFixed() }),
-      });
-  };
+  const done = drainWallet(sb, KEY, currency, key).catch(() => undefined);
+  return async () => creditBack(sb, await done);
 }
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });

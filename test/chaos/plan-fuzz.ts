@@ -43,7 +43,18 @@ import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { approveAs, cleanEnv, generateCsv, ROOT, runCli, runMain, workDir, type CliRun } from '../engine/helpers.ts';
 import { install } from '../approvals/install.ts';
-import { attachedDigests, fuzzFlags, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
+import {
+  attachedDigests,
+  creditBack,
+  drainWallet,
+  fuzzFlags,
+  parseJson,
+  runScenarios,
+  serviceRecords,
+  twicePaid,
+  threw,
+  leave,
+} from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -690,50 +701,10 @@ async function waitIdle(sb: LocalSandbox): Promise<void> {
   for (let i = 0; i < 200 && sb.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
 }
 
-/** Drains the wallet to less than a row and its fee (another payment of the business); returns its credit back. */
+/** Drains the wallet to less than a row and its fee; returns its credit back. */
 function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): (() => Promise<unknown>) & { settled: Promise<unknown> } {
-  const done = (async () => {
-    const headers = { 'x-api-key': cleanEnv().PAYOUT_API_KEY!, 'content-type': 'application/json' };
-    const wallets = (await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers })).json()) as {
-      data?: { walletId: string; currency: string; balance: number }[];
-    };
-    const w = (wallets.data ?? []).find((x) => x.currency === currency);
-    if (!w) return undefined;
-    const amount = new Dec(w.balance).minus({ GBP: 7, EUR: 10, NGN: 105 }[currency]).floor();
-    const body = {
-      GBP: {
-        method: 'FASTER_PAYMENTS',
-        country: 'GBR',
-        beneficiary: { iban: 'GB29NWBK60161331926819', accountNumber: '31926819', sortCode: '601613' },
-      },
-      EUR: { method: 'SEPA', country: 'DEU', beneficiary: { iban: 'DE89370400440532013000' } },
-      NGN: { method: 'NIP', country: 'NGA', beneficiary: { accountNumber: '0123456785', bankCode: '058' } },
-    }[currency];
-    await fetch(`${sb.url}/v1/payout-api/payouts/initiate`, {
-      method: 'POST',
-      headers: { ...headers, 'idempotency-key': key },
-      body: JSON.stringify({
-        sourceAmount: amount.toNumber(),
-        sourceCurrency: currency,
-        destinationCurrency: currency,
-        destinationCountryCode: body.country,
-        method: body.method,
-        beneficiary: { accountName: 'Other Payment Ltd', accountCurrency: currency, ...body.beneficiary },
-        narration: 'another payment of the business',
-      }),
-    });
-    return { walletId: w.walletId, amount };
-  })();
-  const back = async () => {
-    const d = await done;
-    if (d)
-      await fetch(`${sb.url}/_sandbox/wallets/${d.walletId}/credit`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ amount: d.amount.toFixed() }),
-      });
-  };
-  return Object.assign(back, { settled: done });
+  const done = drainWallet(sb, cleanEnv().PAYOUT_API_KEY!, currency, key);
+  return Object.assign(async () => creditBack(sb, await done), { settled: done });
 }
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });

@@ -34,7 +34,18 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
-import { fuzzFlags, journalledSends, matches, parseJson, runScenarios, serviceRecords, twicePaid, threw, leave } from './fuzz-judge.ts';
+import {
+  fuzzFlags,
+  journalledSends,
+  matches,
+  parseJson,
+  runScenarios,
+  sameCells,
+  serviceRecords,
+  twicePaid,
+  threw,
+  leave,
+} from './fuzz-judge.ts';
 
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
 
@@ -391,16 +402,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (!written) out.violations.push(`(d) ${what}: exit ${r.code} and no results named: ${r.stdout.slice(0, 300)}`);
         else {
           const after = (await readResults(written)).rows;
-          const key = (x: Record<string, string>) =>
-            JSON.stringify(
-              Object.entries(x)
-                .map(([c, v]) => [c, v.trim()])
-                .filter(([, v]) => v)
-                .sort(),
-            );
-          const want = givenRows.map(key).sort();
-          const got = after.map((x) => key(x.cells)).sort();
-          if (JSON.stringify(want) !== JSON.stringify(got))
+          if (
+            !sameCells(
+              givenRows,
+              after.map((x) => x.cells),
+            )
+          )
             out.violations.push(`(d) ${what}: ${givenRows.length} rows given, ${after.length} in ${written}; cells differ`);
           const real = new Set(serviceRecords(sb).map((p) => p.id));
           const shown = after.flatMap((x) => (x.result.payoutId && real.has(x.result.payoutId) ? [x.result.payoutId] : []));
