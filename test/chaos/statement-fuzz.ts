@@ -497,6 +497,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           seen.push({ zone, json: `refused ${r.code}` });
           continue;
         }
+        if (since && until && since.at > until.at) {
+          // (a period ending before it starts: refused before any request, naming both flags)
+          if (r.code !== 2 || !/--since .* is after --until .*: the period holds nothing/.test(r.stderr))
+            out.violations.push(
+              `(e) ${label} (TZ ${zone}): a period ending before it starts: exit ${r.code}: ${(r.stderr || r.stdout).slice(0, 300)}`,
+            );
+          seen.push({ zone, json: `refused ${r.code}` });
+          continue;
+        }
         if (!json && nothing) {
           // (refused, exit 2, when the period holds no movement of the batch: judged so)
           seen.push({ zone, json: `refused ${r.code}` });
