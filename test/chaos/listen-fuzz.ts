@@ -41,7 +41,7 @@ import { isFinalStatus, PAYOUT_TRANSITIONS, type PayoutStatus } from '../../src/
 import { statusRank } from '../../src/spec/status-order.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { registerSubscription } from '../../src/follow-up/webhook-receiver.ts';
-import { KEY, ROOT, cleanEnv, filesUnder, runCli, workDir, writeBatch } from '../engine/helpers.ts';
+import { KEY, ROOT, cleanEnv, filesUnder, runCli, runMain, workDir, writeBatch } from '../engine/helpers.ts';
 import { connectionTo, signPayload } from '../ops/helpers.ts';
 import { fuzzFlags, parseJson, runScenarios, threw, leave } from './fuzz-judge.ts';
 
@@ -207,17 +207,7 @@ const ended = async (ls: Listen[]) =>
   (await Promise.all(ls.map((l) => Promise.race([l.done.then(() => 1), sleep(0).then(() => 0)])))).reduce((a, b) => a + b, 0);
 
 /** The command by main() in this process. */
-async function runHere(args: string[], dir: string, env: Record<string, string>) {
-  const cap = () => {
-    const s = new PassThrough();
-    const chunks: Buffer[] = [];
-    s.on('data', (c: Buffer) => chunks.push(c));
-    return { s, text: () => Buffer.concat(chunks).toString('utf8') };
-  };
-  const [o, e] = [cap(), cap()];
-  const code = await main(args, { stdout: o.s, stderr: e.s, stdin: Readable.from([]), env, cwd: dir, stopSignal: new Promise(() => {}) });
-  return { code, stdout: o.text(), stderr: e.text() };
-}
+const runHere = (args: string[], dir: string, env: Record<string, string>) => runMain(args, { cwd: dir, env });
 
 const readBody = (req: IncomingMessage) =>
   new Promise<Buffer>((ok) => {

@@ -618,7 +618,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         out.kills += r.signal ? 1 : 0;
       } else {
         onInitiate = () => void (++seen === 1 && firstInitiate());
-        // (--merge-documents as a process: pdf-lib's lazy import reads esbuild's CommonJS chunk, not what tsx loads)
+        // (--merge-documents as a process, as written when tsx could not load pdf-lib in this process)
         r = await cmd(args, { process: step.merge });
       }
       onInitiate = () => {};

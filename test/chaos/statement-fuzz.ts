@@ -27,16 +27,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import * as XLSX from 'xlsx';
-import { main } from '../../src/cli/main.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { Dec } from '../../src/money.ts';
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '../../src/spec/codes.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { HEADER, KEY, ROOT, cleanEnv, runCli, swapReferenceOfCsv, workDir } from '../engine/helpers.ts';
+import { HEADER, KEY, ROOT, cleanEnv, runMain, swapReferenceOfCsv, workDir } from '../engine/helpers.ts';
 import { schemaErrors, texts } from '../iso20022/validate.ts';
 import { fuzzFlags, leave, parseJson, runScenarios, threw } from './fuzz-judge.ts';
 
@@ -189,36 +187,12 @@ interface Outcome {
   reports: number;
 }
 
-/**
- * The command as a process under `tz` when it writes an ISO message (tsx loads xmlbuilder2's ES module, where
- * `iso-xml.ts` reads esbuild's CommonJS `default`, as plan-fuzz found for pdf-lib); else by main() in this process.
- */
+/** The command by main() in this process under `tz` (set for the process: Date's zone is the process's). */
 async function command(args: string[], dir: string, env: Record<string, string>, tz = 'UTC') {
-  if (!args.some((a) => a === '--statement' || a === '--status-report')) return runHere(args, dir, env, tz);
-  const r = await runCli(args, { cwd: dir, env: { ...env, TZ: tz }, timeoutMs: 120_000 });
-  return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr + (r.signal ? `\nkilled by ${r.signal}` : '') };
-}
-
-/** The command by main() in this process (TZ set for the process: Date's zone is the process's). */
-async function runHere(args: string[], dir: string, env: Record<string, string>, tz = 'UTC') {
-  const cap = () => {
-    const s = new PassThrough();
-    const chunks: Buffer[] = [];
-    s.on('data', (c: Buffer) => chunks.push(c));
-    return { s, text: () => Buffer.concat(chunks).toString('utf8') };
-  };
-  const [o, e] = [cap(), cap()];
   process.env.TZ = tz;
   try {
-    const code = await main(args, {
-      stdout: o.s,
-      stderr: e.s,
-      stdin: Readable.from([]),
-      env: { ...env, TZ: tz },
-      cwd: dir,
-      stopSignal: new Promise(() => {}),
-    });
-    return { code, stdout: o.text(), stderr: e.text() };
+    const r = await runMain(args, { cwd: dir, env: { ...env, TZ: tz } });
+    return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr };
   } finally {
     process.env.TZ = 'UTC';
   }
@@ -536,14 +510,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     }
     // once as text (and its report): the grouped figures are the JSON's
     const m = mains[0]!;
-    const text = await runHere(['reconcile', m.results, '--base-url', sb.url], dir, envOf(false), 'America/Los_Angeles');
+    const text = await command(['reconcile', m.results, '--base-url', sb.url], dir, envOf(false), 'America/Los_Angeles');
     say('reconcile as text', text);
     // (d) its report reads every amount the run paid ("1.234,56" is 1234.56), none left out of its totals
     const html = await readFile(m.results.replace(/\.(csv|xlsx)$/, '.reconciliation.html'), 'utf8').catch(() => '');
     for (const note of html.match(/Row \d+: sourceAmount [^<]* is not an amount[^<]*/g) ?? [])
       out.violations.push(`(d) reconcile's report: ${note}`);
     const json = parseJson(
-      (await runHere(['reconcile', m.results, '--base-url', sb.url, '--json', '--no-report'], dir, envOf(false))).stdout,
+      (await command(['reconcile', m.results, '--base-url', sb.url, '--json', '--no-report'], dir, envOf(false))).stdout,
     );
     for (const t of (json?.totals ?? []) as Record<string, string>[]) {
       const line = text.stdout.split('\n').find((l) => l.trim().startsWith(`${t.currency}: debited`));
