@@ -372,10 +372,12 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined): Recor
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
-    // as shown when a format ("00000000") shows the zeros a number lost, else as held
+    const check = fieldCheck(f as BeneficiaryColumn, method);
+    const min = check.minDigits;
+    // as shown when a format ("00000000") shows the zeros a number lost (a valid value: an FPS ID of 9 digits is no 8), else as held
     const shown = r.cell(f);
-    const digits = /^\d+$/.test(shown) && Number(shown) === n && String(n).length < (min ?? Infinity) ? shown : String(n);
+    const zeros = /^\d+$/.test(shown) && Number(shown) === n;
+    const digits = zeros && (String(n).length < (min ?? Infinity) || check(shown).ok) ? shown : String(n);
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
       r.trapped.add(f);

@@ -89,6 +89,12 @@ describe('Excel traps', () => {
     const ach = await trap('ACH', { accountNumber: [1234567, '000000000'] });
     expect(ach.problems).toEqual([]);
     expect(ach.rows[0]!.payout!.beneficiary.accountNumber).toBe('001234567');
+    // an FPS ID (7 to 9 digits) or a NIP institution code (3, 5 or 6) shown with its zero: the number alone is another valid one
+    const fps = await trap('HK_FPS', { fpsId: [12345678, '000000000'] });
+    expect(fps.problems).toEqual([]);
+    expect(fps.rows[0]!.payout!.beneficiary.fpsId).toBe('012345678');
+    const nipBank = await trap('NIP', { bankCode: [90267, '000000'] });
+    expect(nipBank.rows[0]!.payout!.beneficiary.bankCode).toBe('090267');
   });
 
   it('a numeric account number whose length the method does not fix is a warning', async () => {
