@@ -480,7 +480,10 @@ function beneficiaryOf(r: RowReader, method: PayoutMethod, overrides: Record<str
     const v = input[f];
     if (v === undefined) {
       const noColumn = r.ctx.fields[f] === undefined ? `, and the file has no ${f} column` : '';
-      if (required.has(f)) issue(f, 'MISSING_VALUE', `${method} needs ${f}${noColumn}`);
+      // (what would be valid: the field's format, as an empty value is told it, else the field itself)
+      const empty = fieldCheck(f, method)('');
+      if (required.has(f))
+        issue(f, 'MISSING_VALUE', `${method} needs ${f}${noColumn}`, empty.ok ? `the ${f} (${method} requires it)` : empty.expected);
       continue;
     }
     const c = fieldCheck(f, method)(v);

@@ -62,6 +62,11 @@ describe('one row', () => {
       'e:MISSING_VALUE:beneficiaryCountry',
     ]);
     expect(codes('FASTER_PAYMENTS', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
+    // and what would be valid, as every problem says
+    const missing = (m: PayoutMethod, over: Partial<Record<CanonicalField, string>>) =>
+      parseRow(row(m, over), ctx).problems.map((p) => [p.column, p.expected]);
+    expect(missing('FASTER_PAYMENTS', { sortCode: '' })).toEqual([['sortCode', '6 digits, e.g. 601613 or 60-16-13']]);
+    expect(missing('SWIFT', { bankName: '' })).toEqual([['bankName', 'the bankName (SWIFT requires it)']]);
   });
 
   it('refuses invisible and bidirectional format characters in any cell, naming the character (issue 29)', () => {
