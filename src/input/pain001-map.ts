@@ -207,11 +207,12 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   const unnamed = other && !other.startsWith('PstlAdr') ? `(no name: ${other})` : '';
   cells.UltmtDbtr = itself ? '' : by ? `${by === 'Nm' ? '' : `${by} `}${first(payer, `UltmtDbtr/${by}`)}` : unnamed;
   cells.UltmtDbtrBIC = itself ? '' : first(payer, 'UltmtDbtr/Id/OrgId/AnyBIC') || first(payer, 'UltmtDbtr/Id/OrgId/BICOrBEI');
-  // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
+  // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address (either
+  // written in groups, as their checks read them).
   const [country, countryAt] = cells.iban
-    ? [cells.iban.slice(0, 2), 'CdtrAcct/Id/IBAN']
+    ? [cells.iban.replace(/\s+/g, '').slice(0, 2), 'CdtrAcct/Id/IBAN']
     : cells.swiftCode
-      ? [cells.swiftCode.slice(4, 6), bicAt]
+      ? [cells.swiftCode.replace(/\s+/g, '').slice(4, 6), bicAt]
       : [first(tx, `${adr}/Ctry`), `${adr}/Ctry`];
   set('destinationCountryCode', alpha3(country), countryAt);
   set('beneficiaryCountry', alpha3(first(tx, `${adr}/Ctry`) || country), first(tx, `${adr}/Ctry`) ? `${adr}/Ctry` : countryAt);
@@ -236,7 +237,8 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
     set('method', found.method, 'PmtTpInf', svcAt);
     // A UK IBAN holds the sort code and the account number (FASTER_PAYMENTS and BACS send all three);
     // for SWIFT the IBAN is the account number.
-    const gb = /^GB\d\d[A-Z]{4}(\d{6})(\d{8})$/.exec(cells.iban ?? '');
+    // (written as the IBAN check reads it: in groups or small letters too)
+    const gb = /^GB\d\d[A-Z]{4}(\d{6})(\d{8})$/i.exec((cells.iban ?? '').replace(/\s+/g, ''));
     if (gb && (found.method === 'FASTER_PAYMENTS' || found.method === 'BACS')) {
       if (!cells.sortCode) set('sortCode', gb[1]!, 'CdtrAcct/Id/IBAN');
       if (!cells.accountNumber) set('accountNumber', gb[2]!, 'CdtrAcct/Id/IBAN');

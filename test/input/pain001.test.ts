@@ -303,6 +303,28 @@ describe('pain.001 transactions', () => {
     expect(rows[0]!.problems.filter((p) => p.code === 'MISSING_VALUE').map((p) => p.column)).toEqual([`${at}RmtInf/Ustrd`, `${at}Cdtr/Nm`]);
   });
 
+  it('a UK IBAN written in groups (as printed) still gives the sort code and account number, never "needs sortCode"', async () => {
+    const uk = sampleRows()
+      .filter((r) => r.method === 'FASTER_PAYMENTS' || r.method === 'BACS')
+      .slice(0, 2);
+    const xml = pain001(uk, 'pain.001.001.09')
+      .replace('<IBAN>GB29NWBK60161331926819</IBAN>', '<IBAN>GB29 NWBK 6016 1331 9268 19</IBAN>')
+      .replace(/<IBAN>(GB\w+)<\/IBAN>/, (_m, i: string) => `<IBAN>${i.toLowerCase()}</IBAN>`);
+    const { rows } = await read(file(xml));
+    expect(rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toEqual([[], []]);
+    expect(rows.map((r) => r.payout?.beneficiary)).toMatchObject(
+      uk.map((r) => ({ iban: r.iban, sortCode: r.sortCode, accountNumber: r.accountNumber })),
+    );
+  });
+
+  it('an agent\'s BIC written in groups gives the country of its characters 5-6, never a country " D"', async () => {
+    const swift: Record<string, string> = { ...sampleRows().find((r) => r.method === 'SWIFT')!, iban: '' };
+    const xml = pain001([swift], 'pain.001.001.09').replace(`<BICFI>${swift.swiftCode!}</BICFI>`, '<BICFI>COBA DE FF XXX</BICFI>');
+    const { rows } = await read(file(xml));
+    expect(rows[0]!.problems.filter((p) => p.severity === 'error')).toEqual([]);
+    expect(rows[0]!.payout).toMatchObject({ destinationCountryCode: 'DEU', beneficiary: { swiftCode: 'COBADEFFXXX' } });
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
