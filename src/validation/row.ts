@@ -587,8 +587,10 @@ function documentsOf(r: RowReader, withdrawal: boolean): string[] {
 /** The beneficiary account of a payout, whatever the method: what two rows must share to be duplicates. */
 export function accountKey(p: Pick<PayoutRow, 'beneficiary'>): string {
   const b = p.beneficiary;
-  const id = b.iban ?? [b.accountNumber, b.sortCode, b.routingNumber, b.bankCode, b.swiftCode].filter(Boolean).join('/');
-  return id || b.alipayId || b.openId || b.wechatUserId || b.fpsId || b.phoneNumber || b.email || b.accountName;
+  // (digits without their leading zeros: the same account after Excel typed it as a number, "0005407324931" as 5407324931)
+  const z = (v: string | undefined) => v?.replace(/^0+(?=\d+$)/, '');
+  const id = b.iban ?? [b.accountNumber, b.sortCode, b.routingNumber, b.bankCode].map(z).concat(b.swiftCode).filter(Boolean).join('/');
+  return id || b.alipayId || b.openId || b.wechatUserId || z(b.fpsId) || b.phoneNumber || b.email || b.accountName;
 }
 
 /** The key of the probable-duplicate rule: same beneficiary account, amount and currencies. */

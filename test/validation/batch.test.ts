@@ -7,7 +7,7 @@ import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 
 describe('accountKey', () => {
   const opt = fc.option(fc.constantFrom('', '12345678', '601613', '021000021', '058', 'DEUTDEFF'), { nil: undefined });
-  it('joins the non-empty bank identifiers with "/" when there is no IBAN', () => {
+  it('joins the non-empty bank identifiers with "/" when there is no IBAN, digits without their leading zeros', () => {
     fc.assert(
       fc.property(
         opt,
@@ -29,7 +29,8 @@ describe('accountKey', () => {
             fpsId: '1234567',
           };
           const b = beneficiary as Record<string, string | undefined>;
-          const id = iban ?? [accountNumber, sortCode, routingNumber, bankCode, swiftCode].filter(Boolean).join('/');
+          const unpadded = [accountNumber, sortCode, routingNumber, bankCode].map((v) => (v && /^\d+$/.test(v) ? String(BigInt(v)) : v));
+          const id = iban ?? [...unpadded, swiftCode].filter(Boolean).join('/');
           expect(accountKey({ beneficiary: b } as unknown as PayoutRow)).toBe(id || '1234567');
         },
       ),
@@ -41,6 +42,16 @@ describe('probableDuplicateKey', () => {
   const p = (beneficiary: Record<string, string>, amount: string, source: string, destination: string) =>
     ({ beneficiary, sourceAmount: new Dec(amount), sourceCurrency: source, destinationCurrency: destination }) as unknown as PayoutRow;
   const iban = { accountName: 'A', accountCurrency: 'EUR', iban: 'DE89370400440532013000' };
+
+  it('is the same for an account number Excel typed as a number (its leading zeros lost): a re-saved row is the same payment', () => {
+    const swift = (accountNumber: string) => ({ accountName: 'A', accountCurrency: 'EUR', accountNumber, swiftCode: 'COBADEFFXXX' });
+    expect(probableDuplicateKey(p(swift('0005407324931'), '250', 'GBP', 'EUR'))).toBe(
+      probableDuplicateKey(p(swift('5407324931'), '250.00', 'GBP', 'EUR')),
+    );
+    expect(probableDuplicateKey(p(swift('0005407324931'), '250', 'GBP', 'EUR'))).not.toBe(
+      probableDuplicateKey(p(swift('54073249310'), '250', 'GBP', 'EUR')),
+    );
+  });
 
   it('is the same for the same account, amount and currencies, whatever else differs', () => {
     expect(probableDuplicateKey(p(iban, '1500.50', 'USD', 'EUR'))).toBe(
