@@ -231,3 +231,17 @@ export async function creditBack(sb: LocalSandbox, d: Drain | undefined): Promis
       body: JSON.stringify({ amount: d.amount.toFixed() }),
     });
 }
+
+/** The payouts of each reference (by the key that created each, attempts 1 to 8), and those under a key of none of them. */
+export function payoutsByReference(payouts: ReturnType<typeof serviceRecords>, refs: Iterable<string>) {
+  const refOfKey = new Map<string, string>();
+  for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
+  const byRef = new Map<string, typeof payouts>();
+  const strays: typeof payouts = [];
+  for (const p of payouts) {
+    const ref = p.made && refOfKey.get(p.made.key);
+    if (ref) byRef.set(ref, [...(byRef.get(ref) ?? []), p]);
+    else strays.push(p);
+  }
+  return { byRef, strays };
+}
