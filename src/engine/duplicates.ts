@@ -20,10 +20,11 @@ interface RecentPayout {
   at: string;
 }
 
-/** The payouts created (or sent, their outcome not known) within the window and not failed since, by the probable-duplicate key of their journalled body. */
-async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, RecentPayout>> {
+/** The payouts created (or sent, their outcome not known) within the window and not failed since, by the probable-duplicate key of their journalled body (all of them: one payee may have several). */
+async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, RecentPayout[]>> {
   const since = now.getTime() - windowMs;
-  const out = new Map<string, RecentPayout>();
+  const out = new Map<string, RecentPayout[]>();
+  const add = (key: string, p: RecentPayout) => out.set(key, [...(out.get(key) ?? []), p]);
   for (const batchId of await ledger.batches()) {
     // (a body is kept only until its answer: a journal of 100,000 rows is never held as its bodies)
     const bodies = new Map<string, { body: string; at: string }>();
@@ -44,11 +45,11 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
           });
       } else if (e.t === 'status' && isFailedAfterCreation(e.status)) failed.add(e.payoutId);
     });
-    for (const [id, c] of created) if (!failed.has(id)) out.set(c.key, c.payout);
+    for (const [id, c] of created) if (!failed.has(id)) add(c.key, c.payout);
     // (a request left and its answer was never recorded: the payout may exist)
     for (const [k, b] of bodies) {
       const key = Date.parse(b.at) >= since ? keyOfBody(b.body) : undefined;
-      if (key && !out.has(key)) out.set(key, { reference: k.split('\u0000')[0]!, at: b.at });
+      if (key && !out.has(key)) add(key, { reference: k.split('\u0000')[0]!, at: b.at });
     }
   }
   return out;
@@ -79,10 +80,13 @@ export async function refuseRecentDuplicates(
   batch.rows.forEach((row, i) => {
     const p = row.payout;
     if (!p || !fresh(row)) return;
-    const e = earlier.get(probableDuplicateKey(p));
     // (this batch's own payout is validation's while its row still names that payee, not once edited or sorted apart)
-    const own = e && mine(e.reference)?.payout;
-    if (!e || (own && probableDuplicateKey(own) === probableDuplicateKey(p)) || allow.has(p.reference) || allow.has(e.reference)) return;
+    const own = (e: RecentPayout) => {
+      const row = mine(e.reference)?.payout;
+      return !!row && probableDuplicateKey(row) === probableDuplicateKey(p);
+    };
+    const e = earlier.get(probableDuplicateKey(p))?.find((x) => !own(x));
+    if (!e || allow.has(p.reference) || allow.has(e.reference)) return;
     const problems: EngineRow['problems'] = [
       ...row.problems,
       {

@@ -77,3 +77,31 @@ it.each([
   expect(row!.result).toMatchObject({ status: 'INVALID', errorCode: 'PROBABLE_DUPLICATE' });
   expect(row!.result.errorMessage).toContain('00301');
 });
+
+it('of two payments to one payee of one amount (--allow-duplicate-rows), the one whose reference Excel changed is not paid again: the same --batch-id', async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null, monthlyQuota: null });
+  const dir = await dirs.make();
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const run = (file: string) =>
+    runMain(['run', file, '--batch-id', 'invoices', '--base-url', sb!.url, '--yes', '--allow-partial', '--allow-duplicate-rows'], {
+      cwd: dir,
+      env,
+    });
+  const second = ['INV-302', ...ROW.slice(1, -2), 'Invoice 302', 'true'];
+  await writeFile(join(dir, 'pay.csv'), [HEADER, ROW, second].map((r) => r.join(',')).join('\n') + '\n');
+  const first = await run('pay.csv');
+  expect(first.code, first.stdout + first.stderr).toBe(0);
+  expect(await allPayouts(sb)).toHaveLength(2);
+
+  const ws = XLSX.utils.aoa_to_sheet([HEADER, ROW, second]);
+  ws.A2 = { t: 'n', v: 301 };
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, 'pay');
+  await writeFile(join(dir, 'pay.xlsx'), XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const again = await run('pay.xlsx');
+  expect(await allPayouts(sb)).toHaveLength(2);
+  expect(again.code, again.stdout + again.stderr).toBe(1);
+  const [row] = (await readResults(join(dir, 'pay.results.xlsx'))).rows;
+  expect(row!.result).toMatchObject({ status: 'INVALID', errorCode: 'PROBABLE_DUPLICATE' });
+  expect(row!.result.errorMessage).toContain('00301');
+});
