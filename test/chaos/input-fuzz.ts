@@ -47,7 +47,7 @@ const NAMES = ['José Ñúñez', "O'Brien, Patrick", 'Anna "Ani" Kowalska', '王
 const NARRATIONS = ['Salary January 2025', 'Invoice #123, "final"', '=SUM(A1:A2)', '+44 fee refund', '-discount applied', '@home office',
   'Ünïcödé façade', 'Line one\nLine two', '  padded narration  ', 'Réf; 50% | tab\there'];
 const AMOUNTS = ['1500', '1234.56', '0.1', '99999999.99', '12.5', '0.01', '250000', '1000000'];
-const AMOUNT_FORMS = ['plain', 'fixed2', 'us', 'eu', 'euNoGroup', 'usInt'] as const;
+const AMOUNT_FORMS = ['plain', 'fixed2', 'us', 'eu', 'euNoGroup', 'usInt', 'space', 'apostrophe', 'nbsp', 'symbol'] as const;
 
 interface PayoutSpec {
   method: number;
@@ -86,7 +86,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     delimiter: nat(3),
     bom: fc.boolean(),
     crlf: fc.boolean(),
-    encoding: nat(2),
+    encoding: nat(3),
     quoteAll: fc.boolean(),
     sepLine: fc.boolean(),
   }),
@@ -123,6 +123,8 @@ const spaced = (iban: string) => iban.replace(/(.{4})/g, '$1 ').trim();
 /** One drawn payout: the cells as typed, what the body must hold, and the refusals the docs give for how it is written. */
 interface Drawn {
   reference: string;
+  /** The reference as a re-save by Excel wrote it too ("00301" as 301): one payment under either is the same payment. */
+  alias?: string;
   method: Method;
   typed: Record<string, string>;
   body: {
@@ -259,6 +261,8 @@ function draw(p: PayoutSpec, i: number, n: number, refs: number): Drawn {
   const form = AMOUNT_FORMS[p.form % AMOUNT_FORMS.length]!;
   const typedAmount = amountText(amount, form);
   if (/^[1-9]\d{0,2},\d{3}$/.test(typedAmount)) refusals.add('AMBIGUOUS_AMOUNT');
+  // (a currency symbol is no amount, as documented)
+  if (form === 'symbol') refusals.add('INVALID_AMOUNT');
   const reference =
     [`IN${n}-${String(i + 1).padStart(2, '0')}`, `00${n}${String(i + 1).padStart(2, '0')}`, `${n + 1}${String(i + 1).padStart(3, '0')}`][
       refs % 3
@@ -308,6 +312,14 @@ function amountText(v: Dec, form: (typeof AMOUNT_FORMS)[number]): string {
       return `${int},${frac}`;
     case 'usInt':
       return v.isInteger() ? group(int, ',') : `${group(int, ',')}.${frac}`;
+    case 'space':
+      return `${group(int, ' ')},${frac}`;
+    case 'apostrophe':
+      return `${group(int, "'")}.${frac}`;
+    case 'nbsp':
+      return `${group(int, '\u00a0')},${frac}`;
+    case 'symbol':
+      return `€${group(int, ',')}.${frac}`;
   }
 }
 
@@ -359,7 +371,7 @@ function table(d: Drawn[], sc: Scenario, fields: string[], headerRow: number): (
 }
 
 const DELIMITERS = [',', ';', '\t', '|'];
-const ENCODINGS = ['utf8', 'utf16le', 'windows-1252'] as const;
+const ENCODINGS = ['utf8', 'utf16le', 'windows-1252', 'utf16be'] as const;
 
 async function writeCsv(d: Drawn[], sc: Scenario, path: string): Promise<string[]> {
   const notes: string[] = [];
@@ -372,12 +384,12 @@ async function writeCsv(d: Drawn[], sc: Scenario, path: string): Promise<string[
     { delimiter, quoted: sc.csv.quoteAll, quoted_match: /[\r\n]/, record_delimiter: sc.csv.crlf ? 'windows' : 'unix' },
   ).replace(/^(?:""|)\r?$/gm, '');
   const sep = sc.csv.sepLine ? `sep=${delimiter}${sc.csv.crlf ? '\r\n' : '\n'}` : '';
-  let encoding: string = ENCODINGS[sc.csv.encoding % 3]!;
+  let encoding: string = ENCODINGS[sc.csv.encoding % 4]!;
   if (encoding === 'windows-1252' && iconv.decode(iconv.encode(text, encoding), encoding) !== text) encoding = 'utf8';
   if (encoding === 'windows-1252') for (const x of d) if (/[^\p{ASCII}]/u.test(Object.values(x.typed).join(''))) x.refusals.add('ENCODING');
-  const bom = encoding === 'utf16le' || (encoding === 'utf8' && sc.csv.bom && !sep);
+  const bom = encoding.startsWith('utf16') || (encoding === 'utf8' && sc.csv.bom && !sep);
   const bytes = Buffer.concat([
-    bom ? (encoding === 'utf16le' ? Buffer.from([0xff, 0xfe]) : Buffer.from([0xef, 0xbb, 0xbf])) : Buffer.alloc(0),
+    bom ? Buffer.from({ utf16le: [0xff, 0xfe], utf16be: [0xfe, 0xff] }[encoding] ?? [0xef, 0xbb, 0xbf]) : Buffer.alloc(0),
     iconv.encode(sep + text, encoding),
   ]);
   await writeFile(path, bytes);
@@ -412,6 +424,7 @@ function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: boolean } = 
         if (/^\d+(\.\d+)?$/.test(v) || /^\d{1,3}(,\d{3})+(\.\d+)?$/.test(v)) {
           ws[addr] = { t: 'n', v: Number(v.replaceAll(',', '')), ...(v.includes(',') && { z: '#,##0.00' }) };
           if (p) excelRefusals(p, f, v);
+          if (p && f === 'reference' && String(Number(v)) !== v) p.alias = String(Number(v));
         }
         return;
       }
@@ -453,7 +466,8 @@ function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: boolean } = 
 /** The refusals the docs give for an identifier held as a number: digits past 15, or leading zeros a format does not show. */
 function excelRefusals(p: Drawn, f: string, v: string, zeroFormat = false): void {
   const digits = String(Number(v));
-  if (v.replace(/^0+/, '').length > 15) p.refusals.add('EXCEL_DIGITS_LOST');
+  // (more than 15 digits, or more than 11 shown in General: Excel shows 6.22202E+14, and a CSV saved from it holds that)
+  if (v.replace(/^0+/, '').length > 15 || (digits.length > 11 && !(zeroFormat && v.startsWith('0')))) p.refusals.add('EXCEL_DIGITS_LOST');
   else if (v.startsWith('0') && !zeroFormat && f in MIN_DIGITS) {
     const min = MIN_DIGITS[f]!(p.method);
     if (min !== undefined && digits.length < min) p.refusals.add('EXCEL_LEADING_ZEROS_LOST');
@@ -617,13 +631,13 @@ async function runAndJudge(
   const results = typeof json?.results === 'string' ? (await readResults(json.results)).rows : [];
   const { byRef, strays } = payoutsByReference(
     serviceRecords(sb),
-    drawn.map((x) => x.reference),
+    drawn.flatMap((x) => [x.reference, ...(x.alias ? [x.alias] : [])]),
   );
   for (const p of strays)
     out.violations.push(`(a) ${what}: payout ${p.id} under key ${p.made?.key} of no reference drawn: ${JSON.stringify(p.made?.body)}`);
   const paid = new Set<string>();
   for (const x of drawn) {
-    const ps = byRef.get(x.reference) ?? [];
+    const ps = [...(byRef.get(x.reference) ?? []), ...((x.alias && byRef.get(x.alias)) || [])];
     if (ps.length > 1) out.violations.push(`(a) ${what}: ${x.reference} has ${ps.length} payouts`);
     if (ps.length) {
       paid.add(x.reference);
@@ -635,8 +649,19 @@ async function runAndJudge(
     // not paid: validate names it, by a documented code
     const mine = problems.filter((p) => (x.xpath ? p.column?.startsWith(x.xpath) : p.row === x.row));
     const at = `${x.reference} (row ${x.xpath ?? x.row}, ${x.method})`;
+    const dup = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference || c.trim() === x.alias));
+    if (
+      !mine.length &&
+      dup?.result.errorCode === 'PROBABLE_DUPLICATE' &&
+      /paid at this account as payout|sent at this account/.test(dup.result.errorMessage ?? '')
+    ) {
+      // refused at send time, naming the earlier payout (duplicates.ts): a documented refusal
+      out.refused++;
+      REFUSALS.set('PROBABLE_DUPLICATE', (REFUSALS.get('PROBABLE_DUPLICATE') ?? 0) + 1);
+      continue;
+    }
     if (!mine.length) {
-      const res = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference));
+      const res = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference || c.trim() === x.alias));
       out.violations.push(
         `(c) ${what}: ${at} neither paid nor refused by validate at its row (results: ${res ? `${res.result.status} ${res.result.errorCode} ${res.result.errorMessage}` : 'no row'}; validate: ${problems.map((p) => `row ${p.row} ${p.column} ${p.code}`).join(', ') || v.stdout.slice(0, 300)})`,
       );
@@ -650,7 +675,7 @@ async function runAndJudge(
       if (!x.refusals.has(p.code))
         out.violations.push(`(c) ${what}: ${at} refused by ${p.code} not expected: ${p.column}: ${p.message} (value ${p.value ?? ''})`);
     }
-    const res = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference));
+    const res = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference || c.trim() === x.alias));
     if (json?.results && (!res || res.result.status !== 'INVALID' || !res.result.errorMessage?.includes(mine[0]!.column!)))
       out.notes.push(`${at}: results row ${res ? `${res.result.status} ${res.result.errorMessage}` : 'missing'}`);
   }
