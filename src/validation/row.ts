@@ -405,7 +405,9 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined): Recor
         digits,
       );
     else {
-      if (min === undefined && (f === 'accountNumber' || f === 'bankCode') && !digits.startsWith('0'))
+      // (a length the method does not fix, or one a leading zero still fits: an FPS ID of 8 digits may have been 9)
+      const zeroFits = min === undefined ? f === 'accountNumber' || f === 'bankCode' : check(`0${digits}`).ok;
+      if (zeroFits && !digits.startsWith('0'))
         r.add(
           'warning',
           'EXCEL_LEADING_ZEROS_LOST',

@@ -67,8 +67,10 @@ describe('Excel traps', () => {
   });
 
   it('a phone number as a number lost its +', async () => {
-    expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems).toEqual([
+    // (the FPS ID of 7 digits as a number: a warning, it may have been 01234567)
+    expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems.sort()).toEqual([
       'e:EXCEL_LEADING_ZEROS_LOST:phoneNumber',
+      'w:EXCEL_LEADING_ZEROS_LOST:fpsId',
     ]);
   });
 
@@ -100,6 +102,12 @@ describe('Excel traps', () => {
   it('a numeric account number whose length the method does not fix is a warning', async () => {
     const r = await trap('ACH', { accountNumber: [123456789] });
     expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
+    // an FPS ID (7 to 9 digits) or a NIP institution code (3, 5 or 6) is valid with a zero lost too: typed 012345678, 090267
+    expect((await trap('HK_FPS', { fpsId: [12345678] })).problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:fpsId']);
+    expect((await trap('NIP', { bankCode: [90267] })).problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:bankCode']);
+    // a length no zero fits: nothing lost, nothing said
+    expect((await trap('HK_FPS', { fpsId: [123456789] })).problems).toEqual([]);
+    expect((await trap('FASTER_PAYMENTS', { accountNumber: [31926819] })).problems).toEqual([]);
   });
 
   it('an amount or identifier cell formatted as a date is refused, with what Excel shows', async () => {
