@@ -69,6 +69,8 @@ interface Scenario {
   /** Columns shuffled (a seed), headers by alias, header case, unknown columns, blank rows, a totals row. */
   layout: { shuffle: number; aliases: boolean; headerCase: number; extra: boolean; blank: number; totals: boolean };
   resave: boolean;
+  /** The Excel that re-saves it: English (1,500.00 a number) or German (1.500,00 a number, 12.5 a date). */
+  locale?: 'en' | 'de';
   /** References: text (IN3-01), invoice numbers with leading zeros (00301), or plain numbers (4001). */
   refs: number;
   /** Both runs under `--batch-id in-N`: the re-saved file is the same batch. */
@@ -108,6 +110,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     totals: fc.boolean(),
   }),
   resave: fc.boolean(),
+  locale: fc.constantFrom('en', 'de'),
   refs: nat(2),
   label: fc.boolean(),
 });
@@ -406,7 +409,7 @@ const MIN_DIGITS: Record<string, (m: Method) => number | undefined> = {
   fpsId: () => 7,
 };
 
-function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: boolean } = {}): Buffer {
+function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: 'en' | 'de' } = {}): Buffer {
   const { fields, headers } = layoutColumns(d, sc);
   const x = sc.xlsx;
   const rows = table(d, sc, fields, 1);
@@ -420,11 +423,25 @@ function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: boolean } = 
       if (!cell || cell.t !== 's') return;
       const v = String(cell.v);
       if (o.asExcelOpensCsv) {
-        // Excel opening a CSV: a digit string becomes a number (leading zeros and digits past 15 lost), "1,500.00" too
-        if (/^\d+(\.\d+)?$/.test(v) || /^\d{1,3}(,\d{3})+(\.\d+)?$/.test(v)) {
-          ws[addr] = { t: 'n', v: Number(v.replaceAll(',', '')), ...(v.includes(',') && { z: '#,##0.00' }) };
-          if (p) excelRefusals(p, f, v);
-          if (p && f === 'reference' && String(Number(v)) !== v) p.alias = String(Number(v));
+        // Excel opening a CSV: a digit string becomes a number (leading zeros and digits past 15 lost), "1,500.00" too;
+        // a German Excel reads "1.500,00" as 1500 and "12.5" as the 12th of May
+        const de = o.asExcelOpensCsv === 'de';
+        const [group, mark] = de ? ['.', ','] : [',', '.'];
+        const number = new RegExp(`^(\\d+|\\d{1,3}(\\${group}\\d{3})+)(\\${mark}\\d+)?$`);
+        if (de && /^(0?[1-9]|[12]\d|3[01])\.(0?[1-9]|1[0-2])$/.test(v)) {
+          const [day, month] = v.split('.').map(Number) as [number, number];
+          ws[addr] = { t: 'n', v: (Date.UTC(2026, month - 1, day) - Date.UTC(1899, 11, 30)) / 86_400_000, z: 'dd.mm.yyyy' };
+          if (p && (f === 'sourceAmount' || f === 'reference' || f in MIN_DIGITS)) p.refusals.add('EXCEL_DATE');
+        } else if (number.test(v)) {
+          const n = Number(v.replaceAll(group, '').replace(mark, '.'));
+          ws[addr] = { t: 'n', v: n, ...(v.includes(group) && { z: '#,##0.00' }) };
+          if (p) excelRefusals(p, f, String(n) === v.replace(mark, '.') ? v : v.replaceAll(group, '').replace(mark, '.'));
+          if (p && f === 'reference' && String(n) !== v) p.alias = String(n);
+          // an amount is what the workbook holds now ("1,500", refused as ambiguous, is 1.5 to a German Excel): what the file says
+          if (p && f === 'sourceAmount') {
+            p.body.sourceAmount = new Dec(n).toFixed();
+            p.refusals.delete('AMBIGUOUS_AMOUNT');
+          }
         }
         return;
       }
@@ -577,7 +594,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         body: { ...x.body, beneficiary: { ...x.body.beneficiary } },
       }));
       const resaved = join(dir, 'batch-resaved.xlsx');
-      await writeFile(resaved, writeXlsx(again, { ...sc, xlsx: { ...sc.xlsx, sheets: 0, dates: false } }, { asExcelOpensCsv: true }));
+      await writeFile(
+        resaved,
+        writeXlsx(again, { ...sc, xlsx: { ...sc.xlsx, sheets: 0, dates: false } }, { asExcelOpensCsv: sc.locale ?? 'en' }),
+      );
       for (const x of again) {
         // a row paid before stays paid by its first body; a row not paid is judged by what the re-saved file says
         if (first.has(x.reference)) x.body = drawn.find((y) => y.reference === x.reference)!.body;
