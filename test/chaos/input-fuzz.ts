@@ -75,6 +75,8 @@ interface Scenario {
   refs: number;
   /** Both runs under `--batch-id in-N`: the re-saved file is the same batch. */
   label: boolean;
+  /** The first run as `plan --out` then `run --plan`: what the plan signs is what is sent. */
+  viaPlan?: boolean;
 }
 
 const nat = (n: number) => fc.nat({ max: n });
@@ -113,6 +115,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   locale: fc.constantFrom('en', 'de'),
   refs: nat(2),
   label: fc.boolean(),
+  viaPlan: fc.boolean(),
 });
 
 /** An IBAN of `country` with its check digits computed (mod 97). */
@@ -585,7 +588,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         `${x.reference} row ${x.xpath ?? x.row} ${x.method}: ${JSON.stringify(x.typed)}${x.refusals.size ? ` (may be refused: ${[...x.refusals].join(', ')})` : ''}`,
       );
     const label = sc.label ? ['--batch-id', `in-${n}`] : [];
-    const first = await runAndJudge(sb, dir, env, file, drawn, out, 'run', label);
+    const first = await runAndJudge(sb, dir, env, file, drawn, out, sc.viaPlan ? 'plan, run --plan' : 'run', label, sc.viaPlan);
     if (sc.resave && sc.format !== 'pain') {
       // the CSV's typed cells re-saved by "Excel": numbers typed; rows paid stay paid once, a changed value is refused
       const again = drawn.map((x) => ({
@@ -633,17 +636,24 @@ async function runAndJudge(
   out: Outcome,
   what: string,
   label: string[],
+  plan = false,
 ): Promise<Set<string>> {
   out.runs++;
-  const r = await runMain(['run', file, ...label, '--base-url', sb.url, '--yes', '--json', '--allow-partial', '--allow-duplicate-rows'], {
-    cwd: dir,
-    env,
-  });
+  const common = ['--base-url', sb.url, '--allow-partial', '--allow-duplicate-rows'];
+  let args = ['run', file, ...label, ...common, '--yes', '--json'];
+  if (plan) {
+    const planPath = join(dir, 'batch.plan.json');
+    const p = await runMain(['plan', file, ...label, ...common, '--out', planPath], { cwd: dir, env });
+    out.notes.push(`plan: exit ${p.code} ${p.stderr.trim().split('\n').at(-1)?.slice(0, 300) ?? ''}`);
+    if (STACK.test(p.stderr + p.stdout)) out.violations.push(`(d) plan: ${(p.stderr + p.stdout).slice(0, 800)}`);
+    args = ['run', '--plan', planPath, '--base-url', sb.url, '--allow-partial', '--yes', '--json'];
+  }
+  const r = await runMain(args, { cwd: dir, env });
   out.notes.push(`${what}: exit ${r.code} ${r.stderr.trim().split('\n').at(-1)?.slice(0, 300) ?? ''}`);
   if (STACK.test(r.stderr + r.stdout)) out.violations.push(`(d) ${what}: ${(r.stderr + r.stdout).slice(0, 800)}`);
   // refused whole (exit 2 or 3, nothing sent): the re-save of a file already paid is another batch naming references paid
   const whole = r.code === 2 || r.code === 3;
-  if (whole && what === 'run') out.violations.push(`(c) ${what}: refused whole: ${r.stderr.slice(0, 600)}`);
+  if (whole && what !== 're-saved by Excel') out.violations.push(`(c) ${what}: refused whole: ${r.stderr.slice(0, 600)}`);
   const v = await runMain(['validate', file, '--json', '--allow-duplicate-rows'], { cwd: dir, env });
   if (STACK.test(v.stderr + v.stdout)) out.violations.push(`(d) validate: ${(v.stderr + v.stdout).slice(0, 800)}`);
   const problems = ((parseJson(v.stdout)?.problems ?? []) as Problem[]).filter((p) => p.severity === 'error');
