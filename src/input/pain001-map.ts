@@ -182,6 +182,7 @@ export function mapTransaction({ tx, block, txPath, blockPath, documents }: Tran
   set('intermediarySwift', first(tx, via), via);
   const clearing = CLEARING[first(tx, `${agent}/ClrSysMmbId/ClrSysId/Cd`) || first(tx, `${agent}/ClrSysMmbId/ClrSysId/Prtry`)];
   if (clearing) set(clearing, first(tx, `${agent}/ClrSysMmbId/MmbId`), `${agent}/ClrSysMmbId/MmbId`);
+  for (const f of new Set(Object.values(CLEARING))) set(f, '', `${agent}/ClrSysMmbId/MmbId`); // (the element a missing one would be in)
   set('phoneNumber', first(tx, 'Cdtr/CtctDtls/MobNb').replace(/[-()]/g, ''), 'Cdtr/CtctDtls/MobNb'); // ISO writes +852-91234567
   set('email', first(tx, 'Cdtr/CtctDtls/EmailAdr'), 'Cdtr/CtctDtls/EmailAdr');
   // whom the money is for, behind the creditor: never sent, screened as the payee is (engine/screen-batch.ts)

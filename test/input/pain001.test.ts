@@ -325,6 +325,14 @@ describe('pain.001 transactions', () => {
     expect(rows[0]!.payout).toMatchObject({ destinationCountryCode: 'DEU', beneficiary: { swiftCode: 'COBADEFFXXX' } });
   });
 
+  it('a missing routing number, sort code or bank code names ClrSysMmbId/MmbId, never an element that does not exist', async () => {
+    const xml = pain001(usa.slice(0, 1), 'pain.001.001.03').replace(/<ClrSysMmbId>[^]*?<\/ClrSysMmbId>/, '');
+    const { rows } = await read(file(xml));
+    expect(rows[0]!.problems.filter((p) => p.code === 'MISSING_VALUE').map((p) => p.column)).toEqual([
+      '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/CdtrAgt/FinInstnId/ClrSysMmbId/MmbId',
+    ]);
+  });
+
   it('a bad value names its element', async () => {
     const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
     const { rows } = await read(file(xml));
