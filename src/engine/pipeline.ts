@@ -605,7 +605,8 @@ export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(awa
 /** Prepare `run`: the plan file checked, the batch loaded with its journal, the session opened under this run's reservation. */
 export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
-  o = { ...o, encoding: o.encoding ?? planned?.encoding }; // (the plan's reading, as its sheet's: the journal records it for retry)
+  // (the plan's reading, as its sheet's: the journal records it for retry)
+  o = { ...o, encoding: o.encoding ?? planned?.encoding, allowDuplicateRows: o.allowDuplicateRows || planned?.allowDuplicateRows };
   const file = o.file ?? planned?.file;
   if (!file) throw new BatchUnusable('NO_BATCH_FILE', 'name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;

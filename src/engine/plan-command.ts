@@ -91,6 +91,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
       preparedBy,
       sheet: batch.sheet,
       encoding: o.encoding,
+      ...(o.allowDuplicateRows && { allowDuplicateRows: true as const }),
       ...(o.documents !== undefined ? { documents: resolve(o.documents) } : {}),
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => sending.has(r.rowNumber)),

@@ -57,6 +57,8 @@ const PlanFileSchema = z.object({
   sheet: z.string().optional(),
   /** CSV: the --encoding `run --plan` reads with (unless given another). */
   encoding: z.string().optional(),
+  /** --allow-duplicate-rows: the rows of one payee and amount planned, which `run --plan` reads so too. */
+  allowDuplicateRows: z.literal(true).optional(),
   /** pain.001: the message id and version the ERP sent (shown to approvers). */
   message: z.object({ id: z.string(), version: z.string() }).optional(),
   /** pain.001: the --documents folder (absolute) `run --plan` reads again. */
@@ -222,7 +224,10 @@ export function verifyPlannedRows(
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: Pick<PlanFile, 'fileSha256' | 'batchLabel' | 'sheet' | 'encoding' | 'documents' | 'baseUrl' | 'rows' | 'preparedBy'>,
+  extra: Pick<
+    PlanFile,
+    'fileSha256' | 'batchLabel' | 'sheet' | 'encoding' | 'allowDuplicateRows' | 'documents' | 'baseUrl' | 'rows' | 'preparedBy'
+  >,
 ): PlanFile {
   return {
     kind: PLAN_KIND,
