@@ -10,8 +10,9 @@
 //   XLSX (SheetJS): amounts and identifiers as numbers or text (zeros shown by a format or not), a date column, a
 //        hidden sheet before it or another after it, the 1904 date system;
 //   pain.001 .03 or .09 (the methods it maps: not ALIPAY, WECHAT, HK_FPS by phone or email).
-// Then `run FILE --yes --allow-partial` through main() in this process, and `validate FILE --json`. Optionally the
-// file "re-saved by Excel" (an XLSX of the typed cells, numbers typed as Excel types them) and run again.
+// Then `run FILE --yes --allow-partial` (or `plan --out` then `run --plan`) through main() in this process, and
+// `validate FILE --json`. Optionally the CSV "re-saved by Excel", English or German (an XLSX of the typed cells,
+// numbers and dates typed as Excel types them), and run again.
 // Checked, by the sandbox's records (the key and body that made each payout):
 //   (a) no reference has two payouts; no payout under a key of no reference drawn;
 //   (b) a payout's body is the drawn payout exactly (method, currencies, country, amount to the cent, narration,
@@ -589,7 +590,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       );
     const label = sc.label ? ['--batch-id', `in-${n}`] : [];
     const first = await runAndJudge(sb, dir, env, file, drawn, out, sc.viaPlan ? 'plan, run --plan' : 'run', label, sc.viaPlan);
-    if (sc.resave && sc.format !== 'pain') {
+    // (a CSV opened in Excel: a workbook or pain.001 is no text for Excel to read again)
+    if (sc.resave && sc.format === 'csv') {
       // the CSV's typed cells re-saved by "Excel": numbers typed; rows paid stay paid once, a changed value is refused
       const again = drawn.map((x) => ({
         ...x,
