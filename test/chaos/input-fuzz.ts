@@ -660,7 +660,8 @@ async function runAndJudge(
   if (STACK.test(v.stderr + v.stdout)) out.violations.push(`(d) validate: ${(v.stderr + v.stdout).slice(0, 800)}`);
   const problems = ((parseJson(v.stdout)?.problems ?? []) as Problem[]).filter((p) => p.severity === 'error');
   const json = parseJson(r.stdout);
-  const results = typeof json?.results === 'string' ? (await readResults(json.results)).rows : [];
+  const resultsPath = typeof json?.results === 'string' ? json.results : undefined;
+  const results = resultsPath ? (await readResults(resultsPath)).rows : [];
   const { byRef, strays } = payoutsByReference(
     serviceRecords(sb),
     drawn.flatMap((x) => [x.reference, ...(x.alias ? [x.alias] : [])]),
@@ -669,6 +670,9 @@ async function runAndJudge(
     out.violations.push(`(a) ${what}: payout ${p.id} under key ${p.made?.key} of no reference drawn: ${JSON.stringify(p.made?.body)}`);
   const paid = new Set<string>();
   for (const x of drawn) {
+    // no row lost: each is in the results file (paid or not), its cells as written
+    const shown = results.find((y) => Object.values(y.cells).some((c) => c.trim() === x.reference || c.trim() === x.alias));
+    if (resultsPath && !shown) out.violations.push(`(c) ${what}: ${x.reference} (row ${x.xpath ?? x.row}) missing from ${resultsPath}`);
     const ps = [...(byRef.get(x.reference) ?? []), ...((x.alias && byRef.get(x.alias)) || [])];
     if (ps.length > 1) out.violations.push(`(a) ${what}: ${x.reference} has ${ps.length} payouts`);
     if (ps.length) {
