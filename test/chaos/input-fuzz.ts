@@ -68,7 +68,7 @@ interface Scenario {
   xlsx: { amountsAsNumbers: boolean; idsAsNumbers: boolean; zeroFormat: boolean; dates: boolean; sheets: number; date1904: boolean };
   pain: { v09: boolean };
   /** Columns shuffled (a seed), headers by alias, header case, unknown columns, blank rows, a totals row. */
-  layout: { shuffle: number; aliases: boolean; headerCase: number; extra: boolean; blank: number; totals: boolean };
+  layout: { shuffle: number; aliases: boolean; headerCase: number; extra: boolean; blank: number; totals: boolean; lead?: number };
   resave: boolean;
   /** The Excel that re-saves it: English (1,500.00 a number) or German (1.500,00 a number, 12.5 a date). */
   locale?: 'en' | 'de';
@@ -111,6 +111,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     extra: fc.boolean(),
     blank: nat(3),
     totals: fc.boolean(),
+    lead: nat(2),
   }),
   resave: fc.boolean(),
   locale: fc.constantFrom('en', 'de'),
@@ -384,12 +385,16 @@ async function writeCsv(d: Drawn[], sc: Scenario, path: string): Promise<string[
   const notes: string[] = [];
   const { fields, headers } = layoutColumns(d, sc);
   const delimiter = DELIMITERS[sc.csv.delimiter % 4]!;
-  const rows = table(d, sc, fields, 1);
-  const text = stringify(
-    [headers, ...rows.map((r) => r ?? [])].map((r) => (r.length ? r : [''])),
-    // (a line break inside a cell is quoted, as Excel does, whichever the record delimiter)
-    { delimiter, quoted: sc.csv.quoteAll, quoted_match: /[\r\n]/, record_delimiter: sc.csv.crlf ? 'windows' : 'unix' },
-  ).replace(/^(?:""|)\r?$/gm, '');
+  // (blank lines above the header: the header is then row lead + 1, as a spreadsheet numbers it)
+  const lead = sc.layout.lead ?? 0;
+  const rows = table(d, sc, fields, 1 + lead);
+  const text =
+    (sc.csv.crlf ? '\r\n' : '\n').repeat(lead) +
+    stringify(
+      [headers, ...rows.map((r) => r ?? [])].map((r) => (r.length ? r : [''])),
+      // (a line break inside a cell is quoted, as Excel does, whichever the record delimiter)
+      { delimiter, quoted: sc.csv.quoteAll, quoted_match: /[\r\n]/, record_delimiter: sc.csv.crlf ? 'windows' : 'unix' },
+    ).replace(/^(?:""|)\r?$/gm, '');
   const sep = sc.csv.sepLine ? `sep=${delimiter}${sc.csv.crlf ? '\r\n' : '\n'}` : '';
   let encoding: string = ENCODINGS[sc.csv.encoding % 4]!;
   if (encoding === 'windows-1252' && iconv.decode(iconv.encode(text, encoding), encoding) !== text) encoding = 'utf8';
@@ -416,13 +421,14 @@ const MIN_DIGITS: Record<string, (m: Method) => number | undefined> = {
 function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: 'en' | 'de' } = {}): Buffer {
   const { fields, headers } = layoutColumns(d, sc);
   const x = sc.xlsx;
-  const rows = table(d, sc, fields, 1);
-  const ws = XLSX.utils.aoa_to_sheet([headers, ...rows.map((r) => r ?? [])]);
+  const lead = sc.layout.lead ?? 0;
+  const rows = table(d, sc, fields, 1 + lead);
+  const ws = XLSX.utils.aoa_to_sheet([...Array.from({ length: lead }, () => []), headers, ...rows.map((r) => r ?? [])]);
   rows.forEach((r, i) => {
     if (!r) return;
-    const p = d.find((y) => y.row === i + 2);
+    const p = d.find((y) => y.row === i + 2 + lead);
     fields.forEach((f, c) => {
-      const addr = XLSX.utils.encode_cell({ r: i + 1, c });
+      const addr = XLSX.utils.encode_cell({ r: i + 1 + lead, c });
       const cell = ws[addr] as XLSX.CellObject | undefined;
       if (!cell || cell.t !== 's') return;
       const v = String(cell.v);
@@ -458,11 +464,11 @@ function writeXlsx(d: Drawn[], sc: Scenario, o: { asExcelOpensCsv?: 'en' | 'de' 
   });
   if (x.dates) {
     const c = fields.length;
-    ws[XLSX.utils.encode_cell({ r: 0, c })] = { t: 's', v: 'Pay Date' };
+    ws[XLSX.utils.encode_cell({ r: lead, c })] = { t: 's', v: 'Pay Date' };
     rows.forEach(
-      (r, i) => r && (ws[XLSX.utils.encode_cell({ r: i + 1, c })] = { t: 'n', v: 45678 - (x.date1904 ? 1462 : 0), z: 'yyyy-mm-dd' }),
+      (r, i) => r && (ws[XLSX.utils.encode_cell({ r: i + 1 + lead, c })] = { t: 'n', v: 45678 - (x.date1904 ? 1462 : 0), z: 'yyyy-mm-dd' }),
     );
-    ws['!ref'] = XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length, c } });
+    ws['!ref'] = XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length + lead, c } });
   }
   const wb = XLSX.utils.book_new();
   if (x.sheets === 1) {
