@@ -1,6 +1,5 @@
 // A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch, keyed by the sha256 of the bytes
 // sent: its documentUrl journalled, reused by every row and run. `--merge-documents` makes one PDF first (§4.5), keyed so too.
-import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
@@ -43,7 +42,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
     // the file validated, not whatever is at its path now (a FIFO would never end a read)
     const f = await readDocumentForUpload(path, o.fingerprints?.get(path));
     if (!f.ok) throw new RowStepError(f.code, f.message);
-    return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
+    return { bytes: f.bytes, contentType: f.contentType, filename: f.filename };
   };
   return async (p) => {
     if (!p.documents.length) return [];

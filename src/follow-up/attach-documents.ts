@@ -2,7 +2,6 @@
 // before any upload (`force` sends anyway, `merge` makes one PDF); then the payout's new status
 // (under review: spec §3) goes to its results file and journal, so `retry` and `status` count it.
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -91,7 +90,7 @@ async function loadFile(path: string): Promise<LoadedFile> {
   if (!r.ok) throw new AttachRefused(r.message, 'BAD_FILE');
   const f = await readDocumentForUpload(path, r.fingerprint);
   if (!f.ok) throw new AttachRefused(f.message, 'BAD_FILE');
-  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: basename(path), sha256: r.fingerprint.sha256 };
+  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: f.filename, sha256: r.fingerprint.sha256 };
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
