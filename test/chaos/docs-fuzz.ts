@@ -4,7 +4,7 @@
 //
 // Each scenario (fast-check, from the seed): a pool of 3 to 8 files (PDFs of 1 to 3 pages, JPEG, PNG; the same bytes
 // under another name; the same name in another folder; a missing one; a .docx; a .pdf that is text; a PDF whose
-// structure is broken) and a batch of 2 to 10 GBP/EUR rows naming 0 to 6 of them (a withdrawal row without any),
+// structure is broken; a PNG named .jpg, a PDF named .docx) and a batch of 2 to 10 GBP/EUR rows naming 0 to 6 of them (a withdrawal row without any),
 // `--merge-documents` or not. The first run: in-process through the engine with a client whose fetch injects faults
 // (upload-url answered 503 or its answer lost; the storage PUT answered 500/403, hanging to the client's timeout or its
 // answer lost; the PATCH answered 503, or 502 after it took effect), initiates dropped after create by the sandbox; or a
@@ -55,6 +55,7 @@ const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep
 // prettier-ignore
 const DOC_KINDS = [
   'pdf', 'pdf', 'pdf', 'pdf', 'pdf', 'jpeg', 'jpeg', 'png', 'png', 'same', 'same', 'samename', 'samename', 'missing', 'docx', 'notpdf', 'brokenpdf',
+  'misnamed',
 ] as const;
 type DocKind = (typeof DOC_KINDS)[number];
 interface Fault {
@@ -200,6 +201,8 @@ async function writePool(dir: string, kinds: DocKind[], n: number): Promise<Pool
     else if (kind === 'notpdf') await put(`docs/d${i}.pdf`, Buffer.from(`an invoice, as text: ${tag}\n`));
     else if (kind === 'brokenpdf') await put(`docs/d${i}.pdf`, Buffer.from(`%PDF-1.4\n% not a PDF past its first line: ${tag}\n`));
     else if (kind === 'missing') out.push({ rel: `docs/gone-${i}.pdf`, kind });
+    // (a PNG saved as .jpg, a PDF as .docx: valid by their bytes)
+    else if (kind === 'misnamed') await (i % 2 ? put(`docs/d${i}.jpg`, png(tag)) : put(`docs/d${i}.docx`, await pdf(tag, 1)));
     else {
       // the same bytes under another name, or the same name in another folder with other bytes
       const src = out[i % out.length]!;
@@ -224,9 +227,9 @@ async function writePool(dir: string, kinds: DocKind[], n: number): Promise<Pool
 type Want = { sha: string } | { pages: number };
 
 /** The documents a row's cell names, as on disk now: what a run given it may attach; undefined when it cannot be sent. */
-async function wantOf(dir: string, cell: string, merge: boolean): Promise<Want[] | undefined> {
+async function wantOf(dir: string, cell: string, merge: boolean, most = 5): Promise<Want[] | undefined> {
   const paths = cell.split(/\s*;\s*/).filter(Boolean);
-  if (paths.length > 5) return undefined;
+  if (paths.length > most) return undefined;
   const files: Uint8Array[] = [];
   for (const p of paths) {
     const b = await readFile(isAbsolute(p) ? p : resolve(dir, p)).catch(() => undefined);
@@ -425,7 +428,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             out.violations.push(
               `(d) ${what}: row ${x.rowNumber} (${x.cells.reference}) payout ${x.result.payoutId} lacks its documents, results say ${x.result.status} ${x.result.errorCode ?? ''}`,
             );
-      } else if (r && r.code !== 0 && !r.stderr.trim() && !r.stdout.trim())
+      } else if (r && !r.signal && r.code !== 0 && !r.stderr.trim() && !r.stdout.trim())
         out.violations.push(`(d) ${what}: exit ${r.code} saying nothing`);
     };
 
@@ -567,7 +570,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (!files.length) continue;
         const heldBefore = (await heldDocuments(sb)).get(p.id) ?? [];
         const statusBefore = String(sb.snapshot().payouts.find((x) => String(x.id) === p.id)?.status);
-        const w = await wantOf(dir, files.join(';'), false);
+        const w = await wantOf(dir, files.join(';'), false, Infinity);
         // (attach --merge merges only the files the payout lacks: its pages are unknown here; any merged PDF of theirs)
         if (w) attached.set(ref, [...(attached.get(ref) ?? []), ...w, ...(step.merge ? [{ pages: -1 }] : [])]);
         const args = [
@@ -669,7 +672,7 @@ const totals = { runs: 0, payouts: 0, docsHeld: 0, uploads: 0, faults: 0, kills:
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.runs} commands, ${totals.kills} SIGKILLs, ${totals.attaches} attaches, ` +
-    `${totals.faults} faults drawn or injected, ${totals.payouts} payouts holding ${totals.docsHeld} documents, ${totals.uploads} uploads stored, ` +
+    `${totals.faults} faults injected, ${totals.payouts} payouts holding ${totals.docsHeld} documents, ${totals.uploads} uploads stored, ` +
     `${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
 process.exitCode = failures ? 1 : 0;
