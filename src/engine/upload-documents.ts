@@ -47,7 +47,11 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
   return async (p) => {
     if (!p.documents.length) return [];
     if (o.mergeDocuments && p.documents.length > 1) {
-      const files = await Promise.all(p.documents.map(load));
+      // (a document named twice, by any path, merged once, as attach --merge does; alone, it is sent as it is)
+      const files = (await Promise.all(p.documents.map(load))).filter(
+        (f, i, all) => all.findIndex((x) => sha256Hex(x.bytes) === sha256Hex(f.bytes)) === i,
+      );
+      if (files.length === 1) return [await urlOf(files[0]!)];
       const filename = `${p.reference.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
       return [await urlOf({ bytes: await mergeToPdf(files), contentType: 'application/pdf', filename })];
     }

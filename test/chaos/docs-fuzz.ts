@@ -236,12 +236,13 @@ async function wantOf(dir: string, cell: string, merge: boolean, most = 5): Prom
     if (!b) return undefined;
     files.push(b);
   }
-  if (merge && files.length > 1) {
+  const distinct = files.filter((f, i) => files.findIndex((x) => sha(x) === sha(f)) === i);
+  if (merge && distinct.length > 1) {
     let pages = 0;
-    for (const f of files) pages += (await pagesOf(f)) ?? NaN;
+    for (const f of distinct) pages += (await pagesOf(f)) ?? NaN;
     return Number.isNaN(pages) ? undefined : [{ pages }];
   }
-  return [...new Set(files.map(sha))].map((s) => ({ sha: s }));
+  return distinct.map((f) => ({ sha: sha(f) }));
 }
 
 // --- faults: a fetch in front of the sandbox ---

@@ -103,6 +103,35 @@ describe('documents of a row', () => {
     expect(a.totalDocuments).toBe(2);
   });
 
+  it('--merge-documents of a row naming one document twice (by two paths): merged once, as attach --merge does (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
+    const invoice = join(ROOT, 'samples/documents/invoice-eu-c2.pdf');
+    await writeFile(join(dir, 'invoice copy.pdf'), await readFile(invoice));
+    const docs = HEADER.indexOf('documents');
+    const lines = [`${invoice};invoice copy.pdf;scan.png`, `${invoice};invoice copy.pdf`].map((d, i) =>
+      Object.assign([...row], {
+        [docs]: d,
+        [HEADER.indexOf('reference')]: `TWICE-${i}`,
+        [HEADER.indexOf('sourceAmount')]: `2${i}.00`,
+      }).join(','),
+    );
+    const file = join(dir, 'twice.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${lines.join('\n')}\n`);
+    const c = conn(sb);
+    const r = await runBatch({ ...unattended({ mergeDocuments: true }), file, conn: c });
+    const held = await Promise.all(
+      [...r.outcomes.values()].map(async (o) => {
+        const [d] = (await c.client.getPayout(o.payout!.id)).supportingDocuments ?? [];
+        return Buffer.from(await (await fetch(d!.url!, { headers: { 'x-api-key': KEY } })).arrayBuffer());
+      }),
+    );
+    const pages = (await PDFDocument.load(await readFile(invoice))).getPageCount();
+    expect((await PDFDocument.load(held[0]!)).getPageCount()).toBe(pages + 1);
+    expect(held[1]!.equals(await readFile(invoice))).toBe(true);
+  });
+
   it("--merge-documents: one PDF (the PDFs' pages, then the image as a page), one upload, no PATCH", async () => {
     sb = await startSandbox({ rateLimitPerSecond: null });
     const dir = await workDir();
