@@ -419,7 +419,16 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           )
         )
           out.violations.push(`(d) ${what}: ${given.length} rows given, ${after.length} in ${written}; cells differ`);
-        for (const x of after)
+        for (const x of after) {
+          if (x.result.errorCode === 'DOCUMENTS_NOT_ATTACHED') out.notes.push(`${what}: ${x.cells.reference} ${x.result.errorMessage}`);
+          if (
+            x.result.errorCode === 'DOCUMENTS_NOT_ATTACHED' &&
+            !isFinalStatus(x.result.status ?? '') &&
+            !/retry|payout-batch attach/.test(x.result.errorMessage ?? '')
+          )
+            out.violations.push(
+              `(d) ${what}: row ${x.rowNumber} (${x.cells.reference}) DOCUMENTS_NOT_ATTACHED, not saying how to finish: ${x.result.errorMessage}`,
+            );
           if (
             x.result.payoutId &&
             incomplete.has(x.result.payoutId) &&
@@ -429,6 +438,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             out.violations.push(
               `(d) ${what}: row ${x.rowNumber} (${x.cells.reference}) payout ${x.result.payoutId} lacks its documents, results say ${x.result.status} ${x.result.errorCode ?? ''}`,
             );
+        }
       } else if (r && !r.signal && r.code !== 0 && !r.stderr.trim() && !r.stdout.trim())
         out.violations.push(`(d) ${what}: exit ${r.code} saying nothing`);
     };
@@ -630,6 +640,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     out.uploads += snap.documents.filter((d) => d.uploaded).length;
     out.faults += faulty.injected;
     const recs = serviceRecords(sb);
+    const heldAtEnd = await heldDocuments(sb);
+    out.notes.push(
+      `held at the end: ${recs.map((p) => `${p.made ? refOfKey.get(p.made.key) : p.id} ${p.status} ${heldAtEnd.get(p.id)?.length}`).join(', ')}`,
+    );
     out.payouts += recs.length;
     out.docsHeld += [...(await heldDocuments(sb)).values()].reduce((a, d) => a + d.length, 0);
   } catch (e) {

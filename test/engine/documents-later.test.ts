@@ -153,6 +153,35 @@ describe('documentsToAttach and the results (the journal decides)', () => {
     expect(outcomeFromState(s, fallback).error?.code).toBe('DOCUMENTS_NOT_ATTACHED');
   });
 
+  it('a PATCH that failed says how to finish: a later run or retry, or attach (merged, past 5); nothing for a final payout (found by docs-fuzz.ts)', () => {
+    const failed = (code: string, status = 'PENDING') =>
+      outcomeFromState(
+        foldJournal([
+          { t: 'attach', ref: 'R', attempt: 1, supportingDocument: 'https://s/a', documents: ['https://s/b'], at: '' },
+          {
+            t: 'created',
+            ref: 'R',
+            attempt: 1,
+            key: 'k',
+            requestId: 'q',
+            at: '',
+            payout: { id: 'p', status, sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP' },
+          },
+          { t: 'patch-failed', ref: 'R', payoutId: 'p', error: { code, message: `${code} at the service` }, at: '' },
+        ] as never).rows.get('R')!,
+        fallback,
+      ).error?.message;
+    expect(failed('VALIDATION_ERROR')).toBe(
+      'the payout exists, extra documents not attached yet: VALIDATION_ERROR at the service; the next run or retry attaches them (or payout-batch attach p FILE...)',
+    );
+    expect(failed('MAX_DOCUMENTS_EXCEEDED')).toBe(
+      'the payout exists, extra documents not attached yet: MAX_DOCUMENTS_EXCEEDED at the service; merged into one PDF they may fit: payout-batch attach p FILE... --merge',
+    );
+    expect(failed('INVALID_PAYOUT_STATUS', 'SUCCESSFUL')).toBe(
+      'the payout exists, extra documents not attached yet: INVALID_PAYOUT_STATUS at the service',
+    );
+  });
+
   it('nothing to attach: merged, a single document, an attach line of an earlier attempt, or patched', () => {
     expect(documentsToAttach(created([{ t: 'attach', ref: 'R', attempt: 1, documents: [], at: '' }]))).toEqual([]);
     expect(documentsToAttach(created([{ t: 'attach', ref: 'R', attempt: 0, documents: ['https://s/b'], at: '' }]))).toEqual([]);
