@@ -65,7 +65,7 @@ interface Fault {
   times: number;
 }
 interface Step {
-  t: 'rerun' | 'retry' | 'attach';
+  t: 'rerun' | 'retry' | 'attach' | 'kill';
   faults: Fault[];
   /** retry: 0 none, 1 a document path fixed, 2 a document replaced by other bytes. attach: which payout. */
   pick: number;
@@ -102,7 +102,7 @@ const faultArb: fc.Arbitrary<Fault> = fc
     times: f.kind === 'hang' ? 1 : f.times,
   }));
 const stepArb: fc.Arbitrary<Step> = fc.record({
-  t: fc.constantFrom('rerun', 'retry', 'retry', 'attach', 'attach'),
+  t: fc.constantFrom('rerun', 'retry', 'retry', 'attach', 'attach', 'kill'),
   faults: fc.array(faultArb, { maxLength: 2 }),
   pick: fc.nat(50),
   edit: fc.constantFrom(0, 1, 2),
@@ -367,7 +367,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         fetch: faulty.fetch,
       });
     let lastResults: string | undefined;
-    let killedTokens = new Set<string>();
+    const killedTokens = new Set<string>();
     const tokens = () => new Set(sb.snapshot().documents.map((d) => d.uploadToken));
 
     /** After each command: the judge. `given`: the rows given (for d); `planned`: the digests a plan signed, per reference. */
@@ -497,7 +497,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       onRequest = () => {};
       out.runs++;
       out.kills += k.signal ? 1 : 0;
-      killedTokens = new Set([...tokens()].filter((t) => !before.has(t)));
+      for (const t of tokens()) if (!before.has(t)) killedTokens.add(t);
       out.notes.push(`run as a process: ${k.signal ? `killed after ${seen} requests` : `exit ${k.code}`}`);
       await judge('the killed run', k, undefined, undefined);
       const again = await viaMain('run after the kill', ['run', file, ...common]);
@@ -532,7 +532,22 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const what = `step ${k + 1} ${step.t}`;
       // (the CLI's client waits 30 s for an answer and retries 8 times: no hang, at most two failures in a row here)
       step.faults = step.faults.map((f) => ({ ...f, kind: f.kind === 'hang' ? 'before' : f.kind, times: Math.min(f.times, 2) }));
-      if (step.t === 'rerun') {
+      if (step.t === 'kill') {
+        // the same file run again as a process, killed after its Nth request (what is left: documents to PATCH, rows to settle)
+        const [before, at] = [tokens(), 1 + (step.pick % 8)];
+        let seen = 0;
+        const k = await runCli(['run', file, ...common], {
+          cwd: dir,
+          env,
+          onSpawn: (c) => (onRequest = () => void (++seen === at && c.kill('SIGKILL'))),
+        });
+        onRequest = () => {};
+        out.runs++;
+        out.kills += k.signal ? 1 : 0;
+        for (const t of tokens()) if (!before.has(t)) killedTokens.add(t);
+        out.notes.push(`${what} as a process: ${k.signal ? `killed after ${seen} requests` : `exit ${k.code}`}`);
+        await judge(what, k, undefined, undefined);
+      } else if (step.t === 'rerun') {
         const r = await viaMain(`${what} (faults ${JSON.stringify(step.faults)})`, ['run', file, ...common], step.faults);
         lastResults = r.written ?? lastResults;
         await noteWants(await fileRows(), sc.merge);
