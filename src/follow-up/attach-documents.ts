@@ -11,10 +11,11 @@ import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../
 import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
+import { documentsToAttach } from '../journal/lines.ts';
 import { withResults } from '../results/results.ts';
 import type { ResultRow } from '../results/types.ts';
 import { batchColumns } from '../results/read.ts';
-import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
+import { appendLines, applyStatus, clearDocumentsError, type ApplyResult } from './apply-status.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
@@ -187,16 +188,28 @@ async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFol
     merged: toAttach.length === 1 && parts.length > 1 ? parts.length : 0,
     answers: urls.length ? requests : [],
     stillAsks: urls.length ? [] : requests,
-    results: await recordStatus(o, payout.id),
+    results: await recordStatus(o, payout.id, home),
   };
 }
 
 /** Best effort: the documents are attached whatever happens here. */
-async function recordStatus(o: AttachOptions, payoutId: string): Promise<ApplyResult | undefined> {
-  if (!o.resultsFile || !existsSync(o.resultsFile)) return undefined;
+async function recordStatus(o: AttachOptions, payoutId: string, home: BatchFold | undefined): Promise<ApplyResult | undefined> {
+  const s = home && [...home.folded.rows.values()].find((x) => x.payout?.id === payoutId);
+  const [owed, file] = [s ? documentsToAttach(s) : [], o.resultsFile && existsSync(o.resultsFile) ? o.resultsFile : undefined];
+  if (!owed.length && !file) return undefined;
   try {
     const now = await o.client.getPayout(payoutId);
-    return await applyStatus([{ file: o.resultsFile }], [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
+    // the extra documents its run still owed all held now: journalled attached, and its row no longer says they are missing
+    const held = new Set((now.supportingDocuments ?? []).map((d) => d.url));
+    if (home && s && owed.length && owed.every((u) => held.has(u))) {
+      appendLines(home.ledger, home.batchId, [{ t: 'patched', ref: s.ref, payoutId, documents: [], at: new Date().toISOString() }], {
+        sync: true,
+      });
+      await home.ledger.flush();
+      if (file) await clearDocumentsError(file, payoutId);
+    }
+    if (!file) return undefined;
+    return await applyStatus([{ file }], [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
   } catch (e) {
     o.logger?.warn({ payoutId, file: o.resultsFile, err: (e as Error).message }, 'results file not brought up to date');
     return undefined;

@@ -619,6 +619,18 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (isFinalStatus(statusBefore) && heldAfter.length !== heldBefore.length)
           out.violations.push(`(b) ${what}: payout ${p.id} ${statusBefore} got documents (${heldBefore.length} -> ${heldAfter.length})`);
         await judge(what, r.r, undefined, undefined);
+        // the results file attach brought up to date: a row whose payout holds its documents does not say they are missing
+        if (lastResults && r.r.code === 0) {
+          const held = await heldDocuments(sb);
+          for (const x of (await readResults(lastResults)).rows) {
+            const docs = held.get(x.result.payoutId ?? '');
+            const w = wants.get(x.cells.reference?.trim() ?? '') ?? [];
+            if (docs && x.result.payoutId === p.id && x.result.errorCode === 'DOCUMENTS_NOT_ATTACHED' && w.some((ws) => holdsAll(docs, ws)))
+              out.violations.push(
+                `(d) ${what}: ${lastResults.slice(dir.length + 1)} row ${x.rowNumber} says DOCUMENTS_NOT_ATTACHED; its payout holds them`,
+              );
+          }
+        }
       }
     }
 

@@ -8,6 +8,8 @@ import type { Connection } from '../../src/client/connect.ts';
 import { documentsToAttach, foldJournal, type RowState } from '../../src/journal/lines.ts';
 import { outcomeFromState } from '../../src/engine/outcome.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
+import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { unattended } from '../ops/helpers.ts';
@@ -103,6 +105,32 @@ describe('documents a created payout still lacks', () => {
     expect((await run()).kind).toBe('ok');
     expect(routes().slice(before)).not.toContain('patchDocuments');
     expect(routes().slice(before)).not.toContain('getPayout');
+  });
+
+  it('attach of the missing documents: the row no longer says DOCUMENTS_NOT_ATTACHED, the next run sends nothing (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    const file = await threeDocumentBatch(dir);
+    const c = conn(sb);
+    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
+    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
+    const first = await run();
+    sb.setFaults({});
+    const row = (await readResults(first.resultsPath)).rows.find((r) => r.result.payoutId)!;
+    expect(row.result.errorCode).toBe('DOCUMENTS_NOT_ATTACHED');
+    const files = docsOf(row.rowNumber - 2).slice(1);
+    const o = { client: c.client, payoutId: row.result.payoutId!, resultsFile: first.resultsPath, ledgers: [ledgerOf(c)] };
+    expect((await attachDocuments({ ...o, files })).totalDocuments).toBe(3);
+    const after = (await readResults(first.resultsPath)).rows.find((r) => r.rowNumber === row.rowNumber)!;
+    expect([after.result.status, after.result.errorCode, after.result.errorMessage]).toEqual(['PENDING', undefined, undefined]);
+    const before = routes().length;
+    await run();
+    // (the other rows' PATCHes only)
+    expect(
+      routes()
+        .slice(before)
+        .filter((x) => x === 'patchDocuments'),
+    ).toHaveLength(ROWS - 1);
   });
 
   it('retry of the results file attaches them too, and reports the rows from the journal', async () => {
