@@ -4,20 +4,22 @@
 //
 // Each scenario (fast-check, from the seed): a pool of 3 to 8 files (PDFs of 1 to 3 pages, JPEG, PNG; the same bytes
 // under another name; the same name in another folder; a missing one; a .docx; a .pdf that is text; a PDF whose
-// structure is broken; a PNG named .jpg, a PDF named .docx) and a batch of 2 to 10 GBP/EUR rows naming 0 to 6 of them (a withdrawal row without any),
-// `--merge-documents` or not. The first run: in-process through the engine with a client whose fetch injects faults
-// (upload-url answered 503 or its answer lost; the storage PUT answered 500/403, hanging to the client's timeout or its
-// answer lost; the PATCH answered 503, or 502 after it took effect), initiates dropped after create by the sandbox; or a
-// process SIGKILLed after its Nth request to the sandbox; or `plan` + two approvals (+ a document changed on disk) +
-// `run --plan`. Then 1 to 4 steps: the same file run again (faults or not), `retry` of the last results (a document
-// path fixed, or a document replaced by other bytes), `attach` of 1 to 6 files to a payout (some already attached,
-// fresh ones past 5, merged or not; the payout moved to SUCCESSFUL or FAILED first sometimes). A last clean run. Checked:
+// structure is broken; a PNG named .jpg, a PDF named .docx) and a batch of 2 to 10 GBP/EUR rows naming 0 to 6 of them
+// (a withdrawal row without any), `--merge-documents` or not. The first run: in-process through the engine with a
+// client whose fetch injects faults (upload-url answered 503 or its answer lost; the storage PUT answered 500/403,
+// hanging to the client's timeout or its answer lost; the PATCH answered 503, or 502 after it took effect), initiates
+// dropped after create by the sandbox; or a process SIGKILLed after its Nth request to the sandbox; or `plan` + two
+// approvals (+ a document changed on disk) + `run --plan`. Then 1 to 4 steps: the same file run again (faults or not,
+// or as a process SIGKILLed), `retry` of the last results (a document path fixed, or a document replaced by other
+// bytes), `attach` of 1 to 7 files to a payout (some already attached, fresh ones past 5, merged or not; the payout
+// moved to SUCCESSFUL or FAILED first sometimes). A last clean run. Checked:
 //   (a) one payout per reference;
 //   (b) each payout holds only the bytes its row named at a run that could send it (merged: one PDF of their pages),
 //       plus what an `attach` named; never more than 5; a payout `run --plan` made, only the approved bytes;
 //   (c) every upload URL the service issued was PUT to, unless a fault or a kill hit it; each content stored at most
 //       once, plus the PUTs whose answer a fault lost and the kills;
-//   (d) every row of the file in the results; a payout lacking its row's documents says DOCUMENTS_NOT_ATTACHED;
+//   (d) every row of the file in the results; a payout lacking its row's documents says DOCUMENTS_NOT_ATTACHED and, not
+//       final, how to finish; after an `attach`, a row whose payout holds its documents no longer says so;
 //   (e) no `unexpected error` nor stack trace.
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
