@@ -57,7 +57,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
     }
     const urls: string[] = [];
     for (const path of p.documents) urls.push(await urlOf(await load(path)));
-    return urls;
+    return [...new Set(urls)]; // (the same bytes named twice: one documentUrl, nothing to PATCH for it)
   };
 }
 

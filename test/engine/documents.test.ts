@@ -132,6 +132,22 @@ describe('documents of a row', () => {
     expect(held[1]!.equals(await readFile(invoice))).toBe(true);
   });
 
+  it('a row naming one document twice (by two paths), not merged: one upload, no PATCH for the copy (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
+    const invoice = join(ROOT, 'samples/documents/invoice-eu-c2.pdf');
+    await writeFile(join(dir, 'invoice copy.pdf'), await readFile(invoice));
+    row[HEADER.indexOf('documents')] = `${invoice};invoice copy.pdf`;
+    const file = join(dir, 'twice.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${row.join(',')}\n`);
+    const c = conn(sb);
+    const r = await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
+    expect((await c.client.getPayout([...r.outcomes.values()][0]!.payout!.id)).supportingDocuments).toHaveLength(1);
+    const log = sb.requestLog().map((x) => x.route);
+    expect([log.filter((x) => x === 'uploadUrl').length, log.filter((x) => x === 'patchDocuments').length]).toEqual([1, 0]);
+  });
+
   it("--merge-documents: one PDF (the PDFs' pages, then the image as a page), one upload, no PATCH", async () => {
     sb = await startSandbox({ rateLimitPerSecond: null });
     const dir = await workDir();
