@@ -258,7 +258,7 @@ export function requestCost(
   let patches = 0;
   for (const { payout: p, settling } of rows) {
     if (settling || !p.documents.length) continue;
-    const digests = p.documents.map((d) => sha256Of(d) ?? `path:${d}`);
+    const digests = [...new Set(p.documents.map((d) => sha256Of(d) ?? `path:${d}`))]; // (the same bytes twice: sent once)
     // --merge-documents: one PDF of the row's files, the same bytes for the same files (documents.ts)
     if (o.mergeDocuments && digests.length > 1) contents.add(`merged:${digests.join('|')}`);
     else {

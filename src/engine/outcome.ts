@@ -1,7 +1,7 @@
 // What became of each row, in the results file's words, and a run's summary. `status` is the payout's own when it exists,
 // else one of ours, never the service's (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
-import { PAYOUT_STATUSES } from '../spec/codes.ts';
+import { isFinalStatus, PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/lines.ts';
 import type { ResultValues } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
@@ -171,8 +171,16 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
     return { status, key, quote, documents, earlier, error: s.error ?? (s.phase === 'initiating' ? { message: unanswered } : undefined) };
   }
   if (s.payout!.existedBefore) return alreadyPaid(s, documents);
-  const unattached = s.patchError?.message ?? (documentsToAttach(s).length ? 'the next run or retry attaches them' : undefined);
-  const message = `the payout exists, extra documents not attached yet: ${unattached}`;
+  const [later, id] = ['the next run or retry attaches them', s.payout!.id];
+  const unattached = s.patchError?.message ?? (documentsToAttach(s).length ? later : undefined);
+  // (how to finish: none for a payout in a final status; past 5, only fewer documents: merged)
+  const how =
+    !s.patchError || isFinalStatus(s.payout!.status)
+      ? ''
+      : s.patchError.code === 'MAX_DOCUMENTS_EXCEEDED'
+        ? `; merged into one PDF they may fit: payout-batch attach ${id} FILE... --merge`
+        : `; ${later} (or payout-batch attach ${id} FILE...)`;
+  const message = `the payout exists, extra documents not attached yet: ${unattached}${how}`;
   const error = unattached === undefined ? undefined : { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message };
   return { earlier, status: s.payout!.status, payout: s.payout, key, requestId: s.requestId, quote, documents, error };
 }

@@ -1,6 +1,5 @@
 // A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch, keyed by the sha256 of the bytes
 // sent: its documentUrl journalled, reused by every row and run. `--merge-documents` makes one PDF first (§4.5), keyed so too.
-import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
@@ -43,18 +42,22 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
     // the file validated, not whatever is at its path now (a FIFO would never end a read)
     const f = await readDocumentForUpload(path, o.fingerprints?.get(path));
     if (!f.ok) throw new RowStepError(f.code, f.message);
-    return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
+    return { bytes: f.bytes, contentType: f.contentType, filename: f.filename };
   };
   return async (p) => {
     if (!p.documents.length) return [];
     if (o.mergeDocuments && p.documents.length > 1) {
-      const files = await Promise.all(p.documents.map(load));
+      // (a document named twice, by any path, merged once, as attach --merge does; alone, it is sent as it is)
+      const files = (await Promise.all(p.documents.map(load))).filter(
+        (f, i, all) => all.findIndex((x) => sha256Hex(x.bytes) === sha256Hex(f.bytes)) === i,
+      );
+      if (files.length === 1) return [await urlOf(files[0]!)];
       const filename = `${p.reference.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
       return [await urlOf({ bytes: await mergeToPdf(files), contentType: 'application/pdf', filename })];
     }
     const urls: string[] = [];
     for (const path of p.documents) urls.push(await urlOf(await load(path)));
-    return urls;
+    return [...new Set(urls)]; // (the same bytes named twice: one documentUrl, nothing to PATCH for it)
   };
 }
 

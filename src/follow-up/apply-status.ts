@@ -147,6 +147,16 @@ async function updateResultsFile<T>(
   });
 }
 
+/** The row of `payoutId` no longer says its extra documents are missing (`attach` attached the last of them). */
+export const clearDocumentsError = (file: string, payoutId: string): Promise<boolean> => {
+  let changed = false;
+  const row = (r: ResultRow) => {
+    if (r.result.payoutId !== payoutId || r.result.errorCode !== 'DOCUMENTS_NOT_ATTACHED') return;
+    [changed] = [true, delete r.result.errorCode, delete r.result.errorMessage];
+  };
+  return updateResultsFile(file, {}, { row, done: () => ({ out: changed, lines: [], changed }) });
+};
+
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 

@@ -2,7 +2,6 @@
 // before any upload (`force` sends anyway, `merge` makes one PDF); then the payout's new status
 // (under review: spec §3) goes to its results file and journal, so `retry` and `status` count it.
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -12,10 +11,11 @@ import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../
 import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
+import { documentsToAttach } from '../journal/lines.ts';
 import { withResults } from '../results/results.ts';
 import type { ResultRow } from '../results/types.ts';
 import { batchColumns } from '../results/read.ts';
-import { appendLines, applyStatus, type ApplyResult } from './apply-status.ts';
+import { appendLines, applyStatus, clearDocumentsError, type ApplyResult } from './apply-status.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
@@ -91,7 +91,7 @@ async function loadFile(path: string): Promise<LoadedFile> {
   if (!r.ok) throw new AttachRefused(r.message, 'BAD_FILE');
   const f = await readDocumentForUpload(path, r.fingerprint);
   if (!f.ok) throw new AttachRefused(f.message, 'BAD_FILE');
-  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: basename(path), sha256: r.fingerprint.sha256 };
+  return { shownAs: path, bytes: f.bytes, contentType: f.contentType, filename: f.filename, sha256: r.fingerprint.sha256 };
 }
 
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
@@ -188,16 +188,28 @@ async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFol
     merged: toAttach.length === 1 && parts.length > 1 ? parts.length : 0,
     answers: urls.length ? requests : [],
     stillAsks: urls.length ? [] : requests,
-    results: await recordStatus(o, payout.id),
+    results: await recordStatus(o, payout.id, home),
   };
 }
 
 /** Best effort: the documents are attached whatever happens here. */
-async function recordStatus(o: AttachOptions, payoutId: string): Promise<ApplyResult | undefined> {
-  if (!o.resultsFile || !existsSync(o.resultsFile)) return undefined;
+async function recordStatus(o: AttachOptions, payoutId: string, home: BatchFold | undefined): Promise<ApplyResult | undefined> {
+  const s = home && [...home.folded.rows.values()].find((x) => x.payout?.id === payoutId);
+  const [owed, file] = [s ? documentsToAttach(s) : [], o.resultsFile && existsSync(o.resultsFile) ? o.resultsFile : undefined];
+  if (!owed.length && !file) return undefined;
   try {
     const now = await o.client.getPayout(payoutId);
-    return await applyStatus([{ file: o.resultsFile }], [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
+    // the extra documents its run still owed all held now: journalled attached, and its row no longer says they are missing
+    const held = new Set((now.supportingDocuments ?? []).map((d) => d.url));
+    if (home && s && owed.length && owed.every((u) => held.has(u))) {
+      appendLines(home.ledger, home.batchId, [{ t: 'patched', ref: s.ref, payoutId, documents: [], at: new Date().toISOString() }], {
+        sync: true,
+      });
+      await home.ledger.flush();
+      if (file) await clearDocumentsError(file, payoutId);
+    }
+    if (!file) return undefined;
+    return await applyStatus([{ file }], [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
   } catch (e) {
     o.logger?.warn({ payoutId, file: o.resultsFile, err: (e as Error).message }, 'results file not brought up to date');
     return undefined;

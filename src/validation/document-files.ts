@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -72,7 +73,14 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
 }
 
 type DocumentRead =
-  { ok: true; bytes: Uint8Array; contentType: DocumentContentType } | { ok: false; code: 'DOCUMENT_CHANGED'; message: string };
+  | { ok: true; bytes: Uint8Array; contentType: DocumentContentType; filename: string }
+  | { ok: false; code: 'DOCUMENT_CHANGED'; message: string };
+
+/** The name a document is uploaded under: an extension not its type's replaced (the service refuses a PNG named .jpg). */
+function uploadName(path: string, type: DocumentContentType): string {
+  const ext = { 'application/pdf': '.pdf', 'image/jpeg': '.jpg', 'image/png': '.png' }[type];
+  return basename(path).replace(/\.[^.]*$/, (e) => (e.toLowerCase().replace('.jpeg', '.jpg') === ext ? e : ext));
+}
 
 // O_NONBLOCK: opening a FIFO for reading waits for a writer without it; a regular file ignores it.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -120,7 +128,8 @@ export async function readDocumentForUpload(absPath: string, expected?: Document
     if (expected && createHash('sha256').update(bytes).digest('hex') !== expected.sha256) return changed('other content');
     const contentType = sniffDocumentType(bytes.subarray(0, 16));
     if (!contentType) return changed('no longer a PDF, JPEG or PNG');
-    return { ok: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType };
+    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return { ok: true, bytes: view, contentType, filename: uploadName(absPath, contentType) };
   } catch (e) {
     return changed(`cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   } finally {

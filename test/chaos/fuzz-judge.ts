@@ -7,6 +7,7 @@ import { idempotencyKey } from '../../src/engine/identity.ts';
 import { readFlags } from '../bench/args.ts';
 import { Dec } from '../../src/money.ts';
 import { canonicalJson } from '../../src/text.ts';
+import { PDFDocument } from 'pdf-lib';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 
 /** The sandbox's records: each payout's status and amounts, and the key and body that created it. */
@@ -244,4 +245,39 @@ export function payoutsByReference(payouts: ReturnType<typeof serviceRecords>, r
     else strays.push(p);
   }
   return { byRef, strays };
+}
+
+/** A document a payout holds: the sha256 of the bytes the service's storage holds, and a PDF's page count. */
+export type Held = { sha: string; pages?: number };
+
+/** Each payout's documents at the service: the sha256 of the bytes its storage holds, and a PDF's page count. */
+export async function heldDocuments(sb: LocalSandbox): Promise<Map<string, Held[]>> {
+  const s = sb.snapshot();
+  const bytes = new Map(
+    s.documents.flatMap((d) => (d.uploaded ? [[d.documentToken, Buffer.from(d.uploaded.base64, 'base64')] as const] : [])),
+  );
+  const out = new Map<string, Held[]>();
+  for (const p of s.payouts) {
+    const docs: Held[] = [];
+    for (const d of (p.documents ?? []) as { url: string }[]) {
+      const b = bytes.get(new URL(d.url).pathname.split('/')[3] ?? '');
+      docs.push(
+        b
+          ? { sha: createHash('sha256').update(b).digest('hex'), pages: b[0] === 0x25 ? await pagesOf(b) : undefined }
+          : { sha: `(no bytes for ${d.url})` },
+      );
+    }
+    out.set(String(p.id), docs);
+  }
+  return out;
+}
+
+/** The pages of a PDF (an image: 1), or undefined when it does not open. */
+export async function pagesOf(b: Uint8Array): Promise<number | undefined> {
+  if (b[0] === 0xff || b[0] === 0x89) return 1;
+  try {
+    return (await PDFDocument.load(b, { ignoreEncryption: true })).getPageCount();
+  } catch {
+    return undefined;
+  }
 }

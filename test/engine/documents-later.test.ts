@@ -8,6 +8,8 @@ import type { Connection } from '../../src/client/connect.ts';
 import { documentsToAttach, foldJournal, type RowState } from '../../src/journal/lines.ts';
 import { outcomeFromState } from '../../src/engine/outcome.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
+import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { unattended } from '../ops/helpers.ts';
@@ -105,6 +107,32 @@ describe('documents a created payout still lacks', () => {
     expect(routes().slice(before)).not.toContain('getPayout');
   });
 
+  it('attach of the missing documents: the row no longer says DOCUMENTS_NOT_ATTACHED, the next run sends nothing (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    const file = await threeDocumentBatch(dir);
+    const c = conn(sb);
+    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
+    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
+    const first = await run();
+    sb.setFaults({});
+    const row = (await readResults(first.resultsPath)).rows.find((r) => r.result.payoutId)!;
+    expect(row.result.errorCode).toBe('DOCUMENTS_NOT_ATTACHED');
+    const files = docsOf(row.rowNumber - 2).slice(1);
+    const o = { client: c.client, payoutId: row.result.payoutId!, resultsFile: first.resultsPath, ledgers: [ledgerOf(c)] };
+    expect((await attachDocuments({ ...o, files })).totalDocuments).toBe(3);
+    const after = (await readResults(first.resultsPath)).rows.find((r) => r.rowNumber === row.rowNumber)!;
+    expect([after.result.status, after.result.errorCode, after.result.errorMessage]).toEqual(['PENDING', undefined, undefined]);
+    const before = routes().length;
+    await run();
+    // (the other rows' PATCHes only)
+    expect(
+      routes()
+        .slice(before)
+        .filter((x) => x === 'patchDocuments'),
+    ).toHaveLength(ROWS - 1);
+  });
+
   it('retry of the results file attaches them too, and reports the rows from the journal', async () => {
     sb = await startSandbox({ rateLimitPerSecond: null });
     const dir = await dirs.make();
@@ -151,6 +179,35 @@ describe('documentsToAttach and the results (the journal decides)', () => {
     const s = created([{ t: 'attach', ref: 'R', attempt: 1, documents: ['https://s/b'], at: '' }]);
     expect(documentsToAttach(s)).toEqual(['https://s/b']);
     expect(outcomeFromState(s, fallback).error?.code).toBe('DOCUMENTS_NOT_ATTACHED');
+  });
+
+  it('a PATCH that failed says how to finish: a later run or retry, or attach (merged, past 5); nothing for a final payout (found by docs-fuzz.ts)', () => {
+    const failed = (code: string, status = 'PENDING') =>
+      outcomeFromState(
+        foldJournal([
+          { t: 'attach', ref: 'R', attempt: 1, supportingDocument: 'https://s/a', documents: ['https://s/b'], at: '' },
+          {
+            t: 'created',
+            ref: 'R',
+            attempt: 1,
+            key: 'k',
+            requestId: 'q',
+            at: '',
+            payout: { id: 'p', status, sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP' },
+          },
+          { t: 'patch-failed', ref: 'R', payoutId: 'p', error: { code, message: `${code} at the service` }, at: '' },
+        ] as never).rows.get('R')!,
+        fallback,
+      ).error?.message;
+    expect(failed('VALIDATION_ERROR')).toBe(
+      'the payout exists, extra documents not attached yet: VALIDATION_ERROR at the service; the next run or retry attaches them (or payout-batch attach p FILE...)',
+    );
+    expect(failed('MAX_DOCUMENTS_EXCEEDED')).toBe(
+      'the payout exists, extra documents not attached yet: MAX_DOCUMENTS_EXCEEDED at the service; merged into one PDF they may fit: payout-batch attach p FILE... --merge',
+    );
+    expect(failed('INVALID_PAYOUT_STATUS', 'SUCCESSFUL')).toBe(
+      'the payout exists, extra documents not attached yet: INVALID_PAYOUT_STATUS at the service',
+    );
   });
 
   it('nothing to attach: merged, a single document, an attach line of an earlier attempt, or patched', () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import { mergeToPdf } from '../../src/engine/upload-documents.ts';
+import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, HEADER, KEY, ROOT, runMain, workDir } from './helpers.ts';
@@ -63,6 +64,88 @@ describe('documents of a row', () => {
     await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
     expect(log().filter((x) => x === 'uploadUrl')).toHaveLength(3);
     expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
+  });
+
+  it('a PNG saved as .jpg and a PDF saved as .docx: sent under a name that fits their bytes, as validation took them (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const pdf = await readFile(join(ROOT, 'samples/documents/invoice-de-c1.pdf'));
+    await writeFile(join(dir, 'scan.jpg'), PNG);
+    await writeFile(join(dir, 'invoice.docx'), pdf);
+    const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
+    const docs = HEADER.indexOf('documents');
+    const [reference, amount] = [HEADER.indexOf('reference'), HEADER.indexOf('sourceAmount')];
+    const lines = ['scan.jpg', 'invoice.docx'].map((d, i) =>
+      Object.assign([...row], { [docs]: d, [reference]: `NAMED-${i}`, [amount]: `1${i}.00` }).join(','),
+    );
+    const file = join(dir, 'named.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${lines.join('\n')}\n`);
+    const c = conn(sb);
+    const r = await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
+    expect([...r.outcomes.values()].map((o) => [o.status, o.error?.message])).toEqual([
+      ['PENDING', undefined],
+      ['PENDING', undefined],
+    ]);
+    const held = async (id: string) => {
+      const urls = ((await c.client.getPayout(id)).supportingDocuments ?? []).map((d) => d.url!);
+      return Promise.all(
+        urls.map(async (u) => [
+          new URL(u).pathname.split('/').pop(),
+          Buffer.from(await (await fetch(u, { headers: { 'x-api-key': KEY } })).arrayBuffer()),
+        ]),
+      );
+    };
+    const [scan, invoice] = [...r.outcomes.values()].map((o) => o.payout!.id);
+    expect(await held(scan!)).toEqual([['scan.png', PNG]]);
+    expect(await held(invoice!)).toEqual([['invoice.pdf', pdf]]);
+    // attach too
+    const a = await attachDocuments({ client: c.client, payoutId: invoice!, files: [join(dir, 'scan.jpg')] });
+    expect(a.totalDocuments).toBe(2);
+  });
+
+  it('--merge-documents of a row naming one document twice (by two paths): merged once, as attach --merge does (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
+    const invoice = join(ROOT, 'samples/documents/invoice-eu-c2.pdf');
+    await writeFile(join(dir, 'invoice copy.pdf'), await readFile(invoice));
+    const docs = HEADER.indexOf('documents');
+    const lines = [`${invoice};invoice copy.pdf;scan.png`, `${invoice};invoice copy.pdf`].map((d, i) =>
+      Object.assign([...row], {
+        [docs]: d,
+        [HEADER.indexOf('reference')]: `TWICE-${i}`,
+        [HEADER.indexOf('sourceAmount')]: `2${i}.00`,
+      }).join(','),
+    );
+    const file = join(dir, 'twice.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${lines.join('\n')}\n`);
+    const c = conn(sb);
+    const r = await runBatch({ ...unattended({ mergeDocuments: true }), file, conn: c });
+    const held = await Promise.all(
+      [...r.outcomes.values()].map(async (o) => {
+        const [d] = (await c.client.getPayout(o.payout!.id)).supportingDocuments ?? [];
+        return Buffer.from(await (await fetch(d!.url!, { headers: { 'x-api-key': KEY } })).arrayBuffer());
+      }),
+    );
+    const pages = (await PDFDocument.load(await readFile(invoice))).getPageCount();
+    expect((await PDFDocument.load(held[0]!)).getPageCount()).toBe(pages + 1);
+    expect(held[1]!.equals(await readFile(invoice))).toBe(true);
+  });
+
+  it('a row naming one document twice (by two paths), not merged: one upload, no PATCH for the copy (found by docs-fuzz.ts)', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
+    const invoice = join(ROOT, 'samples/documents/invoice-eu-c2.pdf');
+    await writeFile(join(dir, 'invoice copy.pdf'), await readFile(invoice));
+    row[HEADER.indexOf('documents')] = `${invoice};invoice copy.pdf`;
+    const file = join(dir, 'twice.csv');
+    await writeFile(file, `${HEADER.join(',')}\n${row.join(',')}\n`);
+    const c = conn(sb);
+    const r = await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
+    expect((await c.client.getPayout([...r.outcomes.values()][0]!.payout!.id)).supportingDocuments).toHaveLength(1);
+    const log = sb.requestLog().map((x) => x.route);
+    expect([log.filter((x) => x === 'uploadUrl').length, log.filter((x) => x === 'patchDocuments').length]).toEqual([1, 0]);
   });
 
   it("--merge-documents: one PDF (the PDFs' pages, then the image as a page), one upload, no PATCH", async () => {
