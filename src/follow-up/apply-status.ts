@@ -152,7 +152,9 @@ export const clearDocumentsError = (file: string, payoutId: string): Promise<boo
   let changed = false;
   const row = (r: ResultRow) => {
     if (r.result.payoutId !== payoutId || r.result.errorCode !== 'DOCUMENTS_NOT_ATTACHED') return;
-    [changed] = [true, delete r.result.errorCode, delete r.result.errorMessage];
+    delete r.result.errorCode;
+    delete r.result.errorMessage;
+    changed = true;
   };
   return updateResultsFile(file, {}, { row, done: () => ({ out: changed, lines: [], changed }) });
 };
