@@ -650,10 +650,12 @@ export class FolderWatch {
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
       const st = lstatSync(join(claimDir, f), { throwIfNoEntry: false });
-      // (none under the policy alone: its guard judges the file without a plan, as `run`'s does)
+      // (none under the policy alone: refused before a request unless its `above` lets the guard judge the file, as `run`'s)
       if (!st)
         return required === undefined
-          ? undefined
+          ? policy!.above
+            ? undefined
+            : policyRefusal(policy!, { ok: false, message: this.dropPlanText(claim.name) })
           : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; ${this.dropPlanText(claim.name)}`;
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
