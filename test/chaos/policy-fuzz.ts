@@ -74,7 +74,7 @@ type Step =
   | { t: 'plan'; host: number; signed: boolean; rows: number; eur: boolean; sigs: Sig[]; runOn: number | null }
   | { t: 'approve'; sigs: Sig[] }
   | { t: 'runPlan'; host: number; flag: boolean; env: Env; kill: 0 | 1 | 2 }
-  | { t: 'run'; host: number; rows: number; eur: boolean; env: Env; kill: 0 | 1 | 2; flag: boolean }
+  | { t: 'run'; host: number; rows: number; eur: boolean; env: Env; kill: 0 | 1 | 2; flag: boolean; again: boolean }
   | { t: 'retry'; host: number; fail: boolean }
   | { t: 'watch'; host: number; withPlan: boolean; requireApprovals: boolean }
   | { t: 'both'; host: number; other: number; rows: number; rows2: number };
@@ -165,6 +165,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       env: envArb,
       kill: killArb,
       flag: fc.constantFrom(false, false, true),
+      again: fc.constantFrom(false, false, true),
     }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('retry' as const), host: hostArb, fail: fc.boolean() }) },
@@ -219,6 +220,8 @@ interface Host {
   work: string;
   inst: Installation;
   results: string[];
+  /** The batch file this host last ran. */
+  last?: { file: string; rows: Row[] };
 }
 /** A command a step ran whose payouts are judged. */
 interface Judged {
@@ -716,7 +719,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             break;
           }
           case 'run': {
-            const { file, rows } = await newBatch(h.work, step.rows, step.eur);
+            // (again: the host's last batch run again, as after a kill, maybe from another state folder)
+            const { file, rows } = step.again && h.last ? h.last : await newBatch(h.work, step.rows, step.eur);
+            h.last = { file, rows };
             known(rows);
             const flag = step.flag ? ['--allow-partial'] : [];
             what += ` ${basename(file)} (${rows.length} rows; ${step.env}${step.flag ? ', --allow-partial' : ''}${step.kill ? `, killed at initiate ${step.kill}` : ''})`;
