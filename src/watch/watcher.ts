@@ -664,6 +664,9 @@ export class FolderWatch {
         ? policyGate(policy!, join(claimDir, plan))
         : approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
     if (!g.ok || !g.plan || !g.check) return required === undefined ? policyRefusal(policy!, g) : g.message;
+    // (both set: the policy's check too, before any request, unless its `above` lets the guard judge the batch)
+    const byPolicy = required !== undefined && policy && !policy.above ? policyRefusal(policy, policyGate(policy, g.plan)) : undefined;
+    if (byPolicy) return byPolicy;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const other = otherAccount(g.plan.plan, this.o.conn.environment);

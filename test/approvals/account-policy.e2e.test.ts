@@ -256,10 +256,13 @@ it("a plan the account's policy has not approved is refused whole by a watch, ev
   // its own list (Bob's) and count do not take the place of the policy's
   w.configure({ requireApprovals: 1, approvers: 'bob-only.json' });
   w.drop();
+  const logAt = sb.requestLog().length;
   const own = await w.watch();
   expect(own.code).toBe(3);
   expect(own.stdout + own.stderr).toContain("this account's approval policy needs 1 approval of Alice");
   expect(readdirSync(join(w.dir, 'failed'))).toHaveLength(2);
+  // refused before its preflight, as without the configuration's check: not one request
+  expect(sb.requestLog().slice(logAt)).toEqual([]);
   expect(initiates(sb)).toHaveLength(sent);
 });
 
