@@ -118,7 +118,7 @@ const rulesArb: fc.Arbitrary<Rules> = fc
     return { required: Math.min(required, list.length), list, ...(above ? { above } : {}) };
   });
 const hostArb = fc.nat(2);
-const envArb = fc.constantFrom<Env>('same', 'same', 'same', 'state', 'home', 'xdg', 'noLedger');
+const envArb = fc.constantFrom<Env>('same', 'same', 'same', 'state', 'home', 'xdg', 'noLedger', 'noLedger');
 const killArb = fc.constantFrom<0 | 1 | 2>(0, 0, 0, 1, 2);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
