@@ -650,10 +650,12 @@ export class FolderWatch {
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
       const st = lstatSync(join(claimDir, f), { throwIfNoEntry: false });
-      // (none under the policy alone: its guard judges the file without a plan, as `run`'s does)
+      // (none under the policy alone: refused before a request unless its `above` lets the guard judge the file, as `run`'s)
       if (!st)
         return required === undefined
-          ? undefined
+          ? policy!.above
+            ? undefined
+            : policyRefusal(policy!, { ok: false, message: this.dropPlanText(claim.name) })
           : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; ${this.dropPlanText(claim.name)}`;
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
@@ -662,6 +664,9 @@ export class FolderWatch {
         ? policyGate(policy!, join(claimDir, plan))
         : approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
     if (!g.ok || !g.plan || !g.check) return required === undefined ? policyRefusal(policy!, g) : g.message;
+    // (both set: the policy's check too, before any request, unless its `above` lets the guard judge the batch)
+    const byPolicy = required !== undefined && policy && !policy.above ? policyRefusal(policy, policyGate(policy, g.plan)) : undefined;
+    if (byPolicy) return byPolicy;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const other = otherAccount(g.plan.plan, this.o.conn.environment);

@@ -156,8 +156,17 @@ it('a watch folder against an account with a policy runs no file the policy has 
   await writeBatch(join(dir, 'inbox'), 'payroll.csv', { rows: 2, currencies: ['USD'] });
   writeFileSync(join(dir, 'inbox', 'payroll.csv.ready'), '');
   const sent = initiates(sb).length;
+  const logAt = sb.requestLog().length;
   const w = await runCli(['watch', dir, '--once'], { cwd: dir, env, bin: inst.bin });
+  expect(w.code).toBe(3);
   expect(w.stdout + w.stderr).toContain("this account's approval policy needs 1 approval of Alice");
+  // refused before its preflight, as `run` is: not one request, not even a read of the wallets
+  expect(
+    sb
+      .requestLog()
+      .slice(logAt)
+      .map((e) => e.route),
+  ).toEqual([]);
   // what a watch needs: the plan and its approvals dropped with the file (no `run --plan`, which a watch never runs)
   expect(w.stdout + w.stderr).toMatch(
     /drop payroll\.plan\.json \(`payout-batch plan .*payroll\.csv --out payroll\.plan\.json.*into the inbox/,
@@ -247,10 +256,13 @@ it("a plan the account's policy has not approved is refused whole by a watch, ev
   // its own list (Bob's) and count do not take the place of the policy's
   w.configure({ requireApprovals: 1, approvers: 'bob-only.json' });
   w.drop();
+  const logAt = sb.requestLog().length;
   const own = await w.watch();
   expect(own.code).toBe(3);
   expect(own.stdout + own.stderr).toContain("this account's approval policy needs 1 approval of Alice");
   expect(readdirSync(join(w.dir, 'failed'))).toHaveLength(2);
+  // refused before its preflight, as without the configuration's check: not one request
+  expect(sb.requestLog().slice(logAt)).toEqual([]);
   expect(initiates(sb)).toHaveLength(sent);
 });
 
