@@ -21,6 +21,7 @@ import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, BatchUnusable, FailedAfterSending } from '../engine/engine-errors.ts';
 import { TeamLedgerError } from '../ledger/pg-db.ts';
+import { formatProblem } from '../validation/problems.ts';
 import type { ResumeReport } from '../engine/session.ts';
 import type { PreflightStep } from '../engine/preflight.ts';
 
@@ -78,6 +79,14 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
   for (const [n, i] of p.invalidRows) if (i.code === 'PROBABLE_DUPLICATE') note(`  duplicate    row ${n}: ${i.message}`);
+  // every wrong row shown before money moves: the first few whole (row, column, what would be valid), `validate` for the rest
+  const invalid = [...p.invalidRows].filter(([, i]) => i.code !== 'PROBABLE_DUPLICATE');
+  for (const [n, i] of invalid.slice(0, SHOWN_INVALID))
+    note(`  invalid      ${i.problem ? formatProblem({ ...i.problem, file: '' }).trimStart() : `row ${n}: ${i.code}: ${i.message}`}`);
+  if (invalid.length > SHOWN_INVALID)
+    note(
+      `  invalid      and ${plural(invalid.length - SHOWN_INVALID, 'more row')}: \`payout-batch validate ${p.file}\` lists every problem`,
+    );
   l.push(...(screen ? currencyTable(p, screen.columns) : currencyLines(p)));
   for (const s of p.swaps)
     l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);
@@ -102,6 +111,9 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   const fitted = !screen ? l : 'rows' in screen ? fitToScreen(l, notes, screen) : l.flatMap((line) => wrapLine(line, screen.columns));
   return fitted.join('\n') + '\n';
 }
+
+/** The invalid rows a plan shows whole. */
+const SHOWN_INVALID = 5;
 
 /** The totals by source currency, whole: amounts, fees, balances and how each fee is known. */
 function currencyLines(p: BatchPlan): string[] {

@@ -10,7 +10,7 @@ import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
-import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
+import { PROBLEM_CODES, type Problem, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapMadeText, swapReferences, unsettledBody, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import type { SwapRequest } from '../spec/schemas.ts';
@@ -76,7 +76,7 @@ export interface BatchPlan {
   /** Valid rows left out: shortfall under --allow-partial, corridor not enabled, a reference another batch sent. */
   notSent: Map<number, LeftOut>;
   /** Invalid rows, with the preflight's findings. */
-  invalidRows: Map<number, { code: string; message: string }>;
+  invalidRows: Map<number, InvalidRow>;
   alreadyCreated: number;
   toSettle: number;
   currencies: CurrencyPlan[];
@@ -151,10 +151,13 @@ export interface PlanOptions {
   screened?: Screened;
 }
 
+/** An invalid row's first error; `problem`, validation's (its column and what would be valid), for the plan's text. */
+export type InvalidRow = { code: string; message: string; problem?: Problem };
+
 /** What the plan makes of one row before the wallets are looked at (a conflict, a refusal outside retry: not sent, not reported here). */
 type RowVerdict =
   | { kind: 'created'; debit?: PayoutSnapshot }
-  | { kind: 'invalid'; code: string; message: string }
+  | ({ kind: 'invalid' } & InvalidRow)
   /** held: a corridor not enabled; elsewhere: sent by another batch of the account; notDue: dated later (ReqdExctnDt). */
   | { kind: 'held' | 'elsewhere' | 'screened' | 'notDue'; issue: LeftOut }
   | { kind: 'conflict' }
@@ -184,7 +187,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
     return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };
   if (!r.payout || !s) {
     const e = r.problems.find((p) => p.severity === 'error');
-    return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' };
+    return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row', problem: e };
   }
   const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
@@ -298,7 +301,7 @@ export function requestLimitReason(r: RequestCost, max: number | undefined): str
 
 /** The rows by verdict in one pass: created, invalid, left out (with the corridors not enabled), and the candidates in file order. */
 function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, o: PlanOptions) {
-  const invalidRows = new Map<number, { code: string; message: string }>();
+  const invalidRows = new Map<number, InvalidRow>();
   const notSent = new Map<number, LeftOut>();
   const blockedCorridors = new Map<string, BlockedCorridor>();
   const candidates: Candidate[] = [];
@@ -313,7 +316,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
     if (v.kind === 'elsewhere') notSent.set(r.rowNumber, v.issue);
     if (o.only && !o.only.has(r.rowNumber)) continue;
     if (v.kind === 'invalid') {
-      invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
+      invalidRows.set(r.rowNumber, { code: v.code, message: v.message, problem: v.problem });
       continue;
     }
     valid++;

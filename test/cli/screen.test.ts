@@ -2,7 +2,7 @@
 // confirmation (issue 31), with plurals and amounts grouped by thousands.
 import { describe, expect, it } from 'vitest';
 import { fitToScreen, planText } from '../../src/cli/render.ts';
-import type { BatchPlan } from '../../src/engine/batch-plan.ts';
+import type { BatchPlan, InvalidRow } from '../../src/engine/batch-plan.ts';
 import { planFixture } from '../engine/plan-fixture.ts';
 
 const plan = (over: Partial<BatchPlan> = {}): BatchPlan =>
@@ -46,6 +46,42 @@ describe('the plan as text', () => {
       expect(text).toMatch(/NGN +1 row +8,600,000\.50 \+ +100\.00 = +8,600,100\.50/);
       expect(text).toMatch(/USD +1 row .*SHORT BY 3,095\.00/);
     }
+  });
+
+  it('shows each invalid row before anything is sent: row, column, value, what would be valid; validate for the rest', () => {
+    const bad = (row: number): [number, InvalidRow] => [
+      row,
+      {
+        code: 'INVALID_SORT_CODE',
+        message: 'sortCode: a UK sort code has 6 digits',
+        problem: {
+          severity: 'error',
+          code: 'INVALID_SORT_CODE',
+          file: '/a/long/folder/name/payroll.csv',
+          row,
+          column: 'sortCode',
+          value: '60161',
+          message: 'a UK sort code has 6 digits; this has 5 digits',
+          expected: '6 digits, e.g. 601613',
+        },
+      },
+    ];
+    const invalidRows = new Map<number, InvalidRow>([
+      [2, { code: 'PROBABLE_DUPLICATE', message: 'same beneficiary account as row 3' }],
+      ...[3, 4, 5, 6].map(bad),
+      [7, { code: 'DOCUMENT_NOT_FOUND', message: 'documents: "a.pdf" does not exist' }],
+      ...[8, 9].map(bad),
+    ]);
+    const lines = planText(plan({ invalidRows, invalid: 8 }), 'local').split('\n');
+    expect(lines.filter((l) => l.startsWith('  invalid '))).toEqual([
+      ...[3, 4, 5, 6].map(
+        (n) =>
+          `  invalid      row ${n}, column "sortCode": error INVALID_SORT_CODE: a UK sort code has 6 digits; this has 5 digits (value "60161"); expected 6 digits, e.g. 601613`,
+      ),
+      '  invalid      row 7: DOCUMENT_NOT_FOUND: documents: "a.pdf" does not exist',
+      '  invalid      and 2 more rows: `payout-batch validate /a/long/folder/name/payroll.csv` lists every problem',
+    ]);
+    expect(lines).toContain('  duplicate    row 2: same beneficiary account as row 3');
   });
 
   it('on a screen: the file by its name, lines cut to the width, warnings giving way last first with where to read them', () => {
