@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -76,10 +76,11 @@ type DocumentRead =
   | { ok: true; bytes: Uint8Array; contentType: DocumentContentType; filename: string }
   | { ok: false; code: 'DOCUMENT_CHANGED'; message: string };
 
-/** The name a document is uploaded under: an extension not its type's replaced (the service refuses a PNG named .jpg). */
+/** The name a document is uploaded under: an extension not its type's replaced, none given (the service refuses a PNG named .jpg). */
 function uploadName(path: string, type: DocumentContentType): string {
-  const ext = { 'application/pdf': '.pdf', 'image/jpeg': '.jpg', 'image/png': '.png' }[type];
-  return basename(path).replace(/\.[^.]*$/, (e) => (e.toLowerCase().replace('.jpeg', '.jpg') === ext ? e : ext));
+  const [name, ext] = [basename(path), { 'application/pdf': '.pdf', 'image/jpeg': '.jpg', 'image/png': '.png' }[type]];
+  const own = extname(name);
+  return own && own.toLowerCase().replace('.jpeg', '.jpg') === ext ? name : name.slice(0, name.length - own.length) + ext;
 }
 
 // O_NONBLOCK: opening a FIFO for reading waits for a writer without it; a regular file ignores it.

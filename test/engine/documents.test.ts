@@ -66,16 +66,18 @@ describe('documents of a row', () => {
     expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
   });
 
-  it('a PNG saved as .jpg and a PDF saved as .docx: sent under a name that fits their bytes, as validation took them (found by docs-fuzz.ts)', async () => {
+  it('a PNG saved as .jpg or with no extension, a PDF saved as .docx: sent under a name that fits their bytes, as validation took them (found by docs-fuzz.ts)', async () => {
     sb = await startSandbox({ rateLimitPerSecond: null });
     const dir = await workDir();
     const pdf = await readFile(join(ROOT, 'samples/documents/invoice-de-c1.pdf'));
     await writeFile(join(dir, 'scan.jpg'), PNG);
     await writeFile(join(dir, 'invoice.docx'), pdf);
+    const png2 = Buffer.concat([PNG, Buffer.from('2')]); // (other bytes: each content is uploaded once)
+    await writeFile(join(dir, 'receipt'), png2);
     const row = (await readFile(await twoDocumentBatch(dir), 'utf8')).trim().split('\n')[1]!.split(',');
     const docs = HEADER.indexOf('documents');
     const [reference, amount] = [HEADER.indexOf('reference'), HEADER.indexOf('sourceAmount')];
-    const lines = ['scan.jpg', 'invoice.docx'].map((d, i) =>
+    const lines = ['scan.jpg', 'invoice.docx', 'receipt'].map((d, i) =>
       Object.assign([...row], { [docs]: d, [reference]: `NAMED-${i}`, [amount]: `1${i}.00` }).join(','),
     );
     const file = join(dir, 'named.csv');
@@ -83,6 +85,7 @@ describe('documents of a row', () => {
     const c = conn(sb);
     const r = await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
     expect([...r.outcomes.values()].map((o) => [o.status, o.error?.message])).toEqual([
+      ['PENDING', undefined],
       ['PENDING', undefined],
       ['PENDING', undefined],
     ]);
@@ -95,9 +98,10 @@ describe('documents of a row', () => {
         ]),
       );
     };
-    const [scan, invoice] = [...r.outcomes.values()].map((o) => o.payout!.id);
+    const [scan, invoice, receipt] = [...r.outcomes.values()].map((o) => o.payout!.id);
     expect(await held(scan!)).toEqual([['scan.png', PNG]]);
     expect(await held(invoice!)).toEqual([['invoice.pdf', pdf]]);
+    expect(await held(receipt!)).toEqual([['receipt.png', png2]]);
     // attach too
     const a = await attachDocuments({ client: c.client, payoutId: invoice!, files: [join(dir, 'scan.jpg')] });
     expect(a.totalDocuments).toBe(2);
