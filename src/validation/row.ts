@@ -386,7 +386,9 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined): Recor
     if (scientific || Math.abs(n) >= 1e15)
       refuse(
         'EXCEL_DIGITS_LOST',
-        `the ${f} is stored as a number ${scientific ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
+        Math.abs(n) >= 1e15
+          ? `the ${f} is stored as a number of more than 15 digits: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`
+          : `the ${f} is stored as a number shown in scientific notation: the sheet shows ${r.cell(f)}, not the digits it holds, and a leading zero would be gone`,
         'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
       );
     else if (!Number.isInteger(n)) continue;
