@@ -28,7 +28,7 @@ import fc from 'fast-check';
 import { stringify } from 'csv-stringify/sync';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
-import { COLUMN_ALIASES, type CanonicalField } from '../../src/input/batch-columns.ts';
+import { COLUMN_ALIASES, PAYOUT_COLUMNS, type CanonicalField } from '../../src/input/batch-columns.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -331,16 +331,7 @@ function amountText(v: Dec, form: (typeof AMOUNT_FORMS)[number]): string {
   }
 }
 
-const BASE_COLUMNS: CanonicalField[] = [
-  'reference',
-  'sourceAmount',
-  'sourceCurrency',
-  'destinationCurrency',
-  'destinationCountryCode',
-  'method',
-  'accountName',
-  'accountCurrency',
-];
+const BASE_COLUMNS: CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency'];
 
 /** The header of each column (by alias and case as drawn), in the drawn order, unknown columns among them. */
 function layoutColumns(d: Drawn[], sc: Scenario): { fields: string[]; headers: string[] } {

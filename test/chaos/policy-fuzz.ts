@@ -268,24 +268,25 @@ interface Outcome {
   hostOverTeam: number;
 }
 
+/** A scenario's counts, each added to the campaign's totals. */
+const figures = () => ({
+  steps: 0,
+  commands: 0,
+  refused: 0,
+  made: 0,
+  kills: 0,
+  applied: 0,
+  applyRefused: 0,
+  documented: 0,
+  approved: 0,
+  allowance: 0,
+  stricter: 0,
+  readsBeforeAbove: 0,
+  hostOverTeam: 0,
+});
+
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = {
-    violations: [],
-    notes: [],
-    steps: 0,
-    commands: 0,
-    refused: 0,
-    made: 0,
-    kills: 0,
-    applied: 0,
-    applyRefused: 0,
-    documented: 0,
-    approved: 0,
-    allowance: 0,
-    stricter: 0,
-    readsBeforeAbove: 0,
-    hostOverTeam: 0,
-  };
+  const out: Outcome = { violations: [], notes: [], ...figures() };
   const violations = new Set<string>();
   const root = await workDir('pb-policy-fuzz-');
   let onRequest = (_route: string) => {};
@@ -822,21 +823,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = {
-  steps: 0,
-  commands: 0,
-  refused: 0,
-  made: 0,
-  kills: 0,
-  applied: 0,
-  applyRefused: 0,
-  documented: 0,
-  approved: 0,
-  allowance: 0,
-  stricter: 0,
-  readsBeforeAbove: 0,
-  hostOverTeam: 0,
-};
+const totals = figures();
 try {
   const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
   console.log(
