@@ -158,7 +158,8 @@ describe('documents a created payout still lacks', () => {
 });
 
 describe('documentsToAttach and the results (the journal decides)', () => {
-  const created = (lines: object[]): RowState =>
+  /** Row R created (its payout `status`) after `lines`, then `after`. */
+  const created = (lines: object[], status = 'PENDING', after: object[] = []): RowState =>
     foldJournal([
       { t: 'doc', sha256: 'a'.repeat(64), url: 'https://s/a' },
       { t: 'doc', sha256: 'b'.repeat(64), url: 'https://s/b' },
@@ -170,8 +171,9 @@ describe('documentsToAttach and the results (the journal decides)', () => {
         key: 'k',
         requestId: 'q',
         at: '',
-        payout: { id: 'p', status: 'PENDING', sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP', documents: 1 },
+        payout: { id: 'p', status, sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP', documents: 1 },
       },
+      ...after,
     ] as never).rows.get('R')!;
   const fallback = { status: 'NOT_SENT', documents: [] };
 
@@ -184,19 +186,9 @@ describe('documentsToAttach and the results (the journal decides)', () => {
   it('a PATCH that failed says how to finish: a later run or retry, or attach (merged, past 5); nothing for a final payout (found by docs-fuzz.ts)', () => {
     const failed = (code: string, status = 'PENDING') =>
       outcomeFromState(
-        foldJournal([
-          { t: 'attach', ref: 'R', attempt: 1, supportingDocument: 'https://s/a', documents: ['https://s/b'], at: '' },
-          {
-            t: 'created',
-            ref: 'R',
-            attempt: 1,
-            key: 'k',
-            requestId: 'q',
-            at: '',
-            payout: { id: 'p', status, sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP' },
-          },
+        created([{ t: 'attach', ref: 'R', attempt: 1, supportingDocument: 'https://s/a', documents: ['https://s/b'], at: '' }], status, [
           { t: 'patch-failed', ref: 'R', payoutId: 'p', error: { code, message: `${code} at the service` }, at: '' },
-        ] as never).rows.get('R')!,
+        ]),
         fallback,
       ).error?.message;
     expect(failed('VALIDATION_ERROR')).toBe(
