@@ -65,16 +65,21 @@ const conn = (s: LocalSandbox): Connection => ({
 const routes = () => sb!.requestLog().map((x) => x.route);
 const documentsAt = async (c: Connection, id: string) => (await c.client.getPayout(id)).supportingDocuments?.map((d) => d.url) ?? [];
 
+/** A run of the three-document batch whose every PATCH fails before taking effect; `run` runs it again, faults gone. */
+async function patchFailingRun() {
+  const box = (sb = await startSandbox({ rateLimitPerSecond: null }));
+  const file = await threeDocumentBatch(await dirs.make());
+  const c = conn(box);
+  const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
+  box.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
+  const first = await run();
+  box.setFaults({});
+  return { box, c, run, first };
+}
+
 describe('documents a created payout still lacks', () => {
   it('PATCH failing: DOCUMENTS_NOT_ATTACHED; the next run attaches the missing ones once; a third run sends nothing', async () => {
-    sb = await startSandbox({ rateLimitPerSecond: null });
-    const dir = await dirs.make();
-    const file = await threeDocumentBatch(dir);
-    const c = conn(sb);
-    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
-
-    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
-    const first = await run();
+    const { box, c, run, first } = await patchFailingRun();
     expect(first.kind).toBe('halted'); // a 5xx after the retries stops the run (resume is safe)
     const afterFirst = await readResults(first.resultsPath);
     const created = afterFirst.rows.filter((r) => r.result.payoutId);
@@ -85,7 +90,6 @@ describe('documents a created payout still lacks', () => {
       expect(await documentsAt(c, r.result.payoutId!)).toHaveLength(1);
     }
 
-    sb.setFaults({});
     const second = await run();
     expect(second.kind).toBe('ok');
     const results = await readResults(second.resultsPath);
@@ -98,7 +102,7 @@ describe('documents a created payout still lacks', () => {
       expect(new Set(urls).size).toBe(3);
     }
     // one successful PATCH per payout (the failed ones had no effect: errorBeforeEffect)
-    const patched = sb.requestLog().filter((x) => x.route === 'patchDocuments' && x.status === 200);
+    const patched = box.requestLog().filter((x) => x.route === 'patchDocuments' && x.status === 200);
     expect(patched).toHaveLength(ROWS);
 
     const before = routes().length;
@@ -108,14 +112,7 @@ describe('documents a created payout still lacks', () => {
   });
 
   it('attach of the missing documents: the row no longer says DOCUMENTS_NOT_ATTACHED, the next run sends nothing (found by docs-fuzz.ts)', async () => {
-    sb = await startSandbox({ rateLimitPerSecond: null });
-    const dir = await dirs.make();
-    const file = await threeDocumentBatch(dir);
-    const c = conn(sb);
-    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
-    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
-    const first = await run();
-    sb.setFaults({});
+    const { c, run, first } = await patchFailingRun();
     const row = (await readResults(first.resultsPath)).rows.find((r) => r.result.payoutId)!;
     expect(row.result.errorCode).toBe('DOCUMENTS_NOT_ATTACHED');
     const files = docsOf(row.rowNumber - 2).slice(1);
