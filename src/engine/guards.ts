@@ -122,7 +122,18 @@ export const payoutsOf = (numbers: Iterable<number>, rows: RowList<EngineRow>): 
 /** The batch as the policy judges it: rows sent or left out, but not those another batch sent: no part goes that the whole would not. */
 function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: RowList<EngineRow>) {
   const left = [...plan.notSent].filter(([, o]) => !SENT_ELSEWHERE.has(o.code)).map(([n]) => n);
-  const payouts = payoutsOf([...plan.toSend, ...left], rows);
+  return partOf([...plan.toSend, ...left], rows);
+}
+
+/**
+ * The policy's refusal of rows the plan will hold, before any request: what it refuses of a part it refuses of the
+ * whole (the totals only grow), so a batch over an `above` allowance on its file's amounts costs no request.
+ */
+export const policyRefusalOf = (g: Pick<GuardOptions, 'policy'>, numbers: Iterable<number>, rows: RowList<EngineRow>) =>
+  g.policy?.(partOf(numbers, rows));
+
+function partOf(numbers: Iterable<number>, rows: RowList<EngineRow>) {
+  const payouts = payoutsOf(numbers, rows);
   const totals = payouts.reduce((m, p) => addTo(m, p.currency, new Dec(p.amount)), new Map<string, DecT>());
   const count = (currency: string) => payouts.filter((p) => p.currency === currency).length;
   return { payouts, currencies: [...totals].map(([currency, amount]) => ({ currency, rows: count(currency), amount: amount.toFixed() })) };

@@ -14,7 +14,15 @@ import { batchColumns, streamResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsFormat, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { clearanceLapsed, controlTotalNotes, decideApproval, payoutsOf, type ApprovalDecision, type GuardOptions } from './guards.ts';
+import {
+  clearanceLapsed,
+  controlTotalNotes,
+  decideApproval,
+  payoutsOf,
+  policyRefusalOf,
+  type ApprovalDecision,
+  type GuardOptions,
+} from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, initiateBody, type EngineEvent, type RunSettings } from './execute.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
@@ -124,6 +132,12 @@ export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<
 
 type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 
+/** A row going under a new key (a failed one paid again too; one settling its outcome goes with its journalled key). */
+const underNewKey = (o: Pick<PipelineOptions, 'only' | 'resend'>, folded: FoldedJournal) => (r: EngineRow) =>
+  !!r.payout &&
+  (!o.only || o.only.has(r.payout.rowNumber)) &&
+  (['none', 'rejected'].includes(rowState(folded, r.payout.reference).phase) || !!o.resend?.has(r.payout.reference));
+
 /** What a row's outcome depends on besides its journal state. */
 export interface RunView {
   plan?: BatchPlan;
@@ -179,6 +193,14 @@ export async function preparePipeline<R>(
     const quotedFees = planned && recordPlannedQuotes(session, planned);
     // (a plan's rows another batch sent say why they are left out)
     const sentElsewhere = planned && (await sentByOtherBatches(session.ledger, batch.identity.batchId, validReferences(batch.rows)));
+    // (the account's policy on the file's amounts of the rows going under a new key: a batch it refuses costs no request)
+    const fresh = underNewKey(o, session.folded);
+    const unsent = batch.rows.flatMap((r) => (fresh(r) && !sentElsewhere?.has(r.payout!.reference) ? [r.rowNumber] : []));
+    const early = policyRefusalOf(o.guards, unsent, batch.rows);
+    if (early) {
+      const go = once(() => finish(run, o, { executed: new Map() }, 'refused', { refused: [early] }, false));
+      return { resume, refused: [early], notes: [], confirm: false, go };
+    }
     record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
     // (the last run's requests and ours must not share a second of the key's rate, spec §8)
     const pauseMs = o.settings.crashWaitMs ?? 1100;
@@ -249,9 +271,7 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const validInScope = (r: EngineRow) => !!r.payout && inScope(r.payout);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
-  // (a row about to go under a new key, a failed one paid again too; one settling its outcome goes with its journalled key)
-  const fresh = (r: EngineRow) =>
-    validInScope(r) && (['none', 'rejected'].includes(phase(r.payout!)) || !!o.resend?.has(r.payout!.reference));
+  const fresh = underNewKey(o, folded);
   await refuseRecentDuplicates(o.ledger, batch, fresh, o);
   // A row settling its outcome is resent as journalled, whatever its cells say now (I2): screened, planned and totalled so
   // (after the duplicates check, which reads this batch's rows as validation did, by their cells).

@@ -112,8 +112,16 @@ it('a policy set once is needed by every run against the account, and no flag tu
   const small = await cli('run', 'small.csv', '--yes');
   expect(small.code, small.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(5);
+  // (refused on the file's own amounts: not one request, the preflight's reads included)
+  const logAtLarge = sb.requestLog().length;
   const large = await cli('run', 'large.csv', '--yes');
   expect(large.code).toBe(3);
+  expect(
+    sb
+      .requestLog()
+      .slice(logAtLarge)
+      .map((r) => `${r.method} ${r.path}`),
+  ).toEqual([]);
   expect(large.stderr).toContain(
     "this account's approval policy needs 2 approvals of Alice, Bob for a batch sending more than USD 100,000.00",
   );
