@@ -648,22 +648,22 @@ export class FolderWatch {
   private async approvedPlan(claimDir: string, claim: ClaimRecord, policy?: AccountPolicy) {
     const required = this.o.config.requireApprovals;
     const { plan, approvals } = companionsOf(claim.name);
+    // (under the policy alone with `above`, as `run`: no plan, or one short of approvals, and the guard judges the batch)
+    const judged = required === undefined && !!policy!.above;
     for (const f of [plan, approvals]) {
       const st = lstatSync(join(claimDir, f), { throwIfNoEntry: false });
-      // (none under the policy alone: refused before a request unless its `above` lets the guard judge the file, as `run`'s)
-      if (!st)
+      if (!st && judged && f === plan) return undefined;
+      if (!st && !judged)
         return required === undefined
-          ? policy!.above
-            ? undefined
-            : policyRefusal(policy!, { ok: false, message: this.dropPlanText(claim.name) })
+          ? policyRefusal(policy!, { ok: false, message: this.dropPlanText(claim.name) })
           : `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; ${this.dropPlanText(claim.name)}`;
-      if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
+      if (st && !st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
     const g =
       required === undefined
         ? policyGate(policy!, join(claimDir, plan))
         : approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
-    if (!g.ok || !g.plan || !g.check) return required === undefined ? policyRefusal(policy!, g) : g.message;
+    if (!g.plan || (!g.ok && !judged)) return required === undefined ? policyRefusal(policy!, g) : g.message;
     // (both set: the policy's check too, before any request, unless its `above` lets the guard judge the batch)
     const byPolicy = required !== undefined && policy && !policy.above ? policyRefusal(policy, policyGate(policy, g.plan)) : undefined;
     if (byPolicy) return byPolicy;
@@ -677,8 +677,9 @@ export class FolderWatch {
       planFile,
       JSON.stringify({ ...g.plan.plan, file: join(claimDir, claim.name), env: this.o.conn.environment.name }, null, 2) + '\n',
     );
-    this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
-    return { planFile, approvedBy: g.check.counted, checked: g.plan };
+    const approvedBy = g.ok ? g.check?.counted : undefined;
+    if (approvedBy) this.o.logger?.info({ file: claim.name, approvedBy, approvals: g.message }, 'approved');
+    return { planFile, approvedBy, checked: g.plan };
   }
 
   /** The engine's run of a claimed file; one no longer as claimed once the plan is made is refused before its first payout. */

@@ -185,7 +185,7 @@ it('a watch folder against an account with a policy runs no file the policy has 
 });
 
 /** A watch folder (its configuration `config`) against an account whose policy is 1 approval of Alice, and Dan's maker-signed plan of payroll.csv in staging/. */
-async function watchUnderPolicy(prefix: string, config: Record<string, unknown> = {}) {
+async function watchUnderPolicy(prefix: string, config: Record<string, unknown> = {}, policyFlags: string[] = []) {
   const dir = await dirs.make();
   const inst = install(await dirs.make());
   const [alice, bob, dan] = [newKeyPair(), newKeyPair(), newKeyPair()];
@@ -198,7 +198,17 @@ async function watchUnderPolicy(prefix: string, config: Record<string, unknown> 
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
   const inProcess = inProcessOf(inst, dir, env);
-  const set = await inProcess('policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url);
+  const set = await inProcess(
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    ...policyFlags,
+    '--base-url',
+    sb.url,
+  );
   expect(set.code, set.stderr).toBe(0);
   mkdirSync(join(dir, 'inbox'));
   mkdirSync(join(dir, 'staging'));
@@ -272,6 +282,20 @@ it("a plan the account's policy has not approved is refused whole by a watch, ev
   // refused before its preflight, as without the configuration's check: not one request
   expect(sb.requestLog().slice(logAt)).toEqual([]);
   expect(initiates(sb)).toHaveLength(sent);
+});
+
+it('under a policy with --above, a watch pays a plan short of approvals within the allowance, as run --plan does', async () => {
+  const w = await watchUnderPolicy('WABOVE', {}, ['--above', 'USD:100000']);
+  await w.approve('Bob', w.bob);
+  w.drop();
+  const sent = initiates(sb).length;
+  const paid = await w.watch();
+  expect(paid.code, paid.stdout + paid.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(sent + 2);
+  const [claim] = readdirSync(join(w.dir, 'done'));
+  const summary = JSON.parse(readFileSync(join(w.dir, 'done', claim!, 'payroll.summary.json'), 'utf8'));
+  expect(summary).toMatchObject({ summary: { created: 2 } });
+  expect(summary.approvedBy).toBeUndefined();
 });
 
 // A container's uid often has no entry in the user database, where os.userInfo() throws. What
