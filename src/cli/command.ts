@@ -1,6 +1,6 @@
 // The shape of one CLI command (a yargs builder, a run returning an exit code), its IO, errors and shared helpers.
 import type { Argv } from 'yargs';
-import type { ExitCode } from './exit-codes.ts';
+import { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
 import type { SandboxShapes } from '../sandbox/contract.ts';
@@ -46,6 +46,23 @@ export const defineCommand = <A>(builder: (y: Argv) => Argv<A>, run: CliCommand<
 export function printJson(io: CliIO, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
+
+/** The --json document of a command that ended on an error: why it was refused (exit 3), else the error. */
+export const failureJson = (exitCode: ExitCode, said: string) => ({
+  exitCode,
+  ...(exitCode === ExitCode.REFUSED ? { refused: [said] } : { error: said }),
+});
+
+/** With --json, an error thrown up to main (a file not there, a key file not read, a ledger not reached) is the document too. */
+export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
+  ...c,
+  run: (args, io) =>
+    c.run(args, io).catch((e: unknown) => {
+      const exitCode = e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT;
+      if ((args as { json?: boolean }).json) printJson(io, failureJson(exitCode, (e as Error).message));
+      throw e;
+    }),
+});
 
 /** A message on stderr, and the exit code it ends the command with. */
 export function said(io: CliIO, message: string, code: ExitCode): ExitCode {

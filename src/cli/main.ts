@@ -4,7 +4,7 @@ import yargs from 'yargs';
 import { looksLikeSecret } from '../client/api-key.ts';
 import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
-import { API_KEY_REFUSED, CommandError, UsageError, type CliIO } from './command.ts';
+import { API_KEY_REFUSED, CommandError, UsageError, jsonOnThrow, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 function processIO(): CliIO {
@@ -136,7 +136,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
           // (from each folder a command runs in, a relative one would name another state folder, and another ledger)
           if (state && !isAbsolute(state))
             throw new CommandError(`$PAYOUT_BATCH_STATE_DIR ${state} is not an absolute path: name the folder from /`);
-          if (full) code = await full.run(args, io);
+          if (full) code = await jsonOnThrow(full).run(args, io);
         },
       });
     }

@@ -9,9 +9,11 @@ import { maskUrl } from '../mask.ts';
 import {
   API_KEY_REFUSED,
   CommandError,
+  failureJson,
   flag,
   num,
   parseShapes,
+  printJson,
   SHAPES_VARIABLE,
   str,
   strs,
@@ -462,10 +464,12 @@ export async function withConnection(
   try {
     return await use(conn, logger);
   } catch (e) {
-    if (!(e instanceof PayoutApiError)) return handleEngineError(e, io);
+    const json = (args as { json?: boolean }).json;
+    if (!(e instanceof PayoutApiError)) return handleEngineError(e, io, json);
     logger.error({ err: e.toJSON() }, `${command}: request failed`);
     io.note?.({ reasons: [e.message] });
     io.stderr.write(`payout-batch: ${e.message}\n`);
+    if (json) printJson(io, failureJson(ExitCode.SERVICE_UNAVAILABLE, e.message));
     return ExitCode.SERVICE_UNAVAILABLE;
   } finally {
     await conn.close().catch(() => undefined);

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress, { type Params } from 'cli-progress';
 import type { Logger } from 'pino';
-import { plural, said, type CliIO } from './command.ts';
+import { failureJson, plural, printJson, said, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -442,8 +442,15 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
   };
 }
 
-/** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
-export function handleEngineError(e: unknown, io: CliIO): ExitCode {
+/** The engine's errors as a message (with --json, also the one document on stdout) and an exit code. */
+export function handleEngineError(e: unknown, io: CliIO, json = false): ExitCode {
+  const code = engineErrorCode(e, io);
+  if (json) printJson(io, failureJson(code, (e as Error).message));
+  return code;
+}
+
+/** First: once rows may have been sent, never 2. */
+function engineErrorCode(e: unknown, io: CliIO): ExitCode {
   if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
   if (e instanceof FailedAfterSending)
     return said(

@@ -1,7 +1,7 @@
 // The one handler of `run` and `retry` (README.md): they differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { abortOn, plural, printJson, UsageError, type ArgsOf, type CliCommand, type CliIO } from './command.ts';
+import { abortOn, failureJson, plural, printJson, type ArgsOf, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
@@ -31,7 +31,6 @@ import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, policySetSince, type AccountPolicy } from '../approvals/account-policy.ts';
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
-import { PayoutApiError } from '../client/errors.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 import { attempt } from '../files/attempt.ts';
 
@@ -54,23 +53,6 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
   if (json) printJson(io, failureJson(ExitCode.REFUSED, reason));
   return ExitCode.REFUSED;
 }
-
-/** The --json document of a run that ended on an error: why it was refused (exit 3), else the error. */
-const failureJson = (exitCode: ExitCode, said: string) => ({
-  exitCode,
-  ...(exitCode === ExitCode.REFUSED ? { refused: [said] } : { error: said }),
-});
-
-/** run and retry: with --json, an error thrown up to main (a key file not read, a ledger not reached) is the document too. */
-export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
-  ...c,
-  run: (args, io) =>
-    c.run(args, io).catch((e: unknown) => {
-      const exitCode = e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT;
-      if ((args as { json?: boolean }).json) printJson(io, failureJson(exitCode, (e as Error).message));
-      throw e;
-    }),
-});
 
 /** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
 export async function accountPolicyOf(args: ConnectionArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
@@ -215,8 +197,7 @@ export async function sendBatch<
       } catch (e) {
         running = false;
         progress.stop();
-        // (a failed request: withConnection says it on stderr, exit 4)
-        if (e instanceof PayoutApiError && args.json) printJson(io, failureJson(ExitCode.SERVICE_UNAVAILABLE, e.message));
+        // (a failed request: withConnection says it, exit 4)
         const code = handleEngineError(e, io);
         // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
         return failed(e, stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code);

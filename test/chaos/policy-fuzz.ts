@@ -26,7 +26,8 @@
 //   (b) a run --plan's or a watch's payout is a body of that plan, a plain run's matches a row of its file;
 //   (c) one payout per reference (but a resend after a FAILED one once --resend-failed was asked);
 //   (d) a command refused (exit 3) sent not one request (the sandbox's log), and said why; under a policy with --above,
-//       refused after the preflight's reads (GETs only): counted apart (the engine's guard judges it, REFERENCE.md);
+//       refused after the preflight's reads (GETs only): counted apart (the file's amounts alone passing the allowance
+//       are refused before any request; a run that another run's payouts put over it, at its last check, after them);
 //   (e) no "unexpected error" nor stack trace.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';

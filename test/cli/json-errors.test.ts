@@ -1,5 +1,6 @@
 // `run --json` prints one document on stdout however the run ends: also when the engine refuses the
-// batch or cannot read it, or the connection fails (a script reading `.exitCode` never gets an empty stdout).
+// batch or cannot read it, or the connection fails (a script reading `.exitCode` never gets an empty stdout);
+// so does every other command taking --json that ends on an error.
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,6 +85,44 @@ describe('run and retry --json when the connection fails', () => {
     const r = await runMain(['retry', results, '-y', '--json', '--resend-failed'], {
       cwd: dir,
       env: { ...env, PAYOUT_API_KEY: 'sk_sandbox_revoked_0123456789' },
+    });
+    expect(r.code, r.stderr).toBe(4);
+    expect(JSON.parse(r.stdout)).toEqual({ exitCode: 4, error: expect.stringContaining('refused the API key') as string });
+  });
+});
+
+describe('every command taking --json, ended by an error', () => {
+  it.each([
+    ['validate', ['validate', 'missing.csv'], 'no such file'],
+    ['screen', ['screen', 'missing.csv', '--sanctions-list', SDN], 'no such file'],
+    ['status', ['status', 'missing.results.csv'], 'no such file'],
+    ['reconcile', ['reconcile', 'missing.results.csv'], 'no such file'],
+    ['watch', ['watch', 'no-folder', '--once'], 'cannot read the configuration'],
+    ['attach', ['attach', '3f8a1c2e-0000-4000-8000-000000000000', 'missing.pdf'], 'does not exist'],
+    ['policy', ['policy', 'apply', 'missing.json'], 'missing.json'],
+    ['ledger', ['ledger', 'status'], 'needs --ledger'],
+  ])('%s: one document on stdout, its exit code and the error', async (_, args, said) => {
+    const dir = await dirs.make();
+    const r = await runMain([...args, '--json'], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
+    expect(r.code, r.stderr).toBe(2);
+    const doc = JSON.parse(r.stdout) as { exitCode: number };
+    expect(doc.exitCode).toBe(2);
+    expect(JSON.stringify(doc)).toContain(said);
+  });
+
+  it('attach, the key refused (exit 4): the document says so', async () => {
+    const dir = await dirs.make();
+    await writeFile(join(dir, 'invoice.pdf'), '%PDF-1.4\n%%EOF\n');
+    const r = await runMain(['attach', '3f8a1c2e-0000-4000-8000-000000000000', 'invoice.pdf', '--json'], {
+      cwd: dir,
+      env: cleanEnv({
+        PAYOUT_BASE_URL: sb.url,
+        PAYOUT_BATCH_STATE_DIR: join(dir, 'state'),
+        PAYOUT_API_KEY: 'sk_sandbox_revoked_0123456789',
+      }),
     });
     expect(r.code, r.stderr).toBe(4);
     expect(JSON.parse(r.stdout)).toEqual({ exitCode: 4, error: expect.stringContaining('refused the API key') as string });

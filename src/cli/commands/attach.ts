@@ -1,7 +1,7 @@
 // `payout-batch attach PAYOUT FILE...`: upload documents to a payout (follow-up/attach-documents.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, printJson, said, serviceAnswer, str, strs, type CliIO } from '../command.ts';
+import { defineCommand, failureJson, flag, plural, printJson, serviceAnswer, str, strs, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -68,19 +68,29 @@ export default defineCommand(builder, (args, io: CliIO) =>
       }
       return ExitCode.OK;
     } catch (e) {
-      if (e instanceof AttachRefused) {
-        io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
-        return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
-      }
-      if (e instanceof LockBusy) {
-        io.stderr.write(
-          `payout-batch: attach refused: another attach of this payout is running (${e.message}). Nothing was sent: run again when it has ended.\n`,
-        );
-        return ExitCode.REFUSED;
-      }
-      if (e instanceof PayoutApiError)
-        return said(io, `the service refused: ${serviceAnswer(e)}`, e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED);
-      throw e;
+      const failed = failureOf(e);
+      if (!failed) throw e;
+      io.stderr.write(`payout-batch: ${failed.message}\n`);
+      if (args.json) printJson(io, failureJson(failed.code, failed.message));
+      return failed.code;
     }
   }),
 );
+
+function failureOf(e: unknown): { message: string; code: ExitCode } | undefined {
+  if (e instanceof AttachRefused)
+    return {
+      message: `attach refused: ${e.message}`,
+      code: e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED,
+    };
+  if (e instanceof LockBusy)
+    return {
+      message: `attach refused: another attach of this payout is running (${e.message}). Nothing was sent: run again when it has ended.`,
+      code: ExitCode.REFUSED,
+    };
+  if (e instanceof PayoutApiError)
+    return {
+      message: `the service refused: ${serviceAnswer(e)}`,
+      code: e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED,
+    };
+}

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str } from '../command.ts';
 import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../options.ts';
-import { accountPolicyOf, jsonOnThrow, refused, sendBatch } from '../send-batch.ts';
+import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
 import type { KeyProof } from '../../engine/spent.ts';
@@ -50,7 +50,7 @@ const command = defineCommand(builder, async (args, io) => {
     },
   );
 });
-export default signalled('retry', jsonOnThrow(command));
+export default signalled('retry', command);
 
 /** What a refused row's key showed (engine/spent.ts). */
 function proofText(p: KeyProof): string {

@@ -16,7 +16,7 @@ import {
   swapRateTolerance,
   withPlanEnvironment,
 } from '../options.ts';
-import { accountPolicyOf, jsonOnThrow, refused, sendBatch } from '../send-batch.ts';
+import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
@@ -68,7 +68,7 @@ const command = defineCommand(builder, async (flags, cliIO) => {
     approved.cleanup?.();
   }
 });
-export default signalled('run', jsonOnThrow(command));
+export default signalled('run', command);
 
 /** This command with --fund-by-swap, as the refusal of a short batch says it. */
 function fundBySwapCommand(args: ArgsOf<typeof builder>): string {

@@ -67,7 +67,7 @@ export default defineCommand(builder, async (args, io) => {
     }
     return s.held.size ? ExitCode.ROWS_FAILED : ExitCode.OK;
   } catch (e) {
-    return handleEngineError(e, io);
+    return handleEngineError(e, io, args.json);
   }
 });
 
