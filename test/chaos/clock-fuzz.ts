@@ -267,7 +267,7 @@ async function runSide(sc: Scenario, n: number, twin: boolean, out: Outcome): Pr
     const made1 = serviceRecords(sb).length;
 
     if (sc.cross) {
-      const ms = Math.max(0, anchorOf(sc) - vnow()) + 2000;
+      const ms = Math.max(0, anchorOf(sc) - vnow()) + 10_000;
       sb.advanceClock(ms);
       offset += ms;
       out.notes.push(`${label}: clock +${ms} ms`);
