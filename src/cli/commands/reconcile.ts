@@ -19,7 +19,12 @@ const builder = (y: Argv) =>
       "A state folder whose ledgers hold the account's batches",
     ),
   )
-    .option('since', str("Start of the period whose debits are explained (ISO 8601 with its zone; default: the batch's first movement)"))
+    .option(
+      'since',
+      str(
+        "Start of the period whose debits are explained (ISO 8601 with its zone, or a date: the start of that day, UTC; default: the batch's first movement)",
+      ),
+    )
     .option('until', str('End of that period (ISO 8601 with its zone, or a date: the end of that day, UTC; default: now)'))
     .option('statement', str("Also write the camt.053.001.02 statement of the batch's wallets for the period to FILE"))
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
