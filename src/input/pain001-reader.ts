@@ -189,8 +189,8 @@ async function* streamTransactions(
   }
 }
 
-/** The day a transaction is due (UTC): a time with an offset (v09 DtTm) also not before its UTC day, which may be the next. */
+/** The day a transaction is due (UTC): a time with an offset or Z (v09 DtTm) also not before its UTC day, which may be the next (24:00:00Z). */
 function dueDay(due: string): string {
-  const utc = /[+-]\d\d:\d\d$/.test(due) && Date.parse(due) ? new Date(due).toISOString().slice(0, 10) : '';
+  const utc = /([+-]\d\d:\d\d|Z)$/.test(due) && Date.parse(due) ? new Date(due).toISOString().slice(0, 10) : '';
   return utc > due.slice(0, 10) ? utc : due.slice(0, 10);
 }

@@ -9,6 +9,7 @@ import { parse, type Info } from 'csv-parse';
 import { SaxesParser } from 'saxes';
 import { fileHead } from '../input/reader.ts';
 import { detectDelimiter, sepLine } from '../input/detect.ts';
+import { utcTime } from '../text.ts';
 export interface Payee {
   reference: string;
   row: number;
@@ -290,7 +291,10 @@ async function readUn(file: string, hash: Hash) {
     open.push(tag.name);
     if (tag.name === 'CONSOLIDATED_LIST') {
       const generated = tag.attributes.dateGenerated;
-      if (typeof generated === 'string' && /^\d{4}-\d{2}-\d{2}/.test(generated)) date = generated.slice(0, 10);
+      // (its UTC day: a later day an offset such as +14:00 writes would make the list younger than it is)
+      const at = typeof generated === 'string' ? utcTime(generated) : undefined;
+      if (typeof generated === 'string' && /^\d{4}-\d{2}-\d{2}/.test(generated))
+        date = at === undefined ? generated.slice(0, 10) : new Date(at).toISOString().slice(0, 10);
     } else if (tag.name === 'INDIVIDUAL' || tag.name === 'ENTITY') {
       entry = entryOf('', '', undefined);
       parts = [];

@@ -2,7 +2,7 @@
 // is placed near a day's, a month's or a year's end or a DST change: once under a drawn TZ and LANG/LC_ALL, once
 // under TZ=UTC LANG=C; judged by the sandboxes' own records (payouts, their createdAt, the request log) and by the
 // outputs of the two compared, never by the tool's journal.
-//   npx tsx test/chaos/clock-fuzz.ts [--seed S] [--runs N] [--verbose] [--only I] [--scenario JSON] [--keep]
+//   npx tsx test/chaos/clock-fuzz.ts [--seed S] [--runs N] [--kind K,...] [--verbose] [--only I] [--scenario JSON] [--keep]
 //
 // Each scenario (fast-check, from the seed): a TZ (UTC, Pacific/Kiritimati, Pacific/Pago_Pago, Asia/Kathmandu,
 // America/St_Johns, Europe/London, America/New_York, Australia/Lord_Howe), a LANG = LC_ALL (C, de_DE, fr_FR, tr_TR,
@@ -28,21 +28,44 @@
 //   (d) no amount in them written with a locale's digits or separators (Arabic-Indic or Devanagari digits, NBSP,
 //       narrow NBSP, a decimal comma);
 //   (e) no "unexpected error" nor stack trace in any output.
+// `--kind due,duplicate,approval,listAge[,allowance]` draws the tool's time windows instead (default: allowance, the
+// above; the seeds in the README replay), each once under its drawn TZ and LANG, clocks as above, judged against
+// what the READMEs promise (by the sandbox's payouts and their createdAt; a decision within the processes' and
+// clocks' milliseconds of its limit, or a command across a UTC day, is counted apart):
+//   (f) due: a pain.001 (.03: a date, with Z or the zone's offset; .09: Dt, or DtTm with Z, the zone's offset, no
+//       zone, or 24:00:00), a CSV or an XLSX (date cells, of the 1900 or the 1904 system) whose rows' ReqdExctnDt
+//       are yesterday, today or tomorrow of the UTC or the zone's day; run (or a watch ticked) at the start, past the
+//       anchor, a day later: no row paid before its due UTC day; after a command within one UTC day, each row due by
+//       then paid once (a watch: all once the file's latest is due, none before);
+//   (g) duplicate: two GBP rows run; the same payees and amounts under new references (and a third row) run just
+//       inside or just outside --duplicate-window (30m, 2h, 12h, 24h) of their createdAt: held inside, paid outside;
+//   (h) approval: a policy's --approvals-expire-after W; plan, approve, then run --plan just inside or outside W of
+//       the approval: every row sent inside, none outside;
+//   (i) listAge: a policy's --screening-max-age W; a sanctions list (UN XML dateGenerated in UTC or the zone's offset,
+//       or a names CSV by its mtime) older than W by 30 s to 2 h: the run refused, nothing sent;
+//   and (a), (e) as above.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import * as XLSX from 'xlsx';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
+import { hostFolder } from '../../src/approvals/account-policy.ts';
+import { accountOf } from '../../src/client/environment.ts';
 import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { canonicalJson } from '../../src/text.ts';
 import { cleanEnv, generateCsv, KEY, runCli, workDir, type CliRun } from '../engine/helpers.ts';
+import { pain001, sampleRows } from '../input/pain001-files.ts';
 import { schemaErrors } from '../iso20022/validate.ts';
 import { fuzzFlags, leave, parseJson, payoutsByReference, runScenarios, serviceRecords, threw, twicePaid } from './fuzz-judge.ts';
 
-const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
+// `--kind due,duplicate,approval,listAge,allowance`: the kinds drawn (default allowance alone: the seeds below replay)
+const KINDS = process.argv.includes('--kind') ? process.argv.splice(process.argv.indexOf('--kind'), 2)[1]!.split(',') : ['allowance'];
+const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario | WindowScenario>();
 /**
  * The CLI's clock, imported first into each of its processes (NODE_OPTIONS): Date moved by PB_FUZZ_CLOCK_OFFSET_MS as
  * the sandbox's is, so that host and service agree on the time as they would in life.
@@ -110,7 +133,7 @@ function localMidnight(tz: string): number {
   while (day(t) < '2026-12-03') t += 15 * 60_000;
   return t;
 }
-function anchorOf(sc: Scenario): number {
+function anchorOf(sc: Pick<Scenario, 'tz'> & { anchor: Anchor }): number {
   return {
     utcMidnight: Date.UTC(2026, 11, 3),
     localMidnight: localMidnight(sc.tz),
@@ -427,13 +450,483 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   return out;
 }
 
-const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
-const totals = { commands: 0, payouts: 0, sent2: 0, refused2: 0, straddled: 0, nearMonthEnd: 0, xml: 0 };
+// ---- The tool's time windows (`--kind due,duplicate,approval,listAge`), judged against what the READMEs promise. ----
+type WindowKind = 'due' | 'duplicate' | 'approval' | 'listAge';
+interface DueRow {
+  /** The due day: the clock's start day (UTC, or the zone's `local` day) plus `day`. */
+  day: -1 | 0 | 1;
+  local: boolean;
+  /** How it is written (of the format's forms, modulo their number). */
+  form: number;
+  hour: number;
+}
+interface WindowScenario {
+  kind: WindowKind;
+  tz: (typeof TZS)[number];
+  lang: (typeof LANGS)[number];
+  anchor: 'utcMidnight' | 'localMidnight' | 'dst';
+  /** Seconds before the anchor the clocks start. */
+  before: number;
+  variant: boolean;
+  /** due: the batch's format (an XLSX's dates as date cells, of the 1900 or the 1904 system), run or watched, its rows. */
+  format?: 'v03' | 'v09' | 'csv' | 'xlsx' | 'xlsx1904';
+  watch?: boolean;
+  rows?: DueRow[];
+  /** duplicate, approval, listAge: the window, and where the second command falls against its limit (s: - inside, + outside). */
+  window?: '30m' | '2h' | '12h' | '24h';
+  margin?: number;
+  /** listAge: the list dated by its dateGenerated in UTC or in the zone's offset, or by its file's modification time. */
+  listDate?: 'utc' | 'zone' | 'mtime';
+}
+const windowArb = (kinds: WindowKind[]): fc.Arbitrary<WindowScenario> =>
+  fc
+    .record({
+      kind: fc.constantFrom(...kinds),
+      tz: fc.constantFrom(...TZS),
+      lang: fc.constantFrom(...LANGS),
+      anchor: fc.constantFrom<WindowScenario['anchor']>('utcMidnight', 'localMidnight', 'dst'),
+      before: fc.constantFrom(3, 20, 600, 5400),
+      variant: fc.boolean(),
+      format: fc.constantFrom<NonNullable<WindowScenario['format']>>('v03', 'v09', 'v09', 'csv', 'xlsx', 'xlsx1904'),
+      watch: fc.boolean(),
+      rows: fc.array(
+        fc.record({
+          day: fc.constantFrom<DueRow['day']>(-1, 0, 1),
+          local: fc.boolean(),
+          form: fc.nat(5),
+          hour: fc.constantFrom(0, 1, 9, 13, 22, 23),
+        }),
+        { minLength: 2, maxLength: 4 },
+      ),
+      window: fc.constantFrom<NonNullable<WindowScenario['window']>>('30m', '2h', '12h', '24h'),
+      margin: fc.constantFrom(-600, -30, 30, 600, 7200),
+      listDate: fc.constantFrom<NonNullable<WindowScenario['listDate']>>('utc', 'zone', 'zone', 'mtime'),
+    })
+    .map(({ format, watch, rows, window, margin, listDate, ...sc }) => ({
+      ...sc,
+      ...(sc.kind === 'due' ? { format, watch, rows } : { window, margin: sc.kind === 'listAge' ? Math.abs(margin) : margin }),
+      ...(sc.kind === 'listAge' ? { listDate } : {}),
+    }));
+
+interface WindowOutcome {
+  violations: string[];
+  notes: string[];
+  commands: number;
+  payouts: number;
+  /** Decisions judged: to hold (not due, a duplicate, an approval expired, a list too old) or to send. */
+  judged: number;
+  mustHold: number;
+  mustSend: number;
+  /** Too near a limit for the clocks' and processes' milliseconds, or a command across a UTC day: not judged. */
+  apart: number;
+}
+const WINDOW_MS = { '30m': 1_800_000, '2h': 7_200_000, '12h': 43_200_000, '24h': 86_400_000 } as const;
+const pad2 = (x: number) => String(x).padStart(2, '0');
+/** The zone's wall time of an instant (to the second) and its offset (+05:45). */
+function zoned(tz: string, t: number): { local: string; offset: string } {
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(t)
+      .map((x) => [x.type, x.value]),
+  );
+  const local = `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`;
+  const min = Math.round((Date.parse(`${local}Z`) - Math.floor(t / 1000) * 1000) / 60_000);
+  return { local, offset: `${min < 0 ? '-' : '+'}${pad2(Math.floor(Math.abs(min) / 60))}:${pad2(Math.abs(min) % 60)}` };
+}
+/** The UTC day a written ReqdExctnDt is due on, as src/input/README.md says: a date its own day; a time with a zone the later of its own day and its UTC day. */
+function dueOf(written: string): string {
+  const day = written.slice(0, 10);
+  if (!/T.*(Z|[+-]\d\d:\d\d)$/.test(written)) return day;
+  const utc = utcDay(Date.parse(written));
+  return utc > day ? utc : day;
+}
+
+/** A scenario's sandbox, clocks and CLI (under its TZ and LANG). */
+async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
+  const root = await workDir('pb-clock-windows-');
+  const start = anchorOf(sc) - sc.before * 1000;
+  let offset = start - Date.now();
+  const offset0 = offset;
+  const sb = await startSandbox({
+    rateLimitPerSecond: null,
+    monthlyQuota: null,
+    randomSeed: SEED + n,
+    shapes: sc.variant ? 'variant' : 'strict',
+    now: () => Date.now() + offset0,
+  });
+  // (a policy an earlier campaign left for this port's account: the first `policy set` would be a proposal)
+  const account = createHash('sha256').update(accountOf(sb.url)).digest('hex').slice(0, 32);
+  for (const f of readdirSync(hostFolder())) if (f.startsWith(account)) rmSync(join(hostFolder(), f), { recursive: true, force: true });
+  const vnow = () => Date.now() + offset;
+  const cli = async (what: string, args: string[]): Promise<CliRun & { from: number; to: number }> => {
+    const env = cleanEnv({
+      HOME: root,
+      PAYOUT_API_KEY: KEY,
+      PAYOUT_BATCH_RATE: '1000',
+      TZ: sc.tz,
+      LANG: sc.lang,
+      LC_ALL: sc.lang,
+      PB_FUZZ_CLOCK_OFFSET_MS: String(offset),
+      NODE_OPTIONS: `--import=${PRELOAD}`,
+    });
+    env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
+    const from = vnow();
+    const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+    const to = vnow();
+    out.commands++;
+    const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-1)[0]?.slice(0, 240);
+    out.notes.push(
+      `${what} ${new Date(from).toISOString()}..${new Date(to).toISOString().slice(11)}: exit ${r.code}${r.code ? `: ${last}` : ''}`,
+    );
+    if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(e) ${what}: ${(r.stderr || r.stdout).slice(0, 800)}`);
+    return { ...r, from, to };
+  };
+  const move = (to: number) => {
+    const ms = Math.max(0, Math.round(to - vnow()));
+    sb.advanceClock(ms);
+    offset += ms;
+    out.notes.push(`clocks +${Math.round(ms / 1000)} s, to ${new Date(vnow()).toISOString()}`);
+  };
+  /** The sandbox's payouts of each reference, and their createdAt. */
+  const paid = (refs: string[]) => {
+    const at = new Map(sb.snapshot().payouts.map((x) => [String(x.id), Date.parse(String(x.createdAt))]));
+    const { byRef } = payoutsByReference(serviceRecords(sb), refs);
+    return (ref: string) => (byRef.get(ref) ?? []).map((x) => ({ ...x, at: at.get(x.id)! }));
+  };
+  // Alice approves; Dan makes the plans (a policy needs its maker's signature)
+  const [alice, dan] = [newKeyPair(), newKeyPair()];
+  const approvers = [
+    { name: 'Alice', publicKey: alice.publicKey },
+    { name: 'Dan', publicKey: dan.publicKey },
+  ];
+  await writeFile(join(root, 'approvers.json'), JSON.stringify(approvers));
+  await writeFile(join(root, 'alice.pem'), alice.privatePem, { mode: 0o600 });
+  await writeFile(join(root, 'dan.pem'), dan.privatePem, { mode: 0o600 });
+  const batch = async (name: string, prefix: string, amounts: string[]) => {
+    await writeFile(join(root, name), generateCsv({ rows: amounts.length, currencies: ['GBP'], prefix, amount: (i) => amounts[i]! }));
+    return amounts.map((_, i) => `${prefix}-${String(i + 1).padStart(4, '0')}`);
+  };
+  return { root, sb, start, vnow, cli, move, paid, batch, service: ['--base-url', sb.url] };
+}
+type World = Awaited<ReturnType<typeof windowWorld>>;
+
+/** One decision: `must` send (true), hold (false), or too near its limit to say (undefined); `count` payouts made. */
+function judge(out: WindowOutcome, must: boolean | undefined, count: number, what: string) {
+  if (must === undefined) return void out.apart++;
+  out.judged++;
+  if (must) out.mustSend++;
+  else out.mustHold++;
+  if (must && count !== 1) out.violations.push(`${what}: ${count} payouts, 1 due`);
+  if (!must && count) out.violations.push(`${what}: ${count} payout(s), none due`);
+}
+
+/**
+ * (f) A batch whose rows carry a ReqdExctnDt (a pain.001's, or a column of a CSV, or an XLSX's date cells): run, or
+ * watched, three times: at the clock's start, past the anchor, a day later. No row paid before its due UTC day (by
+ * the sandbox's createdAt); after a command within one UTC day, each row due by then paid (a watch: every row once
+ * the file's latest is due, none before); none twice.
+ */
+async function dueKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
+  const fmt = sc.format!;
+  const { offset } = zoned(sc.tz, w.start);
+  const startDay = (local: boolean) => (local ? zoned(sc.tz, w.start).local.slice(0, 10) : utcDay(w.start));
+  const rows = sc.rows!.map((r, i) => {
+    const d = utcDay(Date.parse(startDay(r.local)) + r.day * 86_400_000);
+    const t = `${pad2(r.hour)}:${r.hour % 2 ? '30' : '00'}:00`;
+    const forms =
+      fmt === 'v03'
+        ? [d, `${d}Z`, `${d}${offset}`]
+        : fmt === 'v09'
+          ? [d, `${d}T${t}Z`, `${d}T${t}${offset}`, `${d}T${t}`, `${d}T24:00:00Z`, `${d}T24:00:00${offset}`]
+          : [d];
+    const written = forms[r.form % forms.length]!;
+    return {
+      ref: `CF${n}D-${String(i + 1).padStart(4, '0')}`,
+      amount: `${30 + i}.${String(13 * (i + 1) + n).slice(-2)}`,
+      written,
+      due: dueOf(written),
+    };
+  });
+  out.notes.push(`rows: ${rows.map((r) => `${r.ref} ${r.written} (due ${r.due})`).join(', ')}`);
+  const ext = { v03: 'xml', v09: 'xml', csv: 'csv', xlsx: 'xlsx', xlsx1904: 'xlsx' }[fmt];
+  let bytes: string | Buffer;
+  if (fmt === 'v03' || fmt === 'v09') {
+    const version = fmt === 'v03' ? 'pain.001.001.03' : 'pain.001.001.09';
+    const sample = sampleRows().filter((r) => r.method === 'SEPA' && r.sourceCurrency === 'EUR');
+    // one PmtInf per row, each of its own date
+    const docs = rows.map((r, i) =>
+      pain001([{ ...sample[i]!, reference: r.ref, sourceAmount: r.amount, withdrawal: 'true', documents: '' }], version, {
+        msgId: `CF${n}D`,
+        date: `@@${i}@@`,
+      }),
+    );
+    const blocks = docs.map((d, i) =>
+      /<PmtInf>[\s\S]*<\/PmtInf>/
+        .exec(d)![0]
+        .replace(/<PmtInfId>[^<]*</, `<PmtInfId>PMT-${i + 1}<`)
+        .replace(
+          rows[i]!.written.includes('T') ? `<Dt>@@${i}@@</Dt>` : `@@${i}@@`,
+          rows[i]!.written.includes('T') ? `<DtTm>${rows[i]!.written}</DtTm>` : rows[i]!.written,
+        ),
+    );
+    const sum = rows.reduce((a, r) => a.plus(r.amount), new Dec(0)).toFixed(2);
+    bytes = docs[0]!
+      .replace(/<PmtInf>[\s\S]*<\/PmtInf>/, blocks.join('\n'))
+      .replace(/<NbOfTxs>\d+<\/NbOfTxs>/, `<NbOfTxs>${rows.length}</NbOfTxs>`)
+      .replace(/<CtrlSum>[^<]*<\/CtrlSum>/, `<CtrlSum>${sum}</CtrlSum>`);
+  } else {
+    const csv = generateCsv({ rows: rows.length, currencies: ['GBP'], prefix: `CF${n}D`, amount: (i) => rows[i]!.amount });
+    const lines = csv.trimEnd().split('\n');
+    bytes = [`${lines[0]},ReqdExctnDt`, ...lines.slice(1).map((l, i) => `${l},${rows[i]!.written}`)].join('\n') + '\n';
+    if (fmt !== 'csv') {
+      // the dates as Excel writes them: serial numbers in a date format, of the workbook's date system
+      const aoa = parseCsv(bytes) as unknown[][];
+      const epoch = fmt === 'xlsx1904' ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
+      const ws = XLSX.utils.aoa_to_sheet(aoa);
+      const col = aoa[0]!.length - 1;
+      rows.forEach((r, i) => {
+        ws[XLSX.utils.encode_cell({ r: i + 1, c: col })] = {
+          t: 'n',
+          v: (Date.parse(r.written) - epoch) / 86_400_000,
+          z: ['yyyy-mm-dd', 'd/m/yyyy', 'mmmm d, yyyy'][sc.rows![i]!.form % 3],
+        };
+      });
+      const wb = XLSX.utils.book_new();
+      XLSX.utils.book_append_sheet(wb, ws, 'Payments');
+      wb.Workbook = { ...wb.Workbook, WBProps: { date1904: fmt === 'xlsx1904' } };
+      bytes = XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer;
+    }
+  }
+  const watchDir = join(w.root, 'watch');
+  const file = sc.watch ? join(watchDir, 'inbox', `batch.${ext}`) : join(w.root, `batch.${ext}`);
+  if (sc.watch) {
+    await mkdir(join(watchDir, 'inbox'), { recursive: true });
+    await writeFile(join(watchDir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: w.sb.url, settleSeconds: 0 }));
+  }
+  await writeFile(file, bytes);
+  if (sc.watch) await writeFile(`${file}.ready`, '');
+  const refs = rows.map((r) => r.ref);
+  for (const [k, moveTo] of [undefined, anchorOf(sc) + 10_000, w.start + 86_400_000 + sc.before * 1000 + 10_000].entries()) {
+    if (moveTo) w.move(moveTo);
+    const r = sc.watch
+      ? await w.cli(`watch --once ${k + 1}`, ['watch', watchDir, '--once'])
+      : await w.cli(`run ${k + 1}`, ['run', file, '-y', '--json', '--results', join(w.root, `results.${k}.csv`), ...w.service]);
+    const of = w.paid(refs);
+    const day = utcDay(r.from) === utcDay(r.to) ? utcDay(r.from) : undefined;
+    const latest = rows.map((x) => x.due).reduce((a, b) => (a > b ? a : b));
+    for (const x of rows)
+      judge(
+        out,
+        day === undefined ? undefined : (sc.watch ? latest : x.due) <= day,
+        of(x.ref).length,
+        `(f) ${x.ref} ReqdExctnDt ${x.written} (due ${x.due}${sc.watch ? `, the file's latest ${latest}` : ''}) after ${sc.watch ? 'tick' : 'run'} ${k + 1} on ${day}`,
+      );
+  }
+  const of = w.paid(refs);
+  for (const x of rows)
+    for (const p of of(x.ref))
+      if (utcDay(p.at) < x.due)
+        out.violations.push(
+          `(f) ${x.ref} ReqdExctnDt ${x.written}: paid ${new Date(p.at).toISOString()} (payout ${p.id}), before its due UTC day ${x.due}`,
+        );
+  for (const t of twicePaid(serviceRecords(w.sb), new Set(refs))) out.violations.push(`(a) ${t}`);
+  out.payouts += refs.reduce((a, ref) => a + of(ref).length, 0);
+}
+
+/**
+ * (g) `run` of two GBP rows; the clocks moved so that a second batch repeating both payees and amounts under new
+ * references (and a third row paying another amount) runs just inside or just outside `--duplicate-window` of them
+ * (by the sandbox's createdAt; the anchor between): each repeat held inside it, paid outside (src/engine/REFERENCE.md,
+ * PROBABLE_DUPLICATE); the third paid.
+ */
+async function duplicateKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
+  const W = WINDOW_MS[sc.window!];
+  const amounts = [`41.${String(17 + n).slice(-2)}`, `42.${String(29 + n).slice(-2)}`];
+  const first = await w.batch('first.csv', `CF${n}A`, amounts);
+  const r1 = await w.cli('run first', ['run', 'first.csv', '-y', '--duplicate-window', sc.window!, ...w.service]);
+  const of1 = w.paid(first);
+  const made = first.map((ref) => of1(ref)[0]?.at);
+  if (made.some((t) => t === undefined)) return void out.violations.push(`(g) the first batch: ${made.filter(Boolean).length} of 2 paid`);
+  w.move((sc.margin! > 0 ? r1.to : Math.min(...(made as number[]))) + W + sc.margin! * 1000);
+  const second = await w.batch('second.csv', `CF${n}B`, [...amounts, '47.53']);
+  const r2 = await w.cli('run second', ['run', 'second.csv', '-y', '--allow-partial', '--duplicate-window', sc.window!, ...w.service]);
+  const of2 = w.paid(second);
+  first.forEach((ref, i) => {
+    const inside = r2.to - made[i]! < W;
+    const outside = r2.from - r1.to > W;
+    judge(
+      out,
+      outside ? true : inside ? false : undefined,
+      of2(second[i]!).length,
+      `(g) ${second[i]} repeating ${ref} (created ${new Date(made[i]!).toISOString()}), run ${new Date(r2.from).toISOString()}, window ${sc.window}`,
+    );
+  });
+  judge(out, true, of2(second[2]!).length, `(g) ${second[2]}, repeating nothing`);
+  for (const t of twicePaid(serviceRecords(w.sb), new Set([...first, ...second]))) out.violations.push(`(a) ${t}`);
+  out.payouts += [...first, ...second].reduce((a, ref) => a + (ref.includes('A-') ? of1(ref) : of2(ref)).length, 0);
+}
+
+/**
+ * (h) `policy set --require-approvals 1 --approvals-expire-after W`; `plan`; `approve` (its signedAt by the clock);
+ * the clocks moved so that `run --plan` starts just inside or just outside W after the approval: every row sent
+ * inside, none outside (src/approvals/REFERENCE.md).
+ */
+async function approvalKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
+  const W = WINDOW_MS[sc.window!];
+  const refs = await w.batch('batch.csv', `CF${n}P`, ['23.45', '24.56']);
+  const approvers = join(w.root, 'approvers.json');
+  const p = await w.cli('policy set', [
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    approvers,
+    '--approvals-expire-after',
+    sc.window!,
+    ...w.service,
+  ]);
+  if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  const pl = await w.cli('plan', [
+    'plan',
+    'batch.csv',
+    '--out',
+    'plan.json',
+    '--as',
+    'Dan',
+    '--approver-key',
+    join(w.root, 'dan.pem'),
+    ...w.service,
+  ]);
+  if (pl.code !== 0) return void out.violations.push(`(e) plan: exit ${pl.code}: ${pl.stderr.slice(0, 300)}`);
+  const ap = await w.cli('approve', [
+    'approve',
+    'plan.json',
+    '--as',
+    'Alice',
+    '--key-file',
+    join(w.root, 'alice.pem'),
+    '--approvers',
+    approvers,
+    '-y',
+  ]);
+  if (ap.code !== 0) return void out.violations.push(`(e) approve: exit ${ap.code}: ${ap.stderr.slice(0, 300)}`);
+  w.move((sc.margin! > 0 ? ap.to : ap.from) + W + sc.margin! * 1000);
+  const r = await w.cli('run --plan', ['run', '--plan', 'plan.json', '-y', '--json', ...w.service]);
+  const of = w.paid(refs);
+  const must = r.to - ap.from < W ? true : r.from - ap.to > W ? false : undefined;
+  for (const ref of refs)
+    judge(
+      out,
+      must,
+      of(ref).length,
+      `(h) ${ref}: approved ${new Date(ap.from).toISOString()}, run --plan ${new Date(r.from).toISOString()}, approvals expire after ${sc.window}`,
+    );
+  for (const t of twicePaid(serviceRecords(w.sb), new Set(refs))) out.violations.push(`(a) ${t}`);
+  out.payouts += refs.reduce((a, ref) => a + of(ref).length, 0);
+}
+
+/**
+ * (i) `policy set --above GBP:100000 --screening-max-age W` (batches go without approval); a sanctions list dated
+ * (its UN dateGenerated, in UTC or in the zone's offset, or its modification time) W plus `margin` seconds before
+ * the run: a list older than W refuses the run, nothing sent (src/approvals/REFERENCE.md, "Screening"). (A list
+ * dated by its day may be taken as older than it is; only the refusal is judged.)
+ */
+async function listAgeKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
+  const W = WINDOW_MS[sc.window!];
+  const refs = await w.batch('batch.csv', `CF${n}S`, ['31.41', '32.52']);
+  const p = await w.cli('policy set', [
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    join(w.root, 'approvers.json'),
+    '--above',
+    'GBP:100000',
+    '--screening-max-age',
+    sc.window!,
+    ...w.service,
+  ]);
+  if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  const dated = w.vnow() - W - sc.margin! * 1000;
+  const list = join(w.root, sc.listDate === 'mtime' ? 'names.csv' : 'un.xml');
+  const { local, offset } = zoned(sc.tz, dated);
+  const generated = sc.listDate === 'utc' ? new Date(dated).toISOString() : `${local}${offset}`;
+  await writeFile(
+    list,
+    sc.listDate === 'mtime'
+      ? 'name\nZebediah Quirkfeld\n'
+      : `<?xml version="1.0" encoding="UTF-8"?>\n<CONSOLIDATED_LIST dateGenerated="${generated}"><INDIVIDUALS><INDIVIDUAL><DATAID>1</DATAID><FIRST_NAME>ZEBEDIAH</FIRST_NAME><SECOND_NAME>QUIRKFELD</SECOND_NAME><UN_LIST_TYPE>Test</UN_LIST_TYPE><REFERENCE_NUMBER>QDi.1</REFERENCE_NUMBER></INDIVIDUAL></INDIVIDUALS><ENTITIES/></CONSOLIDATED_LIST>\n`,
+  );
+  if (sc.listDate === 'mtime') await utimes(list, dated / 1000, dated / 1000);
+  const r = await w.cli('run', ['run', 'batch.csv', '-y', '--json', '--sanctions-list', list, ...w.service]);
+  const of = w.paid(refs);
+  const tooOld = r.from - dated > W;
+  for (const ref of refs)
+    judge(
+      out,
+      tooOld ? false : undefined,
+      of(ref).length,
+      `(i) ${ref}: the list dated ${sc.listDate === 'mtime' ? `by its mtime ${new Date(dated).toISOString()}` : generated}, run ${new Date(r.from).toISOString()}, max age ${sc.window}`,
+    );
+  for (const t of twicePaid(serviceRecords(w.sb), new Set(refs))) out.violations.push(`(a) ${t}`);
+  out.payouts += refs.reduce((a, ref) => a + of(ref).length, 0);
+}
+
+async function runWindow(sc: WindowScenario, n: number): Promise<WindowOutcome> {
+  const out: WindowOutcome = { violations: [], notes: [], commands: 0, payouts: 0, judged: 0, mustHold: 0, mustSend: 0, apart: 0 };
+  let w: World | undefined;
+  try {
+    w = await windowWorld(sc, n, out);
+    await { due: dueKind, duplicate: duplicateKind, approval: approvalKind, listAge: listAgeKind }[sc.kind](sc, n, w, out);
+  } catch (e) {
+    out.violations.push(threw('e', e));
+  } finally {
+    await w?.sb.close();
+    if (w) await leave(w.root, KEEP);
+  }
+  return out;
+}
+
+const windowKinds = KINDS.filter((k) => k !== 'allowance') as WindowKind[];
+const drawn = KINDS.includes('allowance')
+  ? windowKinds.length
+    ? fc.oneof(scenarioArb, windowArb(windowKinds))
+    : scenarioArb
+  : windowArb(windowKinds);
+const scenarios = GIVEN ? [GIVEN] : fc.sample<Scenario | WindowScenario>(drawn, { seed: SEED, numRuns: RUNS });
+const totals = {
+  commands: 0,
+  payouts: 0,
+  sent2: 0,
+  refused2: 0,
+  straddled: 0,
+  nearMonthEnd: 0,
+  xml: 0,
+  ...{ judged: 0, mustHold: 0, mustSend: 0, apart: 0 },
+};
 const started = performance.now();
-const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
+const failures = await runScenarios(
+  scenarios,
+  { only: ONLY, given: !!GIVEN, verbose: VERBOSE },
+  (sc, n): Promise<Partial<Outcome & WindowOutcome> & { violations: string[]; notes: string[] }> =>
+    'kind' in sc ? runWindow(sc, n) : runScenario(sc, n),
+  totals,
+);
 console.log(
-  `clock-fuzz --seed ${SEED}: ${scenarios.length} scenarios, ${totals.commands} commands, ${totals.payouts} payouts, batch 2 sent ${totals.sent2} / refused ${totals.refused2}, ` +
+  `clock-fuzz ${GIVEN ? 'of a scenario given' : `--seed ${SEED} --kind ${KINDS.join(',')}`}: ${scenarios.length} scenarios, ${totals.commands} commands, ${totals.payouts} payouts, batch 2 sent ${totals.sent2} / refused ${totals.refused2}, ` +
     `${totals.xml} XML documents, ${totals.straddled} runs across a UTC day counted apart, ${totals.nearMonthEnd} near a month's end; ` +
+    `windows: ${totals.judged} judged (${totals.mustHold} to hold, ${totals.mustSend} to send), ${totals.apart} too near a limit counted apart; ` +
     `${failures} scenarios with a violation, ${((performance.now() - started) / 1000).toFixed(0)} s`,
 );
 process.exit(failures ? 1 : 0);

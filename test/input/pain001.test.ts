@@ -81,6 +81,8 @@ it('a requested time (v09 DtTm) is not sent before its UTC day, nor before the d
     ['2025-01-31T22:00:00-05:00', '2025-02-01'],
     ['2025-02-01T01:00:00+05:00', '2025-02-01'],
     ['2025-01-31T22:00:00', '2025-01-31'],
+    // 24:00 (xs:dateTime's end of a day) in UTC is the next day's first instant
+    ['2025-01-31T24:00:00Z', '2025-02-01'],
   ]) {
     const { rows } = await read(file(at(dtTm!)));
     expect(

@@ -201,6 +201,14 @@ describe('UN consolidated list XML', () => {
     expect(entries[2]).toMatchObject({ id: 'KPe.903', name: 'CORAL BAY MARINE SERVICES & SUPPLY', aliases: ['Coral Bay Shipping'] });
   });
 
+  it("takes dateGenerated's UTC day, never a later day its offset writes", async () => {
+    const d = tmp();
+    const xml = readFileSync(fixture('un-consolidated.xml'), 'utf8');
+    // 05:00 at +14:00 on the 21st is 15:00 UTC on the 20th: dated the 21st, the list would pass a max age 15 h too long
+    writeFileSync(join(d, 'ahead.xml'), xml.replace('2026-11-20T09:15:02.113Z', '2026-11-21T05:00:00+14:00'));
+    expect((await readList(join(d, 'ahead.xml'))).info.date).toBe('2026-11-20');
+  });
+
   it('refuses a DTD (no entity is ever expanded) and malformed XML', async () => {
     const d = tmp();
     const xml = readFileSync(fixture('un-consolidated.xml'), 'utf8');
