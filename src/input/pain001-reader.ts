@@ -189,8 +189,12 @@ async function* streamTransactions(
   }
 }
 
-/** The day a transaction is due (UTC): a time with an offset or Z (v09 DtTm) also not before its UTC day, which may be the next (24:00:00Z). */
+/**
+ * The day a transaction is due (UTC): a time with an offset or Z (v09 DtTm) also not before its UTC day, which may be
+ * the next; 24:00:00 (xs:dateTime's end of a day), with a zone or without, is the next day's first instant.
+ */
 function dueDay(due: string): string {
-  const utc = /([+-]\d\d:\d\d|Z)$/.test(due) && Date.parse(due) ? new Date(due).toISOString().slice(0, 10) : '';
+  const at = Date.parse(/([+-]\d\d:\d\d|Z)$/.test(due) || !due.includes('T') ? due : `${due}Z`);
+  const utc = at ? new Date(at).toISOString().slice(0, 10) : '';
   return utc > due.slice(0, 10) ? utc : due.slice(0, 10);
 }

@@ -83,6 +83,8 @@ it('a requested time (v09 DtTm) is not sent before its UTC day, nor before the d
     ['2025-01-31T22:00:00', '2025-01-31'],
     // 24:00 (xs:dateTime's end of a day) in UTC is the next day's first instant
     ['2025-01-31T24:00:00Z', '2025-02-01'],
+    // and without a zone too: never paid the day before that instant, wherever the debtor's day is
+    ['2025-01-31T24:00:00', '2025-02-01'],
   ]) {
     const { rows } = await read(file(at(dtTm!)));
     expect(
