@@ -53,12 +53,12 @@ function lookAlike(c: string): string {
   return k;
 }
 
-/** Dropped from both sides before scoring: legal forms, titles and filler words never make a name alike. */
+/** Dropped from both sides before scoring: legal forms, titles, generational suffixes and filler words never make a name alike. */
 const DROPPED = new Set(
   (
     'ltd limited llc llp lp inc incorporated corp corporation co company cie gmbh ag kg ohg sa sas sarl srl spa plc bv nv oy ab pvt private ' +
     'as asa pte pty jsc ojsc pjsc cjsc ooo oao zao pao fze fzco fzc bhd sdn kft zrt sro doo the and of et und ' +
-    'mr mrs ms miss mx dr prof'
+    'mr mrs ms miss mx dr prof jr sr junior senior ii iii iv'
   ).split(' '),
 );
 /** Words too common in firms' names to make two names one when they are all the names share. */

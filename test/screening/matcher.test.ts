@@ -81,6 +81,24 @@ describe('names', () => {
     expect(nameTokens('CORP')).toEqual([]);
   });
 
+  it('a generational suffix or a legal form spelled out makes no other name: still held', async () => {
+    const s = await loadScreener([
+      ownList('name,id\n"PETROV, Ivan Sergeyevich",1\n"VOLKOVA, Yelena Igorevna",2\nORION SHIPPING LLC,3\nSEVER JSC,4\n'),
+    ]);
+    for (const [name, id] of [
+      ['Ivan Petrov Jr', '1'],
+      ['Ivan Petrov Junior', '1'],
+      ['Yelena Volkova Sr.', '2'],
+      ['Ivan Petrov III', '1'],
+      ['Orion Shipping Limited Liability Company', '3'],
+      ['Sever Joint Stock Company', '4'],
+    ])
+      expect(
+        s.screen(payee(name)).map((h) => h.entryId),
+        name,
+      ).toContain(id);
+  });
+
   it('a listed name written in capitals with Cyrillic or Greek look-alikes is still the listed name', async () => {
     const s = await loadScreener([ownList('name,id\n"BOUT, Viktor",1\nBANK MELLI,2\nKIM JONG UN,3\n')]);
     // Cyrillic К, Т, О, В; Cyrillic В, А, К, М, Е and І; Greek Κ, Ι, Μ, Ν and Cyrillic О
