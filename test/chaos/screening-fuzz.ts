@@ -363,16 +363,21 @@ function derive(p: Party, l: ReturnType<typeof listed>, structure: Structure, su
       if (!person || given.length < 2) return undefined;
       out = [given[0]!, ...family];
       break;
-    case 'initial':
-      // an initial for a given name, the other words whole (two of them at least)
-      if (!person || given.length + family.length < 2) return undefined;
-      out = [`${given[0]!.charAt(0)}.`, ...given.slice(1), ...family];
-      if (given.length + family.length > 2 && pick % 2) out = [given[0]!, `${given[1]!.charAt(0)}.`, ...given.slice(2), ...family];
+    case 'initial': {
+      // an initial for a given name, the other words whole: two of them at least when the listed name has three or more
+      // (a hyphenated name is two words to the README: Hans-Jürgen, hans jurgen)
+      const gw = given.flatMap((g) => g.split('-'));
+      if (!person || gw.length + family.length < 2) return undefined;
+      const at = gw.length > 1 && pick % 2 ? 1 : 0;
+      out = [...gw.slice(0, at), `${gw[at]!.charAt(0)}.`, ...gw.slice(at + 1), ...family];
       break;
-    case 'initialOnly':
-      if (!person || given.length + family.length < 3) return undefined;
-      out = [`${given[0]!.charAt(0)}.`, ...family];
+    }
+    case 'initialOnly': {
+      const gw = given.flatMap((g) => g.split('-'));
+      if (!person || gw.length + family.flatMap((f) => f.split('-')).length < 3) return undefined;
+      out = [`${gw[0]!.charAt(0)}.`, ...family];
       break;
+    }
     case 'legalSwap':
       if (person) return undefined;
       out = [...p.words!, ...words(LEGAL[pick % LEGAL.length]!)];
@@ -502,7 +507,7 @@ function drawRows(sc: Scenario, parties: Party[], n: number): { rows: Row[]; not
       const typed = head
         ? [bank8, `${bank8}XXX`, `${bank8}123`, bank8.toLowerCase(), `${bank8.slice(0, 4)} ${bank8.slice(4)}`][r.pick % 5]!
         : [v, bank8, `${bank8}456`, v.toLowerCase()][r.pick % 4]!;
-      const row: Row = { ...base, method: 'SWIFT', iban: undefined, accountNumber: base.accountNumber ?? '5407324931' };
+      const row: Row = { ...base, method: 'SWIFT', iban: undefined, accountNumber: '5407324931', swiftCode: INNOCENT_BICS[r.pick % 4] };
       if (where === 'bic') row.swiftCode = typed;
       else row.intermediarySwift = typed;
       return { ...row, derived: derived(`${where} ${JSON.stringify(typed)} (listed ${v})`) };
@@ -574,7 +579,14 @@ async function writeBatch(dir: string, rows: Row[], pain: boolean): Promise<stri
     .map((chunk) => {
       const r = rows.find((x) => chunk.includes(`<EndToEndId>${x.reference}</EndToEndId>`));
       if (!r) return chunk;
-      if (r.ultimateDebtor) chunk = chunk.replace('</Amt>', `</Amt>${party('UltmtDbtr', r.ultimateDebtor)}`);
+      // (UltmtDbtr before CdtrAgt, or Cdtr: ISO 20022's order)
+      if (r.ultimateDebtor) chunk = chunk.replace(/<(CdtrAgt|Cdtr)>/, (m) => `${party('UltmtDbtr', r.ultimateDebtor!)}${m}`);
+      // (pain001-files.ts writes no intermediary: IntrmyAgt1 after UltmtDbtr, before CdtrAgt)
+      if (r.intermediarySwift)
+        chunk = chunk.replace(
+          '<CdtrAgt>',
+          `<IntrmyAgt1><FinInstnId><BICFI>${r.intermediarySwift}</BICFI></FinInstnId></IntrmyAgt1><CdtrAgt>`,
+        );
       if (r.ultimateCreditor) chunk = chunk.replace('</CdtrAcct>', `</CdtrAcct>${party('UltmtCdtr', r.ultimateCreditor)}`);
       return chunk;
     })
@@ -582,6 +594,14 @@ async function writeBatch(dir: string, rows: Row[], pain: boolean): Promise<stri
   const path = join(dir, 'batch.xml');
   await writeFile(path, doc);
   return path;
+}
+
+/** A row's CdtTrfTxInf in the pain.001 (pain001-files.ts: a block per method and debit currency, in the rows' order). */
+function xpathOf(rows: Row[], r: Row): string {
+  const block = (x: Row) => `${x.method}/${cells(x).sourceCurrency}`;
+  const blocks = [...new Set(rows.map(block))];
+  const within = rows.filter((x) => block(x) === block(r));
+  return `/Document/CstmrCdtTrfInitn/PmtInf[${blocks.indexOf(block(r)) + 1}]/CdtTrfTxInf[${within.indexOf(r) + 1}]`;
 }
 
 // ---- the commands and the judge ----
@@ -638,7 +658,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     out.notes.push(...notes);
     const file = await writeBatch(dir, rows, sc.pain);
     out.rows = rows.length;
-    const promisedRows = () => rows.filter((r) => r.derived?.promised);
+    /** Rows a command under the first list (or, `added`, the changed one) must hold. */
+    const promisedRows = (added = false) => rows.filter((r) => r.derived?.promised && (added || r.derived.list === 'first'));
     const base = ['--base-url', sb.url];
     const partial = sc.allowPartial ? ['--allow-partial'] : [];
 
@@ -646,7 +667,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const cmd = async (
       what: string,
       args: string[],
-      o: { cwd?: string; wholeIfHeld?: boolean } = {},
+      o: { cwd?: string; wholeIfHeld?: boolean; added?: boolean } = {},
     ): Promise<CliRun & { initiates: number }> => {
       out.commands++;
       const before = sb.requestLog().filter((e) => e.route === 'initiate').length;
@@ -654,18 +675,26 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const initiates = sb.requestLog().filter((e) => e.route === 'initiate').length - before;
       out.notes.push(`${what}: exit ${r.code}, ${initiates} initiates: ${(r.stderr.trim().split('\n').at(-1) ?? '').slice(0, 300)}`);
       if (STACK.test(r.stderr + r.stdout)) out.violations.push(`(d) ${what}: ${(r.stderr + r.stdout).slice(0, 800)}`);
-      if (o.wholeIfHeld && !sc.allowPartial && promisedRows().length && initiates)
+      if (o.wholeIfHeld && !sc.allowPartial && promisedRows(o.added).length && initiates)
         out.violations.push(`(f) ${what}: without --allow-partial, a batch holding a listed party sent ${initiates} initiates`);
       return { ...r, initiates };
     };
 
     // screen: every DERIVED row held; innocent ones held counted
     const s = await cmd('screen', ['screen', file, '--sanctions-list', list.path, '--json']);
+    // a row validate refuses is never screened nor sent (an invisible character: INVALID_TEXT): no hold owed
+    const v = await cmd('validate', ['validate', file, '--json']);
+    const invalid = new Set(
+      ((parseJson(v.stdout)?.problems ?? []) as { severity: string; row: number; column?: string }[])
+        .filter((p) => p.severity === 'error')
+        .flatMap((p) => rows.filter((r) => (sc.pain ? p.column?.startsWith(xpathOf(rows, r)) : p.row === rows.indexOf(r) + 2))),
+    );
     const held = new Set(((parseJson(s.stdout)?.held ?? []) as { reference: string }[]).map((h) => h.reference));
     if (sc.command !== 'cut') {
       if (!parseJson(s.stdout)) out.violations.push(`(a) screen printed no JSON: ${s.stderr.slice(0, 400)}`);
       for (const r of rows) {
-        if (!r.derived) {
+        if (invalid.has(r)) out.notes.push(`${r.reference}: refused by validate`);
+        else if (!r.derived) {
           out.innocent++;
           if (held.has(r.reference)) out.falsePositives++;
           if (NEAR_MISS.has(r.name)) {
@@ -725,6 +754,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         const before = new Set(sb.snapshot().payouts.map((p) => String(p.id)));
         const r = await cmd('run --plan', ['run', '--plan', plan, '--sanctions-list', runList, ...base, ...partial, '--yes', '--json'], {
           wholeIfHeld: true,
+          added: true,
         });
         for (const p of sb.snapshot().payouts) if (!before.has(String(p.id))) underAdded.add(String(p.id));
         resultsOf(r);
