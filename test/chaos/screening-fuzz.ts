@@ -80,7 +80,7 @@ const CATALOGUE: Party[] = [
   { id: '7103', given: ['Chidi', 'Emmanuel'], family: ['OKONKWO'], aliases: ['Emeka OKONKWO'], bics: [], ibans: [ibanOf('DE', '370400440532017711')], country: 'Nigeria', programme: 'SDGT' },
   { id: '7104', words: ['NORTHSTAR', 'SHIPPING'], legal: 'LLC', aliases: ['NORTH STAR MARITIME'], bics: ['NSTRDEHH'], ibans: [ibanOf('DE', '200400600123456789')], country: 'Iran', programme: 'IRAN' },
   { id: '7105', words: ['KRASNODAR', 'METALS'], legal: 'JSC', aliases: ['KRASMET HOLDINGS'], bics: ['KRMTDEBBXXX'], ibans: [], country: 'Russia', programme: 'RUSSIA-EO14024' },
-  { id: '7106', given: ['Tarek', 'Samir'], family: ['AL-HADDAD'], aliases: ['Tariq Sameer HADDAD'], script: 'طارق سمير الحداد', bics: [], ibans: [ibanOf('DE', '500105175407324931')], country: 'Syria', programme: 'SDGT' },
+  { id: '7106', given: ['Tarek', 'Samir'], family: ['AL-HADDAD'], aliases: ['Tariq Sameer HADDAD'], script: 'طارق سمير الحداد', cyrillic: 'Тарек Самир Аль-Хаддад', bics: [], ibans: [ibanOf('DE', '500105175407324931')], country: 'Syria', programme: 'SDGT' },
   { id: '7107', words: ['BLUE', 'LAGOON', 'TRADING'], legal: 'FZE', aliases: [], bics: ['BLLGDEFF123'], ibans: [], country: 'United Arab Emirates', programme: 'DPRK3' },
   { id: '7108', given: ['Yelena', 'Viktorovna'], family: ['VOLKOVA'], aliases: ['Elena VOLKOVA'], cyrillic: 'Елена Викторовна Волкова', bics: [], ibans: [], country: 'Russia', programme: 'CYBER2' },
   { id: '7109', words: ['ORIENT', 'PEARL', 'FINANCE'], legal: 'LIMITED', aliases: ['ORIENTAL PEARL'], bics: ['ORPLDEMMXXX'], ibans: [ibanOf('DE', '700202700015820400')], country: 'China', programme: 'DPRK3' },
@@ -929,8 +929,10 @@ async function cutList(list: { path: string; files: string[] }, sc: Scenario): P
       return { how: `${list.files[3]} removed (a remark cut at 1,000 characters)` };
     }
     const f = list.files[sc.cut.which === 1 ? 1 : 0]!;
-    const at = Math.floor((await size(f)) * sc.cut.at);
-    const len = Math.min(at, (await size(f)) - 1);
+    const bytes = await readFile(f);
+    let len = Math.min(Math.floor(bytes.length * sc.cut.at), bytes.length - 1);
+    // half the time at a line's end, as a download cut between two chunks may be: only the missing 0x1A tells
+    if (sc.cut.at < 0.5) len = bytes.lastIndexOf('\n', len) + 1 || bytes.indexOf('\n') + 1;
     await truncate(f, len);
     return { how: `${f} cut to ${len} bytes` };
   }
