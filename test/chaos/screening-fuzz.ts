@@ -13,25 +13,25 @@
 //   OpenSanctions "simple" CSV (aliases with the other scripts, identifiers BIC;IBAN);
 //   a plain CSV (name, id, bic, iban, country, programme; , ; tab |, a sep= line, a BOM, columns in any order);
 // a batch of 3 to 9 rows (CSV; pain.001 .09 a third of the time, with UltmtCdtr / UltmtDbtr parties), SEPA or SWIFT:
-//   DERIVED rows, a listed party written otherwise: case, diacritics dropped or added, letters of other scripts that look
-//   alike, 0 for o, word order, "FAMILY, Given", legal form changed or dropped, a title, an initial for a given name,
-//   the given name and family name only, a hyphen dropped, a soft hyphen or zero-width space inside a word, one letter
-//   mistyped in a long word, an alias, the Cyrillic spelling, the listed original script; or its IBAN (in groups, small
-//   letters, as a SWIFT account number), its BIC (small letters, spaced, a branch of a listed head office, the head
-//   office or another branch of a listed branch, as intermediary); in pain.001 as the ultimate creditor or payer (by
-//   name or AnyBIC);
+//   DERIVED rows, a listed party written otherwise: case, diacritics dropped, added or decomposed, Cyrillic and Greek
+//   letters that look Latin, 0 for o, full-width letters, word order, "FAMILY, Given", legal form changed or dropped, a
+//   title, an initial for a given name, the given name and family name only, a hyphen dropped, Northstar as North Star,
+//   a vowel changed, a soft hyphen or zero-width space inside a word, one letter mistyped in a long word, an alias, the
+//   Cyrillic spelling, the listed original script; or its IBAN (in groups, small letters, dashes, as a SWIFT account
+//   number), its BIC (small letters, spaced, a branch of a listed head office, the head office or another branch of a
+//   listed branch, as intermediary); in pain.001 as the ultimate creditor or payer (by name or AnyBIC);
 //   NOT PROMISED rows (counted apart, README does not promise them): an initial and the family name alone against a
-//   three-word name, a legal form spelled out ("Limited Liability Company");
+//   three-word name, a legal form spelled out ("Limited Liability Company"), Petroff for Petrov, a Jr or Sr suffix;
 //   INNOCENT rows: names of a pool none of which is listed, near misses among them (Ivana Petrova, Blue Lagoon Spa),
 //   identifiers no list holds.
 // Commands (processes): `screen --json`, then one of `run FILE`, `plan --out` + `run --plan` (the same list, or one an
-// entry was added to between plan and run), a `watch DIR --once` tick, or the list cut short (OFAC: past any point of
-// sdn.csv or alt.csv, or sdn_comments.csv missing; UN: past any point; the others: empty or their header only) under
-// screen, run or plan; `--allow-partial` or not; then `retry` of the results (with the list or without) and the file run
-// again, sometimes. The sandbox in its strict or variant reading.
+// entry was added to between plan and run), a `watch DIR --once` tick (its list by full path or relative to DIR), or
+// the list cut short (OFAC: sdn.csv or alt.csv at any byte or a line's end, or sdn_comments.csv missing; UN: anywhere;
+// the others: empty or their header only) under screen, run or plan; `--allow-partial` or not; then `retry` of the
+// results (with the list or without) and the file run again, sometimes. The sandbox in its strict or variant reading.
 // Checked, by the sandbox's records (each payout's key and body, its request log):
 //   (a) no payout reaches a DERIVED row (its payee, ultimate creditor or payer), by any command, rerun or retry; and
-//       `screen` holds each such row;
+//       `screen` holds each such row `validate` accepts;
 //   (b) every payout is a row of the file (its key a reference of the batch), paid to the payee the row names;
 //   (c) a list that cannot be read stops the command (exit 2) before any initiate, naming the list file;
 //   (d) no "unexpected error" nor stack trace;
