@@ -21,7 +21,8 @@
 //   number), its BIC (small letters, spaced, a branch of a listed head office, the head office or another branch of a
 //   listed branch, as intermediary); in pain.001 as the ultimate creditor or payer (by name or AnyBIC);
 //   NOT PROMISED rows (counted apart, README does not promise them): an initial and the family name alone against a
-//   three-word name, a legal form spelled out ("Limited Liability Company"), Petroff for Petrov, a Jr or Sr suffix;
+//   three-word name, a legal form spelled out ("Limited Liability Company"), Petroff for Petrov (a Jr or Sr suffix:
+//   promised since 2026-12-02, drawn among the derived rows);
 //   INNOCENT rows: names of a pool none of which is listed, near misses among them (Ivana Petrova, Blue Lagoon Spa),
 //   identifiers no list holds.
 // Commands (processes): `screen --json`, then one of `run FILE`, `plan --out` + `run --plan` (the same list, or one an
@@ -121,7 +122,7 @@ const STRUCTURES = [
 ] as const;
 type Structure = (typeof STRUCTURES)[number];
 /** Not promised by the README (counted apart, never a violation). */
-const NOT_PROMISED = new Set<Structure>(['initialOnly', 'legalLong', 'offEnding', 'suffix']);
+const NOT_PROMISED = new Set<Structure>(['initialOnly', 'legalLong', 'offEnding']);
 const SURFACE = [
   'lower',
   'upper',
@@ -428,7 +429,7 @@ function derive(p: Party, l: ReturnType<typeof listed>, structure: Structure, su
       out = [...given, ...family.slice(0, -1), family.at(-1)!.replace(/v$/i, 'ff')];
       break;
     case 'suffix':
-      // a generational suffix the README does not drop (titles only)
+      // a generational suffix, dropped as titles are (src/screening/README.md)
       if (!person) return undefined;
       out = [...given.slice(0, 1), ...family, ['Jr', 'Sr.', 'II'][pick % 3]!];
       break;

@@ -92,7 +92,7 @@ describe('names', () => {
       ['Ivan Petrov III', '1'],
       ['Orion Shipping Limited Liability Company', '3'],
       ['Sever Joint Stock Company', '4'],
-    ])
+    ] as const)
       expect(
         s.screen(payee(name)).map((h) => h.entryId),
         name,
