@@ -331,7 +331,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
               .join(' ') || r.stdout
           ).slice(0, 500)}`,
         );
-      const results = (parseJson(r.stdout) as { details?: { results?: string }; results?: string } | undefined)?.details?.results;
+      const j = parseJson(r.stdout) as { details?: { results?: string }; results?: string } | undefined;
+      const results = j?.results ?? j?.details?.results;
       if (results) lastResults = results;
       return { r, used, paid };
     };
