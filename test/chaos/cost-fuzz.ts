@@ -508,6 +508,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         const ours = new Set(last.refs.flatMap((r) => [1, 2, 3].map((a) => idempotencyKey(r, a))));
         const made = serviceRecords(sb).filter((p) => p.made && ours.has(p.made.key) && p.status !== 'FAILED');
         for (const p of made.slice(0, step.fail)) await setStatus(sb, p.id, 'FAILED');
+        // (retry reads the results file: `status` writes the FAILED into it first)
+        await cli(`${what}: status first`, ['status', lastResults, '--json']);
         const c = await cli(`${what} (${Math.min(step.fail, made.length)} FAILED)`, [
           'retry',
           lastResults,
