@@ -16,6 +16,7 @@ import { proposeSwaps, swapMadeText, swapReferences, unsettledBody, type SwapNee
 import type { SwapRequest } from '../spec/schemas.ts';
 import { hitText, type Screened } from './screen-batch.ts';
 import { byText } from '../text.ts';
+import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
@@ -120,6 +121,8 @@ export const RequestCostSchema = z.object({
   patches: count.default(0),
   /** Four per swap: the swaps list, the pairs, the swap, the wallets after it. */
   swapRequests: count.default(0),
+  /** One payout list page (100 payouts) per 100 initiates: reads back what an answer lacked (spec §4.2, execute.ts completeCreated). */
+  listPages: count.default(0),
   /** This key's month as counted here (client/quota.ts). */
   usedThisMonth: count.optional(),
   quota: count.optional(),
@@ -271,10 +274,19 @@ export function requestCost(
   }
   // one quote per corridor, method and fee band (preflight's quoteGroups), never per row
   const quotes = o.quoteRows ? new Set(rows.map(({ payout: p }) => o.quoteGroups?.get(p.rowNumber) ?? `row ${p.rowNumber}`)).size : 0;
-  const [uploads, u, swapRequests] = [contents.size, o.usage, 4 * (o.swaps ?? 0)];
+  const [uploads, u, swapRequests, listPages] = [contents.size, o.usage, 4 * (o.swaps ?? 0), Math.ceil(rows.length / LIST_MAX_LIMIT)];
   return {
-    estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests,
-    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches, swapRequests },
+    estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests + listPages,
+    ...{
+      preflight: o.preflight,
+      quotes,
+      uploadUrls: uploads,
+      storagePuts: uploads,
+      initiates: rows.length,
+      patches,
+      swapRequests,
+      listPages,
+    },
     ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
   };
 }
@@ -288,6 +300,7 @@ export function requestKindsText(r: RequestCost): string {
     [r.initiates, 'initiate'],
     [r.patches, 'PATCH documents'],
     [r.swapRequests, 'for the swaps (list, pairs, swap, wallets)'],
+    [r.listPages, 'payout list page (an answer lacking the fee read back)'],
   ];
   const text = kinds.filter(([n]) => n > 0).map(([n, k]) => `${n} ${k}`);
   return (text.join(', ') || 'none') + (r.storagePuts ? ` (+ ${r.storagePuts} storage PUTs, not counted)` : '');

@@ -33,7 +33,17 @@ const plan = (over: Partial<BatchPlan> = {}): BatchPlan =>
         shortfall: '3095.00',
       },
     ],
-    requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0, swapRequests: 0 },
+    requests: {
+      estimate: 4,
+      preflight: 2,
+      quotes: 0,
+      uploadUrls: 0,
+      initiates: 2,
+      patches: 0,
+      storagePuts: 0,
+      swapRequests: 0,
+      listPages: 0,
+    },
     shortfall: true,
     ...over,
   });

@@ -61,13 +61,13 @@ describe('the plan states what the batch costs', () => {
     const preflight = sb!.requestLog().length;
     expect(sent(sb!, 'quote')).toBe(0);
     expect(text.stdout).toContain(
-      `  requests     about ${preflight + 7} of the key's month: ${preflight} preflight, 2 upload-url, 5 initiate (+ 2 storage PUTs, not counted)\n`,
+      `  requests     about ${preflight + 8} of the key's month: ${preflight} preflight, 2 upload-url, 5 initiate, 1 payout list page (an answer lacking the fee read back) (+ 2 storage PUTs, not counted)\n`,
     );
     expect(text.stdout).toMatch(/GBP +5 rows .*\(fees of 5 rows estimated, margin \d+\.\d\d\)/);
 
     // the same in --json (in this process: the plan's --json as a process is the next describe's)
     expect((await planJson()).requests).toMatchObject({
-      estimate: preflight + 7,
+      estimate: preflight + 8,
       preflight,
       quotes: 0,
       uploadUrls: 2,
@@ -75,6 +75,7 @@ describe('the plan states what the batch costs', () => {
       initiates: 5,
       patches: 0,
       swapRequests: 0,
+      listPages: 1,
       quota: 10_000,
     });
   });
@@ -146,5 +147,19 @@ describe('--max-requests', () => {
     const ok = await inProcess('run', 'payroll.csv', '--yes', '--max-requests', String(estimate));
     expect(ok.code, ok.stderr).toBe(0);
     expect(sent(sb!, 'initiate')).toBe(5);
+  });
+});
+
+describe('what a run spends, at the service', () => {
+  it('never more than the estimate it printed, when the initiate answers only what spec §4.2 promises (the fee read back from the payout list)', async () => {
+    const { run } = await fiveRowsTwoDocuments();
+    // (the variant reading answers an initiate with §4.2's minimum: no fee, no createdAt)
+    await sb!.close();
+    sb = await startSandbox({ shapes: 'variant', rateLimitPerSecond: null });
+    const r = await run('run', 'payroll.csv', '--yes', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const estimate = JSON.parse(r.stdout).plan.requests.estimate as number;
+    expect(sent(sb, 'initiate')).toBe(5);
+    expect(sb.requestLog().filter((e) => e.route !== 'storagePut').length).toBeLessThanOrEqual(estimate);
   });
 });

@@ -183,8 +183,16 @@ describe('buildPlan, pure', () => {
     const partial = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', { ...options, allowPartial: true });
     expect(partial).toMatchObject({ shortfall: false, toSend: [2, 4], corridorBlocked: false });
     expect(partial.notSent.get(3)?.code).toBe('INSUFFICIENT_FUNDS');
-    // quote + initiate per row sent (not the one left out), plus preflight's
-    expect(partial.requests).toMatchObject({ estimate: 2 * 2 + 3, preflight: 3, quotes: 2, initiates: 2, uploadUrls: 0, patches: 0 });
+    // quote + initiate per row sent (not the one left out), plus preflight's and a payout list page
+    expect(partial.requests).toMatchObject({
+      estimate: 2 * 2 + 3 + 1,
+      preflight: 3,
+      quotes: 2,
+      initiates: 2,
+      listPages: 1,
+      uploadUrls: 0,
+      patches: 0,
+    });
   });
 
   it('a row whose outcome is unknown goes whatever the balance, with one request (its journalled body again)', () => {
@@ -192,7 +200,7 @@ describe('buildPlan, pure', () => {
     const folded = foldJournal([{ t: 'initiating', ref: 'R-3', row: 3, attempt: 1, key: 'k', body: '{}', at: '2026-01-01T00:00:00Z' }]);
     const plan = buildPlan(batch, wallet(70), folded, 'sandbox', { ...options, allowPartial: true });
     expect(plan).toMatchObject({ toSend: [2, 3], toSettle: 1 });
-    expect(plan.requests.estimate).toBe(2 + 2 + 3);
+    expect(plan.requests.estimate).toBe(2 + 2 + 3 + 1);
   });
 
   it('a resume after a kill: a row of unknown outcome, its debit maybe in the balance, short-funds no row and asks no swap', () => {
@@ -256,7 +264,7 @@ describe('what a batch costs, by kind', () => {
 
   it('3 rows naming one document and 2 another: 2 uploads (each content once), 5 initiates, no PATCH, no quote in a run', () => {
     expect(requestCost(five, sha256Of, { preflight: 4, mergeDocuments: false })).toEqual({
-      estimate: 4 + 2 + 5,
+      estimate: 4 + 2 + 5 + 1,
       preflight: 4,
       quotes: 0,
       uploadUrls: 2,
@@ -264,6 +272,7 @@ describe('what a batch costs, by kind', () => {
       initiates: 5,
       patches: 0,
       swapRequests: 0,
+      listPages: 1,
     });
   });
 
@@ -275,7 +284,7 @@ describe('what a batch costs, by kind', () => {
       [2, 3, 4, 5, 6, 7].map((n) => [n, n < 5 ? 'GBP>GBP@GBR FASTER_PAYMENTS flat' : 'GBP>EUR@DEU SWIFT tier 1']),
     );
     expect(requestCost(six, sha256Of, { preflight: 4, quoteRows: true, quoteGroups, mergeDocuments: false, usage })).toMatchObject({
-      estimate: 4 + 2 + 2 + 6 + 1,
+      estimate: 4 + 2 + 2 + 6 + 1 + 1,
       quotes: 2,
       uploadUrls: 2,
       patches: 1,
@@ -289,7 +298,7 @@ describe('what a batch costs, by kind', () => {
   it('a row being settled resends its initiate alone', () => {
     const settling = { ...row(2, ['/d/invoice.pdf', '/d/contract.pdf']), settling: true };
     expect(requestCost([settling], sha256Of, { preflight: 0, mergeDocuments: false })).toMatchObject({
-      estimate: 1,
+      estimate: 1 + 1,
       uploadUrls: 0,
       patches: 0,
       swapRequests: 0,
@@ -298,10 +307,10 @@ describe('what a batch costs, by kind', () => {
 
   it('--max-requests: refused above N with the kinds said, not at N', () => {
     const cost = requestCost(five, sha256Of, { preflight: 4, mergeDocuments: false });
-    expect(requestLimitReason(cost, 11)).toBeUndefined();
+    expect(requestLimitReason(cost, 12)).toBeUndefined();
     expect(requestLimitReason(cost, undefined)).toBeUndefined();
-    expect(requestLimitReason(cost, 10)).toBe(
-      "--max-requests 10, but this batch needs about 11 requests of the key's month (4 preflight, 2 upload-url, 5 initiate (+ 2 storage PUTs, not counted))",
+    expect(requestLimitReason(cost, 11)).toBe(
+      "--max-requests 11, but this batch needs about 12 requests of the key's month (4 preflight, 2 upload-url, 5 initiate, 1 payout list page (an answer lacking the fee read back) (+ 2 storage PUTs, not counted))",
     );
   });
 });

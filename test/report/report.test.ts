@@ -303,6 +303,7 @@ describe('plan report', () => {
       initiates: 2,
       patches: 1,
       swapRequests: 0,
+      listPages: 0,
       usedThisMonth: 100,
       quota: 10000,
     },
