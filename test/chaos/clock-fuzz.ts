@@ -451,7 +451,21 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 }
 
 // ---- The tool's time windows (`--kind due,duplicate,approval,listAge`), judged against what the READMEs promise. ----
-type WindowKind = 'due' | 'duplicate' | 'approval' | 'listAge';
+type WindowKind = 'due' | 'duplicate' | 'approval' | 'listAge' | 'clearance';
+/** clearance: what happens to it, or to what it is bound to, between `screen --clear` and the run. */
+const VARIATIONS = [
+  'none',
+  'none',
+  'listUpdated',
+  'otherEntry',
+  'otherList',
+  'account',
+  'entryChanged',
+  'edited',
+  'makerOnly',
+  'unlisted',
+  'makerUnsigned',
+] as const;
 interface DueRow {
   /** The due day: the clock's start day (UTC, or the zone's `local` day) plus `day`. */
   day: -1 | 0 | 1;
@@ -477,6 +491,10 @@ interface WindowScenario {
   margin?: number;
   /** listAge: the list dated by its dateGenerated in UTC or in the zone's offset, or by its file's modification time. */
   listDate?: 'utc' | 'zone' | 'mtime';
+  /** clearance: its variation, under an account policy (its approvers, the maker's signature) or `--approvers`, with --allow-partial. */
+  variation?: (typeof VARIATIONS)[number];
+  policy?: boolean;
+  allowPartial?: boolean;
 }
 const windowArb = (kinds: WindowKind[]): fc.Arbitrary<WindowScenario> =>
   fc
@@ -501,11 +519,15 @@ const windowArb = (kinds: WindowKind[]): fc.Arbitrary<WindowScenario> =>
       window: fc.constantFrom<NonNullable<WindowScenario['window']>>('30m', '2h', '12h', '24h'),
       margin: fc.constantFrom(-600, -30, 30, 600, 7200),
       listDate: fc.constantFrom<NonNullable<WindowScenario['listDate']>>('utc', 'zone', 'zone', 'mtime'),
+      variation: fc.constantFrom(...VARIATIONS),
+      policy: fc.boolean(),
+      allowPartial: fc.boolean(),
     })
-    .map(({ format, watch, rows, window, margin, listDate, ...sc }) => ({
+    .map(({ format, watch, rows, window, margin, listDate, variation, policy, allowPartial, ...sc }) => ({
       ...sc,
       ...(sc.kind === 'due' ? { format, watch, rows } : { window, margin: sc.kind === 'listAge' ? Math.abs(margin) : margin }),
       ...(sc.kind === 'listAge' ? { listDate } : {}),
+      ...(sc.kind === 'clearance' ? { variation, policy, allowPartial } : {}),
     }));
 
 interface WindowOutcome {
@@ -618,6 +640,8 @@ async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
   return { root, sb, start, vnow, cli, move, paid, batch, service: ['--base-url', sb.url] };
 }
 type World = Awaited<ReturnType<typeof windowWorld>>;
+/** clearance: an approver nobody listed, with her own list. */
+const EVE = newKeyPair();
 
 /** One decision: `must` send (true), hold (false), or too near its limit to say (undefined); `count` payouts made. */
 function judge(out: WindowOutcome, must: boolean | undefined, count: number, what: string) {
@@ -883,12 +907,127 @@ async function listAgeKind(sc: WindowScenario, n: number, w: World, out: WindowO
   out.payouts += refs.reduce((a, ref) => a + of(ref).length, 0);
 }
 
+/**
+ * (j) A batch of three GBP rows whose first payee a names list holds (plain:E1); `screen --clear` of it, `--expires W`
+ * (made by Dan, who signs it under a policy), approved by Alice; then one variation (the list rewritten with another
+ * entry, the same E1; the payee listed as E2 instead; also on a UN list; the payee's account edited; the entry's country
+ * changed; the clearance's expiry pushed a day later by hand; approved by its maker only; by Eve, on her own list; under
+ * a policy, not signed by its maker); the clocks moved to W plus `margin` after it; `run --sanctions-list ...`. The held
+ * payee paid iff the clearance is valid (none, listUpdated) and unexpired when the run sends (src/engine/README.md,
+ * src/approvals/clearance.ts): its payout created before the expiry; the others paid iff --allow-partial or it is.
+ */
+async function clearanceKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
+  const W = WINDOW_MS[sc.window!];
+  const v = sc.variation!;
+  const refs = await w.batch('batch.csv', `CF${n}C`, ['51.01', '52.02', '53.03']);
+  const approvers = join(w.root, 'approvers.json');
+  await writeFile(join(w.root, 'eve.json'), JSON.stringify([{ name: 'Eve', publicKey: EVE.publicKey }]));
+  await writeFile(join(w.root, 'eve.pem'), EVE.privatePem, { mode: 0o600 });
+  const held = refs[0]!;
+  const csv = await readFile(join(w.root, 'batch.csv'), 'utf8');
+  if (!csv.includes(',Oliver Brown,')) return void out.violations.push(`(j) the batch's first payee is not Oliver Brown:\n${csv}`);
+  const list = join(w.root, 'names.csv');
+  const names = (id: string, country = 'IR', more = '') => writeFile(list, `name,id,country\nOliver Brown,${id},${country}\n${more}`);
+  await names('E1');
+  const run = ['--sanctions-list', 'names.csv', ...(sc.policy ? ['--approvers', 'eve.json'] : ['--approvers', approvers])];
+  if (sc.policy) {
+    const p = await w.cli('policy set', [
+      'policy',
+      'set',
+      '--require-approvals',
+      '1',
+      '--approvers',
+      approvers,
+      '--above',
+      'GBP:100000',
+      ...w.service,
+    ]);
+    if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  }
+  const makerKey = sc.policy && v !== 'makerUnsigned' ? ['--approver-key', join(w.root, 'dan.pem')] : [];
+  const c = await w.cli('screen --clear', [
+    'screen',
+    'batch.csv',
+    '--sanctions-list',
+    'names.csv',
+    '--clear',
+    held,
+    '--entry',
+    'plain:E1',
+    '--reason',
+    'another Oliver Brown, born 1990',
+    '--expires',
+    sc.window!,
+    '--as',
+    'Dan',
+    ...makerKey,
+    ...w.service,
+  ]);
+  if (c.code !== 0) return void out.violations.push(`(e) screen --clear: exit ${c.code}: ${(c.stderr || c.stdout).slice(0, 300)}`);
+  const dir = join(w.root, 'clearances');
+  const file = join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith('.clearance.json'))!,
+  );
+  const made = JSON.parse(await readFile(file, 'utf8')) as { expiresAt: string };
+  const expires = Date.parse(made.expiresAt);
+  if (!(expires >= c.from + W && expires <= c.to + W))
+    out.violations.push(`(j) the clearance made ${new Date(c.from).toISOString()} --expires ${sc.window} says ${made.expiresAt}`);
+  const signer = { makerOnly: ['Dan', 'dan.pem', approvers], unlisted: ['Eve', 'eve.pem', join(w.root, 'eve.json')] }[
+    v as 'makerOnly' | 'unlisted'
+  ] ?? ['Alice', 'alice.pem', approvers];
+  const ap = await w.cli('approve', [
+    'approve',
+    file,
+    '--as',
+    signer[0]!,
+    '--key-file',
+    join(w.root, signer[1]!),
+    '--approvers',
+    signer[2]!,
+    '-y',
+  ]);
+  if (ap.code !== 0) return void out.violations.push(`(e) approve: exit ${ap.code}: ${ap.stderr.slice(0, 300)}`);
+  // the variation, after the clearance and its approval
+  if (v === 'listUpdated') await names('E1', 'IR', 'Zebediah Quirkfeld,E9,SY\n');
+  if (v === 'otherEntry') await names('E2');
+  if (v === 'entryChanged') await names('E1', 'SY');
+  if (v === 'otherList') {
+    await writeFile(
+      join(w.root, 'un.xml'),
+      `<?xml version="1.0" encoding="UTF-8"?>\n<CONSOLIDATED_LIST dateGenerated="${new Date(w.vnow()).toISOString()}"><INDIVIDUALS><INDIVIDUAL><DATAID>E1</DATAID><FIRST_NAME>OLIVER</FIRST_NAME><SECOND_NAME>BROWN</SECOND_NAME><UN_LIST_TYPE>Test</UN_LIST_TYPE><REFERENCE_NUMBER>QDi.1</REFERENCE_NUMBER></INDIVIDUAL></INDIVIDUALS><ENTITIES/></CONSOLIDATED_LIST>\n`,
+    );
+    run.push('--sanctions-list', 'un.xml');
+  }
+  if (v === 'account')
+    await writeFile(
+      join(w.root, 'batch.csv'),
+      csv.replace('31926819,GB29NWBK60161331926819', '55555555,GB33BUKB20201555555555').replace(',601613,', ',202015,'),
+    );
+  if (v === 'edited')
+    await writeFile(file, (await readFile(file, 'utf8')).replace(made.expiresAt, new Date(expires + 86_400_000).toISOString()));
+  w.move((sc.margin! > 0 ? expires : c.from + W) + sc.margin! * 1000);
+  const r = await w.cli('run', ['run', 'batch.csv', '-y', '--json', ...(sc.allowPartial ? ['--allow-partial'] : []), ...run, ...w.service]);
+  const of = w.paid(refs);
+  const valid = v === 'none' || v === 'listUpdated';
+  const cleared = !valid ? false : r.to < c.from + W ? true : r.from > expires ? false : undefined;
+  const what = `(j) ${v}${sc.policy ? ' under a policy' : ''}: the clearance made ${new Date(c.from).toISOString()} until ${made.expiresAt}, run ${new Date(r.from).toISOString()}`;
+  judge(out, cleared, of(held).length, `${what}: ${held}, the payee held`);
+  for (const ref of refs.slice(1))
+    judge(out, sc.allowPartial ? true : cleared, of(ref).length, `${what}${sc.allowPartial ? ', --allow-partial' : ''}: ${ref}`);
+  for (const p of of(held))
+    if (!valid || !(p.at < expires)) out.violations.push(`${what}: ${held} paid at ${new Date(p.at).toISOString()} (payout ${p.id})`);
+  for (const t of twicePaid(serviceRecords(w.sb), new Set(refs))) out.violations.push(`(a) ${t}`);
+  out.payouts += refs.reduce((a, ref) => a + of(ref).length, 0);
+}
+
 async function runWindow(sc: WindowScenario, n: number): Promise<WindowOutcome> {
   const out: WindowOutcome = { violations: [], notes: [], commands: 0, payouts: 0, judged: 0, mustHold: 0, mustSend: 0, apart: 0 };
   let w: World | undefined;
   try {
     w = await windowWorld(sc, n, out);
-    await { due: dueKind, duplicate: duplicateKind, approval: approvalKind, listAge: listAgeKind }[sc.kind](sc, n, w, out);
+    const kinds = { due: dueKind, duplicate: duplicateKind, approval: approvalKind, listAge: listAgeKind, clearance: clearanceKind };
+    await kinds[sc.kind](sc, n, w, out);
   } catch (e) {
     out.violations.push(threw('e', e));
   } finally {
