@@ -245,6 +245,8 @@ export interface ExecuteOptions {
   };
   /** A swap answered not as sent, told at once: no row starts after it, as after a payout's. */
   halts?: Promise<string>;
+  /** Why a row may not start a payout now (its sanctions clearance expired): left not sent. */
+  held?: (row: PayoutRow) => string | undefined;
 }
 
 /** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
@@ -335,6 +337,8 @@ class RowLoop {
       else if (r && r.key === s.key && r.body !== s.body && again)
         await this.newAttempt(p, { ...s, phase: 'rejected', body: r.body, error: r.error });
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
+      const held = this.o.held?.(p);
+      if (held) return this.done(p, { code: ENGINE_STATUSES.HELD_SCREENING, message: held });
       await this.newAttempt(p, s);
     }
     this.done(p);

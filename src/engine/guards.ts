@@ -103,11 +103,11 @@ export function screeningReasons(plan: Pick<BatchPlan, 'notSent'>, allowPartial:
   ];
 }
 
-/** Rows whose sanctions clearance expired since the plan (the run waited at its confirmation): they would go uncleared. */
+/** Rows whose sanctions clearance expired since the plan (the run waited at its confirmation, or sent rows before them): they would go uncleared. */
 export function clearanceLapsed(plan: Pick<BatchPlan, 'screening' | 'toSend'>, now = Date.now()): string | undefined {
   const rows = plan.toSend.filter((n) => plan.screening?.cleared.get(n)?.some((c) => !((zonedTime(c.expiresAt) ?? NaN) > now)));
   if (rows.length)
-    return `the sanctions clearance of row${rows.length > 1 ? 's' : ''} ${rows.join(', ')} expired before the first payout: run again (its row is held unless cleared again)`;
+    return `the sanctions clearance of row${rows.length > 1 ? 's' : ''} ${rows.join(', ')} expired before it was sent: run again (its row is held unless cleared again)`;
 }
 
 export const payoutsOf = (numbers: Iterable<number>, rows: RowList<EngineRow>): UnapprovedPayout[] => {

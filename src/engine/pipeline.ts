@@ -376,6 +376,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         asFirstSent,
         fees,
         ...(waiting.size ? { before, halts: early.then((f) => f.error.message) } : {}),
+        held: (p) => clearanceLapsed({ screening: plan.screening, toSend: [p.rowNumber] }),
       },
     );
     const stopped = [...(await funding).values()].filter((f): f is Stopped => !f.funded);
