@@ -495,6 +495,11 @@ interface WindowScenario {
   variation?: (typeof VARIATIONS)[number];
   policy?: boolean;
   allowPartial?: boolean;
+  /**
+   * clearance: the held payee the batch's last row, the run at --rate 1 --concurrency 1 (its last row sent seconds after
+   * its first), the clocks moved to 3 s before or after the expiry. (Rows in flight pass the check before the pace's wait.)
+   */
+  slow?: boolean;
 }
 const windowArb = (kinds: WindowKind[]): fc.Arbitrary<WindowScenario> =>
   fc
@@ -522,12 +527,13 @@ const windowArb = (kinds: WindowKind[]): fc.Arbitrary<WindowScenario> =>
       variation: fc.constantFrom(...VARIATIONS),
       policy: fc.boolean(),
       allowPartial: fc.boolean(),
+      slow: fc.boolean(),
     })
-    .map(({ format, watch, rows, window, margin, listDate, variation, policy, allowPartial, ...sc }) => ({
+    .map(({ format, watch, rows, window, margin, listDate, variation, policy, allowPartial, slow, ...sc }) => ({
       ...sc,
       ...(sc.kind === 'due' ? { format, watch, rows } : { window, margin: sc.kind === 'listAge' ? Math.abs(margin) : margin }),
       ...(sc.kind === 'listAge' ? { listDate } : {}),
-      ...(sc.kind === 'clearance' ? { variation, policy, allowPartial } : {}),
+      ...(sc.kind === 'clearance' ? { variation, policy, allowPartial, slow, margin: slow ? Math.sign(margin) * 3 : margin } : {}),
     }));
 
 interface WindowOutcome {
@@ -924,7 +930,9 @@ async function clearanceKind(sc: WindowScenario, n: number, w: World, out: Windo
   await writeFile(join(w.root, 'eve.json'), JSON.stringify([{ name: 'Eve', publicKey: EVE.publicKey }]));
   await writeFile(join(w.root, 'eve.pem'), EVE.privatePem, { mode: 0o600 });
   const held = refs[0]!;
-  const csv = await readFile(join(w.root, 'batch.csv'), 'utf8');
+  const [head, first, ...others] = (await readFile(join(w.root, 'batch.csv'), 'utf8')).trimEnd().split('\n');
+  const csv = [head, ...(sc.slow ? [...others, first] : [first, ...others])].join('\n') + '\n';
+  await writeFile(join(w.root, 'batch.csv'), csv);
   if (!csv.includes(',Oliver Brown,')) return void out.violations.push(`(j) the batch's first payee is not Oliver Brown:\n${csv}`);
   const list = join(w.root, 'names.csv');
   const names = (id: string, country = 'IR', more = '') => writeFile(list, `name,id,country\nOliver Brown,${id},${country}\n${more}`);
@@ -1007,7 +1015,16 @@ async function clearanceKind(sc: WindowScenario, n: number, w: World, out: Windo
   if (v === 'edited')
     await writeFile(file, (await readFile(file, 'utf8')).replace(made.expiresAt, new Date(expires + 86_400_000).toISOString()));
   w.move((sc.margin! > 0 ? expires : c.from + W) + sc.margin! * 1000);
-  const r = await w.cli('run', ['run', 'batch.csv', '-y', '--json', ...(sc.allowPartial ? ['--allow-partial'] : []), ...run, ...w.service]);
+  const r = await w.cli('run', [
+    'run',
+    'batch.csv',
+    '-y',
+    '--json',
+    ...(sc.allowPartial ? ['--allow-partial'] : []),
+    ...(sc.slow ? ['--rate', '1', '--concurrency', '1'] : []),
+    ...run,
+    ...w.service,
+  ]);
   const of = w.paid(refs);
   const valid = v === 'none' || v === 'listUpdated';
   const cleared = !valid ? false : r.to < c.from + W ? true : r.from > expires ? false : undefined;
