@@ -28,7 +28,7 @@
 //   (d) no amount in them written with a locale's digits or separators (Arabic-Indic or Devanagari digits, NBSP,
 //       narrow NBSP, a decimal comma);
 //   (e) no "unexpected error" nor stack trace in any output.
-// `--kind due,duplicate,approval,listAge[,allowance]` draws the tool's time windows instead (default: allowance, the
+// `--kind due,duplicate,approval,listAge,clearance[,allowance]` draws the tool's time windows instead (default: allowance, the
 // above; the seeds in the README replay), each once under its drawn TZ and LANG, clocks as above, judged against
 // what the READMEs promise (by the sandbox's payouts and their createdAt; a decision within the processes' and
 // clocks' milliseconds of its limit, or a command across a UTC day, is counted apart):
@@ -43,6 +43,11 @@
 //       the approval: every row sent inside, none outside;
 //   (i) listAge: a policy's --screening-max-age W; a sanctions list (UN XML dateGenerated in UTC or the zone's offset,
 //       or a names CSV by its mtime) older than W by 30 s to 2 h: the run refused, nothing sent;
+//   (j) clearance: a payee a names list holds, cleared (`screen --clear --expires W`, approved), then varied (the list
+//       rewritten, the entry's id or fields changed, another list, the account edited, the file edited, signed by its
+//       maker or an unlisted approver, not maker-signed under a policy); the run just inside or outside W: the payee
+//       paid iff the clearance is valid and unexpired when its payout is created, never after; the others as
+//       --allow-partial says;
 //   and (a), (e) as above.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { createHash } from 'node:crypto';
@@ -63,7 +68,7 @@ import { pain001, sampleRows } from '../input/pain001-files.ts';
 import { schemaErrors } from '../iso20022/validate.ts';
 import { fuzzFlags, leave, parseJson, payoutsByReference, runScenarios, serviceRecords, threw, twicePaid } from './fuzz-judge.ts';
 
-// `--kind due,duplicate,approval,listAge,allowance`: the kinds drawn (default allowance alone: the seeds below replay)
+// `--kind due,duplicate,approval,listAge,clearance,allowance`: the kinds drawn (default allowance alone: the seeds below replay)
 const KINDS = process.argv.includes('--kind') ? process.argv.splice(process.argv.indexOf('--kind'), 2)[1]!.split(',') : ['allowance'];
 const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario | WindowScenario>();
 /**
@@ -450,7 +455,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   return out;
 }
 
-// ---- The tool's time windows (`--kind due,duplicate,approval,listAge`), judged against what the READMEs promise. ----
+// ---- The tool's time windows (`--kind due,duplicate,approval,listAge,clearance`), judged against what the READMEs promise. ----
 type WindowKind = 'due' | 'duplicate' | 'approval' | 'listAge' | 'clearance';
 /** clearance: what happens to it, or to what it is bound to, between `screen --clear` and the run. */
 const VARIATIONS = [
