@@ -1,7 +1,7 @@
 // Fuzz: what commands cost the key (spec §8: 10,000 requests a month, 5 a second), judged by the sandbox's own request
 // log per key against the estimate the tool printed (src/engine/REFERENCE.md, "What a batch costs") and this script's
 // own model of the batch (its rows, their documents' bytes, their corridors), never by the tool's own count alone.
-//   npx tsx test/chaos/cost-fuzz.ts [--seed S] [--runs N] [--verbose] [--only I] [--scenario JSON] [--keep]
+//   npx tsx test/chaos/cost-fuzz.ts [--seed S] [--runs N] [--faults] [--verbose] [--only I] [--scenario JSON] [--keep]
 //
 // Each scenario (fast-check, from the seed): the sandbox in its strict or variant reading, then 2 to 6 steps, each a
 // process of the built CLI (`node dist/bin.js`) against it over 127.0.0.1. A sending step runs a new batch of 1 to 40
@@ -31,6 +31,16 @@
 //       most ceil(payouts / 100) + 1 list reads by a command);
 //   (e) figures: requests per paid row per step kind, printed as a table;
 //   (f) no "unexpected error" nor stack trace in any output.
+// `--faults`: each scenario also draws the sandbox's faults (FaultConfig: latency, 5xx before effect, 5xx and dropped
+// sockets after an initiate or swap created, spurious 429s; its rate limit stays off). Then, by the log alone:
+//   (a') a command's requests exceed its estimate only by retries the log explains: a request of the same method,
+//        path and Idempotency-Key as an earlier one of the command the log shows answered 5xx, 429 or dropped, one
+//        failure for one retry (so (d)'s counts are taken retries apart too); an initiate or swap sent again with a
+//        key the service refused (a 4xx but 429, spec §7) in the same command is a violation; so is, over the whole
+//        scenario, an initiate under a reference's key n + 1 unless key n was refused or its payout FAILED or REJECTED;
+//   (b') an allowed `--max-requests N` spends at most N besides those retries (REFERENCE promises the plan's count at
+//        most N and is silent on retries: a run over N by retries alone is counted, not a violation);
+//   (c) as above: every request the sandbox logs, retries and 429s included, is counted.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -368,7 +378,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         onSpawn: (c) => (onRequest = () => void (++seen === o.killAfter && c.kill('SIGKILL'))),
       });
       onRequest = () => {};
-      // (the process has exited: every request it sent has been answered or dropped)
+      // (the process has exited; what it sent before a SIGKILL may still be in the sandbox's latency: the log shows a
+      // request once answered or dropped)
+      await settled();
       const used = between(sb, from, Date.now());
       const paid = sb.snapshot().payouts.length - payoutsBefore;
       out.commands++;
@@ -512,8 +524,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             w.file,
             '--json',
             '--allow-partial',
+            // (plan counts the swap that funds a short wallet without being asked: it takes no --fund-by-swap)
             ...(step.merge ? ['--merge-documents'] : []),
-            ...(step.swap ? ['--fund-by-swap'] : []),
           ]);
           const est = estimateOf(p.r);
           judgeSend(`${what}: plan --json`, 'plan', p, undefined, true);
@@ -665,11 +677,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     }
   }
 
+  /** Until the sandbox has answered or dropped every request it received. */
+  async function settled() {
+    while (sb.inFlight() > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
   async function cliNoService(what: string, args: string[]) {
     // (a watch's configuration names the service)
     const from = Date.now();
     const payoutsBefore = sb.snapshot().payouts.length;
     const r = await runCli(args, { cwd: dir, env, timeoutMs: 180_000 });
+    await settled();
     const used = between(sb, from, Date.now());
     const paid = sb.snapshot().payouts.length - payoutsBefore;
     out.commands++;
