@@ -253,11 +253,14 @@ const unanswered = (e: RequestLogEntry) => e.status === 0 || e.status === 429 ||
  * (a'): a command's requests that the log explains as retries: each a request of the same method, path and
  * Idempotency-Key as an earlier one of the command the log shows unanswered (5xx, 429, dropped), one failure
  * explaining one retry; by route. And each initiate or swap sent again with the key of one the service refused
- * (a 4xx but 429: definitive, spec §7) in the same command.
+ * (a 4xx but 429: definitive, spec §7) in the same command. A refusal of a key that an earlier request of the command
+ * left unknown (5xx, dropped) proves nothing of that request (a 5xx may be a gateway's while the service still acts):
+ * the key is still unknown, and may go again.
  */
 function retriesIn(entries: RequestLogEntry[]) {
   const open = new Map<string, number>();
   const refused = new Set<string>();
+  const unknown = new Set<string>();
   const byRoute = new Map<string, number>();
   const afterRefusal: RequestLogEntry[] = [];
   let explained = 0;
@@ -270,11 +273,18 @@ function retriesIn(entries: RequestLogEntry[]) {
       byRoute.set(e.route, (byRoute.get(e.route) ?? 0) + 1);
       open.set(id, pending - 1);
     }
-    if (unanswered(e)) open.set(id, (open.get(id) ?? 0) + 1);
+    const lost = e.status === 0 || e.status >= 500;
+    if (lost && e.idempotencyKey) unknown.add(id);
+    if (unanswered(e) || (e.status >= 400 && unknown.has(id))) open.set(id, (open.get(id) ?? 0) + 1);
     else if (e.status >= 400) refused.add(id);
   }
-  return { explained, of: (route: string) => byRoute.get(route) ?? 0, afterRefusal, failed: entries.filter(unanswered).length };
+  const refusals = entries.filter((e) => e.status >= 400 && e.status < 500 && e.status !== 429).length;
+  return { explained, of: (route: string) => byRoute.get(route) ?? 0, afterRefusal, failed: entries.filter(unanswered).length, refusals };
 }
+
+/** A command's log as a line: route, status, the key's last characters. */
+const logLine = (entries: RequestLogEntry[]) =>
+  entries.map((e) => `${e.route} ${e.status}${e.idempotencyKey ? ` ${e.idempotencyKey.slice(-6)}` : ''}`).join(', ');
 
 /** The requests the usage files of these per-user folders count for this UTC month, every key. */
 async function counted(folders: string[]): Promise<number> {
@@ -310,6 +320,8 @@ interface Outcome {
   faulted: number;
   retries: number;
   overMaxByRetries: number;
+  /** Answers 4xx but 429: the service's refusals. */
+  refusals: number;
 }
 
 /** Per step kind: commands, requests, payouts made, estimate minus truth. */
@@ -341,6 +353,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     faulted: 0,
     retries: 0,
     overMaxByRetries: 0,
+    refusals: 0,
   };
   const v = (m: string) => out.violations.push(m);
   const dir = await workDir('pb-cost-fuzz-');
@@ -370,6 +383,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const cli = async (what: string, args: string[], o: { env?: Record<string, string>; killAfter?: number; cwd?: string } = {}) => {
       const from = Date.now();
       const payoutsBefore = sb.snapshot().payouts.length;
+      const before = out.violations.length;
       let seen = 0;
       const r = await runCli([...args, ...service], {
         cwd: o.cwd ?? dir,
@@ -388,6 +402,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       out.paid += paid;
       out.faulted += used.retried.failed;
       out.retries += used.retried.explained;
+      out.refusals += used.retried.refusals;
       for (const e of used.retried.afterRefusal)
         v(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
       if (r.signal) {
@@ -402,6 +417,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       out.notes.push(
         `${what}: ${r.signal ?? `exit ${r.code}`}; ${used.keyed.length} requests (${kinds}), ${used.puts} PUTs, ${paid} payouts${faults}`,
       );
+      if (out.violations.length > before) out.notes.push(`  its log: ${logLine(used.keyed)}`);
       if (r.code !== 0 && !r.signal)
         out.notes.push(
           `  said: ${(
@@ -429,10 +445,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const limit = quoted ? est.preflight! + est.quotes! : est.estimate!;
       // (a'): under faults, the estimate plus the retries the log explains
       const retries = c.used.retried.explained;
-      if (n - retries > limit)
+      if (n - retries > limit) {
         v(
           `(a) ${what}: ${n} requests (${retries} of them retries the log explains), the estimate printed ${limit} (${JSON.stringify(est)})`,
         );
+        out.notes.push(`  ${what}, its log: ${logLine(c.used.keyed)}`);
+      }
       figure(kind, n - retries, c.paid, limit - (n - retries));
       out.over += limit - (n - retries);
       out.judged++;
@@ -695,6 +713,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     out.paid += paid;
     out.faulted += used.retried.failed;
     out.retries += used.retried.explained;
+    out.refusals += used.retried.refusals;
     for (const e of used.retried.afterRefusal)
       out.violations.push(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
     if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(f) ${what}: ${(r.stdout + r.stderr).slice(0, 1200)}`);
@@ -717,6 +736,7 @@ const totals = {
   faulted: 0,
   retries: 0,
   overMaxByRetries: 0,
+  refusals: 0,
 };
 console.log(`cost-fuzz: seed ${SEED}, ${scenarios.length} scenario(s)`);
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, (sc, i) => runScenario(sc, i), totals);
@@ -730,7 +750,7 @@ for (const [kind, f] of [...FIGURES].sort()) {
 console.log(
   `\n${scenarios.length} scenarios, ${totals.commands} commands, ${totals.requests} requests, ${totals.paid} payouts, ` +
     `${totals.kills} kills (${totals.uncounted} requests not in usage.json at the end), ${totals.refusedByMax} over their max; ` +
-    `${totals.faulted} answered 5xx, 429 or dropped, ${totals.retries} retries, ${totals.overMaxByRetries} allowed runs over N by retries; ` +
+    `${totals.faulted} answered 5xx, 429 or dropped, ${totals.retries} retries, ${totals.overMaxByRetries} allowed runs over N by retries, ${totals.refusals} refusals (4xx); ` +
     `${failures} failed; ${Math.round((Date.now() - started) / 1000)} s`,
 );
 process.exit(failures ? 1 : 0);
