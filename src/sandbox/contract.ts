@@ -106,6 +106,8 @@ export interface RequestLogEntry {
   route: RouteName;
   /** 0 when the connection was dropped (fault dropAfterCreate). */
   status: number;
+  /** The Idempotency-Key sent, if any: which retry resends which request. */
+  idempotencyKey?: string;
 }
 
 export const STATE_VERSION = 1;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
-import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
+import { API_KEY_HEADER, CORRELATION_ID_HEADER, IDEMPOTENCY_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { RequestLogEntry } from './contract.ts';
 import type { Route, Sandbox } from './context.ts';
 import { apiError, ApiError, fieldError, forbidden, header, type Reply, type Request, unauthorized } from './http.ts';
@@ -54,6 +54,8 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
     const apiKey = header(req.headers, API_KEY_HEADER) ?? '';
     const requestId = header(req.headers, REQUEST_ID_HEADER) ?? header(req.headers, CORRELATION_ID_HEADER) ?? randomUUID();
     const entry: RequestLogEntry = { at, apiKey, method, path: url.pathname, route: route?.name ?? 'unknown', status: -1 };
+    const idempotencyKey = header(req.headers, IDEMPOTENCY_KEY_HEADER);
+    if (idempotencyKey) entry.idempotencyKey = idempotencyKey;
     sb.log.push(entry);
     if (sb.log.length > 100_000) sb.log.splice(0, sb.log.length - 100_000);
 

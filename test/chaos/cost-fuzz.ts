@@ -1,7 +1,7 @@
 // Fuzz: what commands cost the key (spec §8: 10,000 requests a month, 5 a second), judged by the sandbox's own request
 // log per key against the estimate the tool printed (src/engine/REFERENCE.md, "What a batch costs") and this script's
 // own model of the batch (its rows, their documents' bytes, their corridors), never by the tool's own count alone.
-//   npx tsx test/chaos/cost-fuzz.ts [--seed S] [--runs N] [--verbose] [--only I] [--scenario JSON] [--keep]
+//   npx tsx test/chaos/cost-fuzz.ts [--seed S] [--runs N] [--faults] [--verbose] [--only I] [--scenario JSON] [--keep]
 //
 // Each scenario (fast-check, from the seed): the sandbox in its strict or variant reading, then 2 to 6 steps, each a
 // process of the built CLI (`node dist/bin.js`) against it over 127.0.0.1. A sending step runs a new batch of 1 to 40
@@ -31,6 +31,16 @@
 //       most ceil(payouts / 100) + 1 list reads by a command);
 //   (e) figures: requests per paid row per step kind, printed as a table;
 //   (f) no "unexpected error" nor stack trace in any output.
+// `--faults`: each scenario also draws the sandbox's faults (FaultConfig: latency, 5xx before effect, 5xx and dropped
+// sockets after an initiate or swap created, spurious 429s; its rate limit stays off). Then, by the log alone:
+//   (a') a command's requests exceed its estimate only by retries the log explains: a request of the same method,
+//        path and Idempotency-Key as an earlier one of the command the log shows answered 5xx, 429 or dropped, one
+//        failure for one retry (so (d)'s counts are taken retries apart too); an initiate or swap sent again with a
+//        key the service refused (a 4xx but 429, spec §7) in the same command is a violation; so is, over the whole
+//        scenario, an initiate under a reference's key n + 1 unless key n was refused or its payout FAILED or REJECTED;
+//   (b') an allowed `--max-requests N` spends at most N besides those retries (REFERENCE promises the plan's count at
+//        most N and is silent on retries: a run over N by retries alone is counted, not a violation);
+//   (c) as above: every request the sandbox logs, retries and 429s included, is counted.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -41,12 +51,21 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { PDFDocument } from 'pdf-lib';
 import { idempotencyKey } from '../../src/engine/identity.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { startSandbox, type FaultConfig, type LocalSandbox, type RequestLogEntry } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, KEY, ROOT, runCli, workDir, type CliRun } from '../engine/helpers.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { creditBack, drainWallet, fuzzFlags, leave, parseJson, runScenarios, serviceRecords, threw, type Drain } from './fuzz-judge.ts';
 
-const { given: GIVEN, seed: SEED, runs: RUNS, verbose: VERBOSE, only: ONLY, keep: KEEP } = fuzzFlags<Scenario>();
+/** `--faults`: each scenario draws the sandbox's faults (latency, 5xx before and after effect, drops, spurious 429s). */
+const FAULTS = process.argv.includes('--faults');
+const {
+  given: GIVEN,
+  seed: SEED,
+  runs: RUNS,
+  verbose: VERBOSE,
+  only: ONLY,
+  keep: KEEP,
+} = fuzzFlags<Scenario>(process.argv.slice(2).filter((a) => a !== '--faults'));
 
 /** The business's other key: the drains go under it, out of the judged key's count. */
 const OTHER_KEY = 'sk_sandbox_acme_secondary';
@@ -80,6 +99,7 @@ type Step =
 interface Scenario {
   variant: boolean;
   steps: Step[];
+  faults?: Partial<FaultConfig>;
 }
 
 const rowArb = fc.record({
@@ -115,9 +135,17 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('status' as const) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('reconcile' as const) }) },
 );
+const faultsArb: fc.Arbitrary<Partial<FaultConfig>> = fc.record({
+  latencyMs: fc.constantFrom<[number, number]>([0, 0], [0, 20], [5, 60]),
+  errorBeforeEffect: fc.constantFrom(0, 0.03, 0.08),
+  errorAfterCreate: fc.constantFrom(0, 0.05, 0.15),
+  dropAfterCreate: fc.constantFrom(0, 0.03, 0.08),
+  spurious429: fc.constantFrom(0, 0.02, 0.05),
+});
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   variant: fc.boolean(),
   steps: fc.array(stepArb, { minLength: 2, maxLength: 6 }),
+  ...(FAULTS ? { faults: faultsArb } : {}),
 });
 
 // --- documents ---
@@ -210,8 +238,53 @@ function between(sb: LocalSandbox, from: number, to: number) {
   const all = sb.requestLog().filter((e) => e.at >= from && e.at <= to);
   const keyed = all.filter((e) => e.apiKey === KEY);
   const by = (route: string) => keyed.filter((e) => e.route === route).length;
-  return { keyed, puts: all.filter((e) => e.route === 'storagePut').length, by, sending: keyed.filter((e) => SENDING.has(e.route)) };
+  const retried = retriesIn(keyed);
+  /** A route's requests less the retries the log explains. */
+  const first = (route: string) => by(route) - retried.of(route);
+  const okUploads = keyed.filter((e) => e.route === 'uploadUrl' && e.status >= 200 && e.status < 300).length;
+  const sending = keyed.filter((e) => SENDING.has(e.route));
+  return { keyed, puts: all.filter((e) => e.route === 'storagePut').length, by, first, retried, okUploads, sending };
 }
+
+/** Answers that prove nothing was refused: 5xx, a 429, a dropped socket (0). The request may go again. */
+const unanswered = (e: RequestLogEntry) => e.status === 0 || e.status === 429 || e.status >= 500;
+
+/**
+ * (a'): a command's requests that the log explains as retries: each a request of the same method, path and
+ * Idempotency-Key as an earlier one of the command the log shows unanswered (5xx, 429, dropped), one failure
+ * explaining one retry; by route. And each initiate or swap sent again with the key of one the service refused
+ * (a 4xx but 429: definitive, spec §7) in the same command. A refusal of a key that an earlier request of the command
+ * left unknown (5xx, dropped) proves nothing of that request (a 5xx may be a gateway's while the service still acts):
+ * the key is still unknown, and may go again.
+ */
+function retriesIn(entries: RequestLogEntry[]) {
+  const open = new Map<string, number>();
+  const refused = new Set<string>();
+  const unknown = new Set<string>();
+  const byRoute = new Map<string, number>();
+  const afterRefusal: RequestLogEntry[] = [];
+  let explained = 0;
+  for (const e of entries) {
+    const id = `${e.method} ${e.path} ${e.idempotencyKey ?? ''}`;
+    if (e.idempotencyKey && refused.has(id)) afterRefusal.push(e);
+    const pending = open.get(id) ?? 0;
+    if (pending > 0) {
+      explained++;
+      byRoute.set(e.route, (byRoute.get(e.route) ?? 0) + 1);
+      open.set(id, pending - 1);
+    }
+    const lost = e.status === 0 || e.status >= 500;
+    if (lost && e.idempotencyKey) unknown.add(id);
+    if (unanswered(e) || (e.status >= 400 && unknown.has(id))) open.set(id, (open.get(id) ?? 0) + 1);
+    else if (e.status >= 400) refused.add(id);
+  }
+  const refusals = entries.filter((e) => e.status >= 400 && e.status < 500 && e.status !== 429).length;
+  return { explained, of: (route: string) => byRoute.get(route) ?? 0, afterRefusal, failed: entries.filter(unanswered).length, refusals };
+}
+
+/** A command's log as a line: route, status, the key's last characters. */
+const logLine = (entries: RequestLogEntry[]) =>
+  entries.map((e) => `${e.route} ${e.status}${e.idempotencyKey ? ` ${e.idempotencyKey.slice(-6)}` : ''}`).join(', ');
 
 /** The requests the usage files of these per-user folders count for this UTC month, every key. */
 async function counted(folders: string[]): Promise<number> {
@@ -243,6 +316,12 @@ interface Outcome {
   judged: number;
   /** The log's requests the usage files do not count at the end (SIGKILLs). */
   uncounted: number;
+  /** Requests answered 5xx, 429 or dropped; the retries the log explains; allowed runs over N by retries. */
+  faulted: number;
+  retries: number;
+  overMaxByRetries: number;
+  /** Answers 4xx but 429: the service's refusals. */
+  refusals: number;
 }
 
 /** Per step kind: commands, requests, payouts made, estimate minus truth. */
@@ -271,6 +350,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     over: 0,
     judged: 0,
     uncounted: 0,
+    faulted: 0,
+    retries: 0,
+    overMaxByRetries: 0,
+    refusals: 0,
   };
   const v = (m: string) => out.violations.push(m);
   const dir = await workDir('pb-cost-fuzz-');
@@ -281,6 +364,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     randomSeed: SEED + n,
     shapes: sc.variant ? 'variant' : 'strict',
     onRequest: () => onRequest(),
+    ...(sc.faults ? { faults: sc.faults } : {}),
   });
   const state = join(dir, 'state');
   const otherUser = join(dir, 'other-user');
@@ -288,6 +372,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   const service = ['--base-url', sb.url];
   const folders = new Set([state]);
   let last: Written | undefined;
+  /** Every reference the scenario's batches named. */
+  const allRefs = new Set<string>();
   /** Requests sent in the last second of the SIGKILLed processes. */
   let slack = 0;
   let lastResults: string | undefined;
@@ -297,6 +383,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const cli = async (what: string, args: string[], o: { env?: Record<string, string>; killAfter?: number; cwd?: string } = {}) => {
       const from = Date.now();
       const payoutsBefore = sb.snapshot().payouts.length;
+      const before = out.violations.length;
       let seen = 0;
       const r = await runCli([...args, ...service], {
         cwd: o.cwd ?? dir,
@@ -305,12 +392,19 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         onSpawn: (c) => (onRequest = () => void (++seen === o.killAfter && c.kill('SIGKILL'))),
       });
       onRequest = () => {};
-      // (the process has exited: every request it sent has been answered or dropped)
+      // (the process has exited; what it sent before a SIGKILL may still be in the sandbox's latency: the log shows a
+      // request once answered or dropped)
+      await settled();
       const used = between(sb, from, Date.now());
       const paid = sb.snapshot().payouts.length - payoutsBefore;
       out.commands++;
       out.requests += used.keyed.length;
       out.paid += paid;
+      out.faulted += used.retried.failed;
+      out.retries += used.retried.explained;
+      out.refusals += used.retried.refusals;
+      for (const e of used.retried.afterRefusal)
+        v(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
       if (r.signal) {
         out.kills++;
         // (counted in memory, flushed every second: what the last second of a SIGKILLed process sent may be lost)
@@ -319,9 +413,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       }
       if (STACK.test(r.stdout + r.stderr)) v(`(f) ${what}: ${(r.stdout + r.stderr).slice(0, 1200)}`);
       const kinds = [...new Set(used.keyed.map((e) => e.route))].map((k) => `${k} ${used.by(k)}`).join(', ');
+      const faults = used.retried.failed ? `; ${used.retried.failed} unanswered, ${used.retried.explained} retries` : '';
       out.notes.push(
-        `${what}: ${r.signal ?? `exit ${r.code}`}; ${used.keyed.length} requests (${kinds}), ${used.puts} PUTs, ${paid} payouts`,
+        `${what}: ${r.signal ?? `exit ${r.code}`}; ${used.keyed.length} requests (${kinds}), ${used.puts} PUTs, ${paid} payouts${faults}`,
       );
+      if (out.violations.length > before) out.notes.push(`  its log: ${logLine(used.keyed)}`);
       if (r.code !== 0 && !r.signal)
         out.notes.push(
           `  said: ${(
@@ -347,16 +443,25 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         return est;
       }
       const limit = quoted ? est.preflight! + est.quotes! : est.estimate!;
-      if (n > limit) v(`(a) ${what}: ${n} requests, the estimate printed ${limit} (${JSON.stringify(est)})`);
-      figure(kind, n, c.paid, limit - n);
-      out.over += limit - n;
+      // (a'): under faults, the estimate plus the retries the log explains
+      const retries = c.used.retried.explained;
+      if (n - retries > limit) {
+        v(
+          `(a) ${what}: ${n} requests (${retries} of them retries the log explains), the estimate printed ${limit} (${JSON.stringify(est)})`,
+        );
+        out.notes.push(`  ${what}, its log: ${logLine(c.used.keyed)}`);
+      }
+      figure(kind, n - retries, c.paid, limit - (n - retries));
+      out.over += limit - (n - retries);
       out.judged++;
       if (w && !quoted) {
         const expected = new Set<string>();
         for (const ref of w.refs) for (const d of w.contents.get(ref) ?? []) expected.add(d);
-        if (c.used.by('uploadUrl') > expected.size)
-          v(`(d) ${what}: ${c.used.by('uploadUrl')} upload-url requests for ${expected.size} distinct contents among the rows`);
-        if (c.used.puts !== c.used.by('uploadUrl')) v(`(d) ${what}: ${c.used.puts} storage PUTs for ${c.used.by('uploadUrl')} upload-urls`);
+        if (c.used.first('uploadUrl') > expected.size)
+          v(
+            `(d) ${what}: ${c.used.first('uploadUrl')} upload-url requests (retries apart) for ${expected.size} distinct contents among the rows`,
+          );
+        if (c.used.puts !== c.used.okUploads) v(`(d) ${what}: ${c.used.puts} storage PUTs for ${c.used.okUploads} upload-urls answered`);
       }
       return est;
     };
@@ -391,6 +496,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const common = ['--yes', '--json', '--allow-partial'];
       if ('rows' in step) {
         const w = await writeBatch(dir, n, k, step, last);
+        for (const r of w.refs) allRefs.add(r);
         const flags = [...common, ...(step.merge ? ['--merge-documents'] : []), ...(step.swap ? ['--fund-by-swap'] : [])];
         if (step.swap) {
           const d = await drainWallet(sb, OTHER_KEY, 'GBP', `fuzz-drain-${n}-${k}`);
@@ -412,7 +518,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             ...(step.merge ? ['--merge-documents'] : []),
           ]);
           const est = judgeSend(`${what}: plan --out`, 'plan --out', p, w, true);
-          const quotes = p.used.by('quote');
+          const quotes = p.used.first('quote');
           const groups = new Set(w.refs.map((r) => w.groups.get(r)).filter(Boolean)).size;
           if (quotes > groups + w.swiftRows)
             v(`(d) ${what}: ${quotes} quotes for ${groups} corridors and methods (${w.swiftRows} SWIFT rows)`);
@@ -436,8 +542,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             w.file,
             '--json',
             '--allow-partial',
+            // (plan counts the swap that funds a short wallet without being asked: it takes no --fund-by-swap)
             ...(step.merge ? ['--merge-documents'] : []),
-            ...(step.swap ? ['--fund-by-swap'] : []),
           ]);
           const est = estimateOf(p.r);
           judgeSend(`${what}: plan --json`, 'plan', p, undefined, true);
@@ -478,12 +584,18 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             if (c.used.keyed.some((e) => e.method !== 'GET')) v(`(b) ${what}: refused, yet sent a request other than a GET`);
             figure(`${step.t} refused`, n2, c.paid);
           } else if (max !== undefined) {
-            if (n2 > max) v(`(b) ${what}: allowed by ${max}, spent ${n2}`);
+            // (b'): REFERENCE promises the plan's count at most N; retries the log explains come on top (it is silent on them)
+            const retries = c.used.retried.explained;
+            if (n2 - retries > max) v(`(b) ${what}: allowed by ${max}, spent ${n2} (${retries} of them retries the log explains)`);
+            else if (n2 > max) {
+              out.overMaxByRetries++;
+              out.notes.push(`  (b') allowed by ${max}, spent ${n2}: ${n2 - max} over N, all retries the log explains`);
+            }
             if (step.t === 'max') judgeSend(what, 'max allowed', c, w);
             else figure('watch', n2, c.paid, est.estimate! - n2);
           } else figure('watch', n2, c.paid, est.estimate! - n2);
-          if (step.t === 'watch' && (max === undefined || est.estimate! <= max) && n2 > est.estimate!)
-            v(`(a) ${what}: the tick spent ${n2}, the plan's estimate ${est.estimate}`);
+          if (step.t === 'watch' && (max === undefined || est.estimate! <= max) && n2 - c.used.retried.explained > est.estimate!)
+            v(`(a) ${what}: the tick spent ${n2} (${c.used.retried.explained} retries), the plan's estimate ${est.estimate}`);
         } else if (step.t === 'kill') {
           const k1 = await cli(`${what} (killed after ${step.after})`, ['run', w.file, ...flags], { killAfter: step.after });
           figure('killed run', k1.used.keyed.length, k1.paid);
@@ -524,12 +636,17 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         const rows = last?.refs.length ?? 0;
         figure(step.t, c.used.keyed.length, rows);
         const total = sb.snapshot().payouts.length;
-        if (c.used.by('listPayouts') > Math.ceil(total / 100) + 1)
-          v(`(d) ${what}: ${c.used.by('listPayouts')} payout list reads for ${total} payouts at the service (100 a page)`);
-        if (c.used.by('getPayout') > rows) v(`(d) ${what}: ${c.used.by('getPayout')} GET payout for a batch of ${rows} rows`);
+        if (c.used.first('listPayouts') > Math.ceil(total / 100) + 1)
+          v(
+            `(d) ${what}: ${c.used.first('listPayouts')} payout list reads (retries apart) for ${total} payouts at the service (100 a page)`,
+          );
+        if (c.used.first('getPayout') > rows)
+          v(`(d) ${what}: ${c.used.first('getPayout')} GET payout (retries apart) for a batch of ${rows} rows`);
       }
       await judgeCount(what);
     }
+
+    newKeys();
 
     // (c): what `account --json` says the key used, against the log before and after it
     const before = sb.requestLog().filter((e) => e.apiKey === KEY).length;
@@ -549,16 +666,56 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   }
   return out;
 
+  /**
+   * (a'): by the log, an initiate under a reference's key n + 1 only once the service proved key n holds no payout
+   * (it refused key n: a 4xx but 429, spec §7) or key n's payout FAILED or was REJECTED (`retry --resend-failed`).
+   */
+  function newKeys() {
+    const keyOf = new Map<string, { ref: string; attempt: number }>();
+    for (const ref of allRefs) for (let a = 1; a <= 8; a++) keyOf.set(idempotencyKey(ref, a), { ref, attempt: a });
+    const held = new Map(serviceRecords(sb).flatMap((p) => (p.made ? [[p.made.key, p.status] as const] : [])));
+    const log = sb.requestLog().filter((e) => e.apiKey === KEY && e.route === 'initiate');
+    const judged = new Set<string>();
+    for (const [i, e] of log.entries()) {
+      const k = e.idempotencyKey ? keyOf.get(e.idempotencyKey) : undefined;
+      if (!k || k.attempt === 1 || judged.has(e.idempotencyKey!)) continue;
+      judged.add(e.idempotencyKey!);
+      const old = idempotencyKey(k.ref, k.attempt - 1);
+      const answers = log.slice(0, i).filter((x) => x.idempotencyKey === old);
+      const status = held.get(old);
+      const why =
+        status !== undefined
+          ? status === 'FAILED' || status === 'REJECTED'
+            ? undefined
+            : `key ${k.attempt - 1} holds a ${status} payout`
+          : answers.some((x) => x.status >= 400 && x.status < 500 && x.status !== 429)
+            ? undefined
+            : `key ${k.attempt - 1} was answered ${answers.map((x) => x.status).join(', ') || 'never'} (no refusal: unknown)`;
+      if (why) out.violations.push(`(a') ${k.ref}: an initiate under key ${k.attempt} while ${why}`);
+    }
+  }
+
+  /** Until the sandbox has answered or dropped every request it received. */
+  async function settled() {
+    while (sb.inFlight() > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
   async function cliNoService(what: string, args: string[]) {
     // (a watch's configuration names the service)
     const from = Date.now();
     const payoutsBefore = sb.snapshot().payouts.length;
     const r = await runCli(args, { cwd: dir, env, timeoutMs: 180_000 });
+    await settled();
     const used = between(sb, from, Date.now());
     const paid = sb.snapshot().payouts.length - payoutsBefore;
     out.commands++;
     out.requests += used.keyed.length;
     out.paid += paid;
+    out.faulted += used.retried.failed;
+    out.retries += used.retried.explained;
+    out.refusals += used.retried.refusals;
+    for (const e of used.retried.afterRefusal)
+      out.violations.push(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
     if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(f) ${what}: ${(r.stdout + r.stderr).slice(0, 1200)}`);
     out.notes.push(`${what}: exit ${r.code}; ${used.keyed.length} requests, ${paid} payouts`);
     return { r, used, paid };
@@ -567,7 +724,20 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const started = Date.now();
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
-const totals = { commands: 0, paid: 0, requests: 0, kills: 0, refusedByMax: 0, over: 0, judged: 0, uncounted: 0 };
+const totals = {
+  commands: 0,
+  paid: 0,
+  requests: 0,
+  kills: 0,
+  refusedByMax: 0,
+  over: 0,
+  judged: 0,
+  uncounted: 0,
+  faulted: 0,
+  retries: 0,
+  overMaxByRetries: 0,
+  refusals: 0,
+};
 console.log(`cost-fuzz: seed ${SEED}, ${scenarios.length} scenario(s)`);
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, (sc, i) => runScenario(sc, i), totals);
 console.log(`\n| step kind | steps | requests | payouts made | requests a payout | estimate above the truth (mean) |`);
@@ -579,6 +749,8 @@ for (const [kind, f] of [...FIGURES].sort()) {
 }
 console.log(
   `\n${scenarios.length} scenarios, ${totals.commands} commands, ${totals.requests} requests, ${totals.paid} payouts, ` +
-    `${totals.kills} kills (${totals.uncounted} requests not in usage.json at the end), ${totals.refusedByMax} over their max; ${failures} failed; ${Math.round((Date.now() - started) / 1000)} s`,
+    `${totals.kills} kills (${totals.uncounted} requests not in usage.json at the end), ${totals.refusedByMax} over their max; ` +
+    `${totals.faulted} answered 5xx, 429 or dropped, ${totals.retries} retries, ${totals.overMaxByRetries} allowed runs over N by retries, ${totals.refusals} refusals (4xx); ` +
+    `${failures} failed; ${Math.round((Date.now() - started) / 1000)} s`,
 );
 process.exit(failures ? 1 : 0);

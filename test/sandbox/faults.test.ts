@@ -18,6 +18,9 @@ describe('fault injection', () => {
       expect(retry.status).toBe(201);
       expect(retry.body.id).toBe(list.body.data[0].id);
       expect((await call(sb, 'GET', P)).body.meta.total).toBe(1);
+      // the log says which key each initiate carried: a campaign pairs a retry with the 5xx before it
+      const initiates = sb.requestLog().filter((e) => e.route === 'initiate');
+      expect(initiates.map((e) => e.idempotencyKey)).toEqual([key, key]);
     } finally {
       await sb.close();
     }
