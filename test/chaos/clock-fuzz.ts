@@ -50,16 +50,14 @@
 //       --allow-partial says;
 //   and (a), (e) as above.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import * as XLSX from 'xlsx';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
-import { hostFolder } from '../../src/approvals/account-policy.ts';
-import { accountOf } from '../../src/client/environment.ts';
+import { install } from '../approvals/install.ts';
 import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { canonicalJson } from '../../src/text.ts';
@@ -181,6 +179,8 @@ async function runSide(sc: Scenario, n: number, twin: boolean, out: Outcome): Pr
   const side: Side = { label, money: [], outputs: new Map(), straddled: 0, nearMonthEnd: 0, batch2: 'other' };
   const v = (s: string) => out.violations.push(`${label}: ${s}`);
   const root = await workDir('pb-clock-fuzz-');
+  // (an installation of its own: its policies in its own host folder, never the machine's /etc/payout-batch)
+  const inst = install(join(root, 'install'));
   const start = anchorOf(sc) - sc.before * 1000;
   let offset = start - Date.now();
   const offset0 = offset;
@@ -209,7 +209,7 @@ async function runSide(sc: Scenario, n: number, twin: boolean, out: Outcome): Pr
       });
       env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
       const from = vnow();
-      const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+      const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000, bin: inst.bin });
       const to = vnow();
       out.commands++;
       out.notes.push(
@@ -586,6 +586,7 @@ function dueOf(written: string): string {
 /** A scenario's sandbox, clocks and CLI (under its TZ and LANG). */
 async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
   const root = await workDir('pb-clock-windows-');
+  const inst = install(join(root, 'install'));
   const start = anchorOf(sc) - sc.before * 1000;
   let offset = start - Date.now();
   const offset0 = offset;
@@ -596,9 +597,6 @@ async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
     shapes: sc.variant ? 'variant' : 'strict',
     now: () => Date.now() + offset0,
   });
-  // (a policy an earlier campaign left for this port's account: the first `policy set` would be a proposal)
-  const account = createHash('sha256').update(accountOf(sb.url)).digest('hex').slice(0, 32);
-  for (const f of readdirSync(hostFolder())) if (f.startsWith(account)) rmSync(join(hostFolder(), f), { recursive: true, force: true });
   const vnow = () => Date.now() + offset;
   const cli = async (what: string, args: string[]): Promise<CliRun & { from: number; to: number }> => {
     const env = cleanEnv({
@@ -613,7 +611,7 @@ async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
     });
     env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
     const from = vnow();
-    const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+    const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000, bin: inst.bin });
     const to = vnow();
     out.commands++;
     const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-1)[0]?.slice(0, 240);
