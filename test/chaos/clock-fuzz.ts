@@ -57,7 +57,7 @@ import fc from 'fast-check';
 import * as XLSX from 'xlsx';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
-import { install } from '../approvals/install.ts';
+import { install, type Installation } from '../approvals/install.ts';
 import { Dec } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { canonicalJson } from '../../src/text.ts';
@@ -80,6 +80,24 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
     constructor(...a) { if (a.length) super(...a); else super(Real.now() + offset); }
     static now() { return Real.now() + offset; }
   };`)}`;
+
+/** The installation's CLI as a process under the zone, language and clock offset drawn, from and to on that clock. */
+async function clockCli(root: string, inst: Installation, o: { tz: string; lang: string; offset: number }, args: string[]) {
+  const env = cleanEnv({
+    HOME: root,
+    PAYOUT_API_KEY: KEY,
+    PAYOUT_BATCH_RATE: '1000',
+    TZ: o.tz,
+    LANG: o.lang,
+    LC_ALL: o.lang,
+    PB_FUZZ_CLOCK_OFFSET_MS: String(o.offset),
+    NODE_OPTIONS: `--import=${PRELOAD}`,
+  });
+  env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
+  const from = Date.now() + o.offset;
+  const r: CliRun = await runCli(args, { cwd: root, env, timeoutMs: 120_000, bin: inst.bin });
+  return { ...r, from, to: Date.now() + o.offset };
+}
 
 const TZS = [
   'UTC',
@@ -196,28 +214,15 @@ async function runSide(sc: Scenario, n: number, twin: boolean, out: Outcome): Pr
     const service = ['--base-url', sb.url];
     const tz = twin ? 'UTC' : sc.tz;
     const lang = twin ? 'C' : sc.lang;
-    const cli = async (what: string, args: string[]): Promise<CliRun & { from: number; to: number }> => {
-      const env = cleanEnv({
-        HOME: root,
-        PAYOUT_API_KEY: KEY,
-        PAYOUT_BATCH_RATE: '1000',
-        TZ: tz,
-        LANG: lang,
-        LC_ALL: lang,
-        PB_FUZZ_CLOCK_OFFSET_MS: String(offset),
-        NODE_OPTIONS: `--import=${PRELOAD}`,
-      });
-      env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
-      const from = vnow();
-      const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000, bin: inst.bin });
-      const to = vnow();
+    const cli = async (what: string, args: string[]) => {
+      const r = await clockCli(root, inst, { tz, lang, offset }, args);
       out.commands++;
       out.notes.push(
-        `${label}: ${what} ${new Date(from).toISOString()}: exit ${r.code}${r.code ? `: ${r.stderr.trim().split('\n').slice(-1)[0]?.slice(0, 200)}` : ''}`,
+        `${label}: ${what} ${new Date(r.from).toISOString()}: exit ${r.code}${r.code ? `: ${r.stderr.trim().split('\n').slice(-1)[0]?.slice(0, 200)}` : ''}`,
       );
       // (e)
       if (STACK.test(r.stdout + r.stderr)) v(`(e) ${what}: ${(r.stderr || r.stdout).slice(0, 800)}`);
-      return { ...r, from, to };
+      return r;
     };
     const keep = async (name: string, text: string, csv = false) => {
       side.outputs.set(name, text.replaceAll(root, '<root>').replace(/127\.0\.0\.1[_:]\d+(-[0-9a-f]+)?/g, '<host>'));
@@ -598,28 +603,15 @@ async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
     now: () => Date.now() + offset0,
   });
   const vnow = () => Date.now() + offset;
-  const cli = async (what: string, args: string[]): Promise<CliRun & { from: number; to: number }> => {
-    const env = cleanEnv({
-      HOME: root,
-      PAYOUT_API_KEY: KEY,
-      PAYOUT_BATCH_RATE: '1000',
-      TZ: sc.tz,
-      LANG: sc.lang,
-      LC_ALL: sc.lang,
-      PB_FUZZ_CLOCK_OFFSET_MS: String(offset),
-      NODE_OPTIONS: `--import=${PRELOAD}`,
-    });
-    env.PAYOUT_BATCH_STATE_DIR = join(root, 'state');
-    const from = vnow();
-    const r = await runCli(args, { cwd: root, env, timeoutMs: 120_000, bin: inst.bin });
-    const to = vnow();
+  const cli = async (what: string, args: string[]) => {
+    const r = await clockCli(root, inst, { tz: sc.tz, lang: sc.lang, offset }, args);
     out.commands++;
     const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-1)[0]?.slice(0, 240);
     out.notes.push(
-      `${what} ${new Date(from).toISOString()}..${new Date(to).toISOString().slice(11)}: exit ${r.code}${r.code ? `: ${last}` : ''}`,
+      `${what} ${new Date(r.from).toISOString()}..${new Date(r.to).toISOString().slice(11)}: exit ${r.code}${r.code ? `: ${last}` : ''}`,
     );
     if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(e) ${what}: ${(r.stderr || r.stdout).slice(0, 800)}`);
-    return { ...r, from, to };
+    return r;
   };
   const move = (to: number) => {
     const ms = Math.max(0, Math.round(to - vnow()));

@@ -303,26 +303,26 @@ const estimateOf = (r: CliRun) => {
   return j?.plan?.requests ?? j?.requests;
 };
 
-interface Outcome {
-  violations: string[];
-  notes: string[];
-  commands: number;
-  paid: number;
-  requests: number;
-  kills: number;
-  refusedByMax: number;
+/** What a scenario counts, and the campaign sums. */
+const noCounts = () => ({
+  commands: 0,
+  paid: 0,
+  requests: 0,
+  kills: 0,
+  refusedByMax: 0,
   /** The sum of (estimate - requests) over the commands judged by (a), and how many. */
-  over: number;
-  judged: number;
+  over: 0,
+  judged: 0,
   /** The log's requests the usage files do not count at the end (SIGKILLs). */
-  uncounted: number;
+  uncounted: 0,
   /** Requests answered 5xx, 429 or dropped; the retries the log explains; allowed runs over N by retries. */
-  faulted: number;
-  retries: number;
-  overMaxByRetries: number;
+  faulted: 0,
+  retries: 0,
+  overMaxByRetries: 0,
   /** Answers 4xx but 429: the service's refusals. */
-  refusals: number;
-}
+  refusals: 0,
+});
+type Outcome = { violations: string[]; notes: string[] } & ReturnType<typeof noCounts>;
 
 /** Per step kind: commands, requests, payouts made, estimate minus truth. */
 const FIGURES = new Map<string, { steps: number; requests: number; paid: number; over: number; judged: number }>();
@@ -339,22 +339,7 @@ function figure(kind: string, requests: number, paid: number, over?: number) {
 }
 
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = {
-    violations: [],
-    notes: [],
-    commands: 0,
-    paid: 0,
-    requests: 0,
-    kills: 0,
-    refusedByMax: 0,
-    over: 0,
-    judged: 0,
-    uncounted: 0,
-    faulted: 0,
-    retries: 0,
-    overMaxByRetries: 0,
-    refusals: 0,
-  };
+  const out: Outcome = { violations: [], notes: [], ...noCounts() };
   const v = (m: string) => out.violations.push(m);
   const dir = await workDir('pb-cost-fuzz-');
   let onRequest = () => {};
@@ -724,20 +709,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
 
 const started = Date.now();
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
-const totals = {
-  commands: 0,
-  paid: 0,
-  requests: 0,
-  kills: 0,
-  refusedByMax: 0,
-  over: 0,
-  judged: 0,
-  uncounted: 0,
-  faulted: 0,
-  retries: 0,
-  overMaxByRetries: 0,
-  refusals: 0,
-};
+const totals = noCounts();
 console.log(`cost-fuzz: seed ${SEED}, ${scenarios.length} scenario(s)`);
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, (sc, i) => runScenario(sc, i), totals);
 console.log(`\n| step kind | steps | requests | payouts made | requests a payout | estimate above the truth (mean) |`);
