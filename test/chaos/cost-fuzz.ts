@@ -341,6 +341,20 @@ function figure(kind: string, requests: number, paid: number, over?: number) {
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   const out: Outcome = { violations: [], notes: [], ...noCounts() };
   const v = (m: string) => out.violations.push(m);
+  /** A command's requests since `from` by the sandbox's log, and its payouts, counted; (a') judged. */
+  const tally = (what: string, from: number, payoutsBefore: number) => {
+    const used = between(sb, from, Date.now());
+    const paid = sb.snapshot().payouts.length - payoutsBefore;
+    out.commands++;
+    out.requests += used.keyed.length;
+    out.paid += paid;
+    out.faulted += used.retried.failed;
+    out.retries += used.retried.explained;
+    out.refusals += used.retried.refusals;
+    for (const e of used.retried.afterRefusal)
+      v(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
+    return { used, paid };
+  };
   const dir = await workDir('pb-cost-fuzz-');
   let onRequest = () => {};
   const sb = await startSandbox({
@@ -380,16 +394,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       // (the process has exited; what it sent before a SIGKILL may still be in the sandbox's latency: the log shows a
       // request once answered or dropped)
       await settled();
-      const used = between(sb, from, Date.now());
-      const paid = sb.snapshot().payouts.length - payoutsBefore;
-      out.commands++;
-      out.requests += used.keyed.length;
-      out.paid += paid;
-      out.faulted += used.retried.failed;
-      out.retries += used.retried.explained;
-      out.refusals += used.retried.refusals;
-      for (const e of used.retried.afterRefusal)
-        v(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
+      const { used, paid } = tally(what, from, payoutsBefore);
       if (r.signal) {
         out.kills++;
         // (counted in memory, flushed every second: what the last second of a SIGKILLed process sent may be lost)
@@ -691,16 +696,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const payoutsBefore = sb.snapshot().payouts.length;
     const r = await runCli(args, { cwd: dir, env, timeoutMs: 180_000 });
     await settled();
-    const used = between(sb, from, Date.now());
-    const paid = sb.snapshot().payouts.length - payoutsBefore;
-    out.commands++;
-    out.requests += used.keyed.length;
-    out.paid += paid;
-    out.faulted += used.retried.failed;
-    out.retries += used.retried.explained;
-    out.refusals += used.retried.refusals;
-    for (const e of used.retried.afterRefusal)
-      out.violations.push(`(a') ${what}: ${e.method} ${e.route} sent again under key ${e.idempotencyKey} after the service refused it`);
+    const { used, paid } = tally(what, from, payoutsBefore);
     if (STACK.test(r.stdout + r.stderr)) out.violations.push(`(f) ${what}: ${(r.stdout + r.stderr).slice(0, 1200)}`);
     out.notes.push(`${what}: exit ${r.code}; ${used.keyed.length} requests, ${paid} payouts`);
     return { r, used, paid };
