@@ -81,6 +81,16 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
     static now() { return Real.now() + offset; }
   };`)}`;
 
+/** The scenario's sandbox, its clock `offset` ms from now, no rate limit nor quota. */
+const clockSandbox = (variant: boolean, n: number, offset: number) =>
+  startSandbox({
+    rateLimitPerSecond: null,
+    monthlyQuota: null,
+    randomSeed: SEED + n,
+    shapes: variant ? 'variant' : 'strict',
+    now: () => Date.now() + offset,
+  });
+
 /** The installation's CLI as a process under the zone, language and clock offset drawn, from and to on that clock. */
 async function clockCli(root: string, inst: Installation, o: { tz: string; lang: string; offset: number }, args: string[]) {
   const env = cleanEnv({
@@ -202,13 +212,7 @@ async function runSide(sc: Scenario, n: number, twin: boolean, out: Outcome): Pr
   const start = anchorOf(sc) - sc.before * 1000;
   let offset = start - Date.now();
   const offset0 = offset;
-  const sb: LocalSandbox = await startSandbox({
-    rateLimitPerSecond: null,
-    monthlyQuota: null,
-    randomSeed: SEED + n,
-    shapes: sc.variant ? 'variant' : 'strict',
-    now: () => Date.now() + offset0,
-  });
+  const sb: LocalSandbox = await clockSandbox(sc.variant, n, offset0);
   const vnow = () => Date.now() + offset;
   try {
     const service = ['--base-url', sb.url];
@@ -595,13 +599,7 @@ async function windowWorld(sc: WindowScenario, n: number, out: WindowOutcome) {
   const start = anchorOf(sc) - sc.before * 1000;
   let offset = start - Date.now();
   const offset0 = offset;
-  const sb = await startSandbox({
-    rateLimitPerSecond: null,
-    monthlyQuota: null,
-    randomSeed: SEED + n,
-    shapes: sc.variant ? 'variant' : 'strict',
-    now: () => Date.now() + offset0,
-  });
+  const sb = await clockSandbox(sc.variant, n, offset0);
   const vnow = () => Date.now() + offset;
   const cli = async (what: string, args: string[]) => {
     const r = await clockCli(root, inst, { tz: sc.tz, lang: sc.lang, offset }, args);

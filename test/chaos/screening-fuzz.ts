@@ -679,42 +679,27 @@ function xpathOf(rows: Row[], r: Row): string {
 const STACK = /unexpected error|\n\s+at .+:\d+:\d+\)?/i;
 const ident = (s: string | undefined) => (s ?? '').replace(/[\s-]/g, '').toUpperCase();
 
-interface Outcome {
-  violations: string[];
-  notes: string[];
-  rows: number;
-  derived: number;
-  notPromised: number;
-  notPromisedMissed: number;
-  innocent: number;
-  falsePositives: number;
-  nearMisses: number;
-  nearMissesHeld: number;
-  commands: number;
-  payouts: number;
-  cutRefused: number;
-  invalid: number;
-}
+/** What a scenario counts, and the campaign sums. */
+const noCounts = () => ({
+  rows: 0,
+  derived: 0,
+  notPromised: 0,
+  notPromisedMissed: 0,
+  innocent: 0,
+  falsePositives: 0,
+  nearMisses: 0,
+  nearMissesHeld: 0,
+  commands: 0,
+  payouts: 0,
+  cutRefused: 0,
+  invalid: 0,
+});
+type Outcome = { violations: string[]; notes: string[] } & ReturnType<typeof noCounts>;
 /** Innocent names held (false positives), with how often. */
 const HELD_INNOCENT = new Map<string, number>();
 
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = {
-    violations: [],
-    notes: [],
-    rows: 0,
-    derived: 0,
-    notPromised: 0,
-    notPromisedMissed: 0,
-    innocent: 0,
-    falsePositives: 0,
-    nearMisses: 0,
-    nearMissesHeld: 0,
-    commands: 0,
-    payouts: 0,
-    cutRefused: 0,
-    invalid: 0,
-  };
+  const out: Outcome = { violations: [], notes: [], ...noCounts() };
   const dir = await workDir('pb-screening-fuzz-');
   const sb = await startSandbox({
     rateLimitPerSecond: null,
@@ -966,20 +951,7 @@ if (!existsSync(join(import.meta.dirname, '../../dist/bin.js')))
   throw new Error('npm run build first: the commands are processes of dist/');
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = {
-  rows: 0,
-  derived: 0,
-  notPromised: 0,
-  notPromisedMissed: 0,
-  innocent: 0,
-  falsePositives: 0,
-  nearMisses: 0,
-  nearMissesHeld: 0,
-  commands: 0,
-  payouts: 0,
-  cutRefused: 0,
-  invalid: 0,
-};
+const totals = noCounts();
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 const t = totals;
 const pct = (a: number, b: number) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
