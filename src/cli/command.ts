@@ -70,6 +70,14 @@ export function said(io: CliIO, message: string, code: ExitCode): ExitCode {
   return code;
 }
 
+/** A failure `said`, its `why` noted for the signals and, with --json, the one document on stdout. */
+export function saidFailed(io: CliIO, json: boolean | undefined, message: string, code: ExitCode, why = message): ExitCode {
+  said(io, message, code);
+  io.note?.({ reasons: [why] });
+  if (json) printJson(io, failureJson(code, why));
+  return code;
+}
+
 export { plural } from '../text.ts';
 
 export const serviceAnswer = (e: PayoutApiError) => `${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})`;

@@ -9,11 +9,10 @@ import { maskUrl } from '../mask.ts';
 import {
   API_KEY_REFUSED,
   CommandError,
-  failureJson,
   flag,
   num,
   parseShapes,
-  printJson,
+  saidFailed,
   SHAPES_VARIABLE,
   str,
   strs,
@@ -467,10 +466,7 @@ export async function withConnection(
     const json = (args as { json?: boolean }).json;
     if (!(e instanceof PayoutApiError)) return handleEngineError(e, io, json);
     logger.error({ err: e.toJSON() }, `${command}: request failed`);
-    io.note?.({ reasons: [e.message] });
-    io.stderr.write(`payout-batch: ${e.message}\n`);
-    if (json) printJson(io, failureJson(ExitCode.SERVICE_UNAVAILABLE, e.message));
-    return ExitCode.SERVICE_UNAVAILABLE;
+    return saidFailed(io, json, e.message, ExitCode.SERVICE_UNAVAILABLE);
   } finally {
     await conn.close().catch(() => undefined);
   }

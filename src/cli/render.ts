@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
 import cliProgress, { type Params } from 'cli-progress';
 import type { Logger } from 'pino';
-import { failureJson, plural, printJson, said, type CliIO } from './command.ts';
+import { plural, saidFailed, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -442,29 +442,25 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
   };
 }
 
-/** The engine's errors as a message (with --json, also the one document on stdout) and an exit code. */
+/** The engine's errors as a message (with --json, also the one document on stdout) and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO, json = false): ExitCode {
-  const code = engineErrorCode(e, io);
-  if (json) printJson(io, failureJson(code, (e as Error).message));
-  return code;
+  const [message, code] = engineErrorSaid(e);
+  return saidFailed(io, json, message, code, (e as Error).message);
 }
 
-/** First: once rows may have been sent, never 2. */
-function engineErrorCode(e: unknown, io: CliIO): ExitCode {
-  if (e instanceof Error) io.note?.({ reasons: [e.message] }); // (the alert's why, as stderr's)
+function engineErrorSaid(e: unknown): [string, ExitCode] {
   if (e instanceof FailedAfterSending)
-    return said(
-      io,
+    return [
       `the run failed after sending began: ${e.message}\n` +
         `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
         'Resume is safe: fix the cause and run the same command again (nothing is paid twice).',
       ExitCode.SERVICE_UNAVAILABLE,
-    );
-  if (e instanceof BatchRefused) return said(io, `refused: ${e.message}`, ExitCode.REFUSED);
+    ];
+  if (e instanceof BatchRefused) return [`refused: ${e.message}`, ExitCode.REFUSED];
   // (the team ledger lost before sending began: nothing was sent, run it again)
-  if (e instanceof TeamLedgerError) return said(io, e.message, ExitCode.SERVICE_UNAVAILABLE);
+  if (e instanceof TeamLedgerError) return [e.message, ExitCode.SERVICE_UNAVAILABLE];
   if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable)
-    return said(io, `${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
+    return [`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT];
   throw e;
 }
 

@@ -1,7 +1,7 @@
 // The one handler of `run` and `retry` (README.md): they differ only in the engine function they call.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { abortOn, failureJson, plural, printJson, type ArgsOf, type CliIO } from './command.ts';
+import { abortOn, failureJson, plural, printJson, saidFailed, type ArgsOf, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
@@ -47,12 +47,8 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
 }
 
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
-export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
-  io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
-  io.note?.({ reasons: [reason] });
-  if (json) printJson(io, failureJson(ExitCode.REFUSED, reason));
-  return ExitCode.REFUSED;
-}
+export const refused = (io: CliIO, json: boolean | undefined, reason: string): ExitCode =>
+  saidFailed(io, json, `refused: ${reason}. Nothing was sent.`, ExitCode.REFUSED, reason);
 
 /** The account's approval policy, read before the connection opens; a string: why it cannot be trusted; none: no service resolved. */
 export async function accountPolicyOf(args: ConnectionArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
@@ -101,14 +97,9 @@ export async function sendBatch<
     ...o.guard,
   };
   const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
-  /** An engine error said on stderr (its exit code, or `code`), and with --json as the one document on stdout. */
-  const failed = (e: unknown, code = handleEngineError(e, io)): ExitCode => {
-    if (args.json) printJson(io, failureJson(code, (e as Error).message));
-    return code;
-  };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (o.named && !namesBatch(o.named, io.cwd) && !existsSync(resolve(io.cwd, o.named)))
-    return failed(new InputError('FILE_NOT_FOUND', o.named, `${o.named}: no such file.`));
+    return handleEngineError(new InputError('FILE_NOT_FOUND', o.named, `${o.named}: no such file.`), io, args.json);
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)
     return refused(
@@ -198,9 +189,11 @@ export async function sendBatch<
         running = false;
         progress.stop();
         // (a failed request: withConnection says it, exit 4)
-        const code = handleEngineError(e, io);
+        const said = handleEngineError(e, io);
         // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
-        return failed(e, stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code);
+        const code = stop.aborted && said !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : said;
+        if (args.json) printJson(io, failureJson(code, (e as Error).message));
+        return code;
       }
     },
     { stateRoot: stateDir, logger, onEvent: progress.onClientEvent },

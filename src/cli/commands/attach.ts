@@ -1,7 +1,7 @@
 // `payout-batch attach PAYOUT FILE...`: upload documents to a payout (follow-up/attach-documents.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, failureJson, flag, plural, printJson, serviceAnswer, str, strs, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, printJson, saidFailed, serviceAnswer, str, strs, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -70,9 +70,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
     } catch (e) {
       const failed = failureOf(e);
       if (!failed) throw e;
-      io.stderr.write(`payout-batch: ${failed.message}\n`);
-      if (args.json) printJson(io, failureJson(failed.code, failed.message));
-      return failed.code;
+      return saidFailed(io, args.json, failed.message, failed.code);
     }
   }),
 );
