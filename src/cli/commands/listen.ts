@@ -8,7 +8,7 @@ import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../follow-up/webhook-receiver.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { connectionOptions, makeLogger, openConnection, openTeamLedger, refuseUnsafeStateFolder } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, openTeamLedger, refuseUnsafeStateFolder, wholeNumber } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 import { readBytes } from '../../approvals/payload.ts';
 import { attempt } from '../../files/attempt.ts';
@@ -55,7 +55,7 @@ const builder = (y: Argv) =>
 export default defineCommand(builder, async (args, io: CliIO) => {
   const logger = makeLogger(args, io, 'listen');
   const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
-  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError('--port must be a port number (0 to 65535)');
+  wholeNumber(args.port, '--port must be a port number (0 to 65535)', 0, 65535);
   const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
   const configs = watchDirs.map((d) => saying(() => readWatchConfig(d), WatchConfigError));
   const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));

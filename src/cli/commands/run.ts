@@ -14,6 +14,7 @@ import {
   swapFlags,
   swapOptions,
   swapRateTolerance,
+  wholeNumber,
   withPlanEnvironment,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
@@ -89,8 +90,7 @@ async function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO) {
   const passed: string[] = [];
   let plan: LoadedPlan | undefined;
   if (required !== undefined) {
-    if (!Number.isInteger(required) || required < 1)
-      throw new UsageError('--require-approvals takes a whole number of approvers, 1 or more');
+    wholeNumber(required, '--require-approvals takes a whole number of approvers, 1 or more', 1);
     if (!planPath) throw new UsageError('--require-approvals needs --plan PLAN: approvers sign a plan (`payout-batch approve PLAN`)');
     const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
     if (!list) throw new UsageError('--require-approvals needs the approvers list: --approvers FILE, or $PAYOUT_BATCH_APPROVERS');
