@@ -486,7 +486,7 @@ export async function reportOrNote(io: CliIO, write: () => Promise<string>, what
 
 /**
  * Rows in flight: enough for `rate` starts a second while each waits up to a second (8 at 5/s). At
- * most 64: more held a socket each and their answers timed out on a busy host (issue 44).
+ * most 64: more held a socket each and their answers timed out on a busy host.
  */
 export const inFlightFor = (rate: number | undefined): number => Math.min(64, Math.max(8, Math.ceil(rate ?? 5)));
 

@@ -59,7 +59,7 @@ export interface Screen {
 }
 type Width = Pick<Screen, 'columns'>;
 
-/** The plan whole (a file, a pipe), wrapped to a terminal's width, or fitted to a `screen` with the question after it (issue 31). */
+/** The plan whole (a file, a pipe), wrapped to a terminal's width, or fitted to a `screen` with the question after it. */
 export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen | Width): string {
   const l: string[] = [];
   /** Lines that give way, last first, when the plan does not fit the screen. */

@@ -97,7 +97,7 @@ export async function sendBatch<
     ...o.guard,
   };
   const concurrency = wholeNumber(args.concurrency, '--concurrency takes a whole number of rows from 1 to 64', 1, 64);
-  // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
+  // A missing file is said as such first, not as "pass --yes" (it is not a question of --yes).
   if (o.named && !namesBatch(o.named, io.cwd) && !existsSync(resolve(io.cwd, o.named)))
     return handleEngineError(new InputError('FILE_NOT_FOUND', o.named, `${o.named}: no such file.`), io, args.json);
   // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
