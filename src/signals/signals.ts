@@ -11,11 +11,7 @@ import { maskUrl } from '../mask.ts';
 import { Dec } from '../money.ts';
 import { isLoopbackHost } from '../spec/schemas.ts';
 
-export interface SignalTargets {
-  pingUrl?: string;
-  metricsFile?: string;
-  notifyUrl?: string;
-}
+export type SignalTargets = Partial<Record<'pingUrl' | 'metricsFile' | 'notifyUrl', string>>;
 
 const AMOUNTS = ['debited', 'refunded', 'net'] as const;
 type Amounts = Pick<MoneyTotals, (typeof AMOUNTS)[number]>;
@@ -35,8 +31,6 @@ export interface Outcome {
   /** The month's requests of its key, and its scrub of the key from what is sent. */
   conn?: Pick<Connection, 'client' | 'usage'>;
 }
-
-const TIMEOUT_MS = 10_000;
 
 /**
  * Why a ping or alert URL is refused before any run, else undefined: plain http to another machine would carry its
@@ -93,7 +87,7 @@ export function signalsFor(targets: SignalTargets, command: string, logger: Logg
         method: 'POST',
         body,
         headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain; charset=utf-8', ...auth },
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: AbortSignal.timeout(10_000),
       });
       await res.body?.cancel();
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
