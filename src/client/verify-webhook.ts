@@ -19,8 +19,6 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-export type VerifiedDelivery = ReturnType<typeof verifyWebhook>;
-
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderBag, name: string): string | undefined {
