@@ -59,7 +59,7 @@ export interface Connection {
 }
 
 export async function connect(options: ConnectOptions): Promise<Connection> {
-  const { sandbox, vars } = options;
+  const { sandbox, vars, shared } = options;
   try {
     const environment = resolveEnvironment(options);
     if ((environment.baseUrl === undefined) !== (sandbox !== undefined))
@@ -69,7 +69,6 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
           : `--env ${environment.name} is the embedded sandbox, and this caller started none (connect() option sandbox)`,
       );
     const baseUrl = environment.baseUrl ?? sandbox!.url;
-    const { shared } = options;
     const usage = shared
       ? new UsageCounter({ store: shared.usage })
       : options.stateDir === false
@@ -111,7 +110,7 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
     };
   } catch (e) {
     await sandbox?.close();
-    await options.shared?.close();
+    await shared?.close();
     throw e;
   }
 }

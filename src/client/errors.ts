@@ -10,12 +10,10 @@ import type { FieldError } from '../spec/schemas.ts';
  */
 export type Outcome = 'definitive' | 'unknown';
 
-/** 'invalid-response': a 2xx not matching the spec; 'invalid-request': not sent, the body does not match it. */
-export type FailureKind = 'http' | 'timeout' | 'network' | 'aborted' | 'invalid-response' | 'invalid-request';
-
 export class PayoutApiError extends Error {
   override readonly name = 'PayoutApiError';
-  declare readonly kind: FailureKind;
+  /** 'invalid-response': a 2xx not matching the spec; 'invalid-request': not sent, the body does not match it. */
+  declare readonly kind: 'http' | 'timeout' | 'network' | 'aborted' | 'invalid-response' | 'invalid-request';
   declare readonly outcome: Outcome;
   declare readonly status: number | undefined;
   /** Spec §7, from the body's `error` field. */

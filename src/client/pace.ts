@@ -29,8 +29,8 @@ export function waitBeforeStart(times: readonly number[], limit: number, spanMs:
   return Math.max(1, Math.ceil(times[times.length - limit]! + spanMs - now) + 1);
 }
 
-/** A take when the file cannot be used: this process paces alone. */
-const ALONE: Take = { ok: true, id: '' };
+/** A take when the share cannot be used: this process paces alone. */
+export const ALONE: Take = { ok: true, id: '' };
 
 /** Another process holds the lock for a millisecond or so. */
 const BUSY_RETRY_MS = 2;
@@ -309,7 +309,7 @@ export class SlidingWindowLimiter {
       this.drain();
     };
     // (a share that fails paces this process alone: its take grants, it does not reject)
-    void taken.then(answered, () => answered({ ok: true, id: '' }));
+    void taken.then(answered, () => answered(ALONE));
   }
 
   /** `id` names the start in the shared pace ('' when none). */

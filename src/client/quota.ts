@@ -94,7 +94,7 @@ export class UsageCounter {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
   }
@@ -120,13 +120,13 @@ export class UsageCounter {
   }
 
   /** `used` includes the counts not yet flushed. */
-  async usage(fingerprint: string, quota: number = MONTHLY_QUOTA) {
+  async usage(fingerprint: string) {
     const month = monthOf(this.now());
     // read in turn with the flushes: a request being written is neither missed nor counted twice
     const used = await this.inTurn(
       async () => (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0),
     );
-    return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
+    return { fingerprint, month, used, quota: MONTHLY_QUOTA, remaining: Math.max(0, MONTHLY_QUOTA - used) };
   }
 
   async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {

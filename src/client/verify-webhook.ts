@@ -7,19 +7,15 @@ import { WebhookEvent } from './answers.ts';
 import { zodFieldErrors } from './errors.ts';
 import { listFieldErrors } from './http.ts';
 
-export type WebhookFailure = 'missing-signature' | 'bad-signature' | 'malformed-signature' | 'not-json' | 'invalid-event';
-
 export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError';
   constructor(
-    readonly reason: WebhookFailure,
+    readonly reason: 'missing-signature' | 'bad-signature' | 'malformed-signature' | 'not-json' | 'invalid-event',
     message: string,
   ) {
     super(message);
   }
 }
-
-export type VerifiedDelivery = ReturnType<typeof verifyWebhook>;
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 

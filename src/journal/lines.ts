@@ -99,7 +99,6 @@ export type SwapEvent = z.infer<typeof SwapLine>;
 const RowLine = z.discriminatedUnion('t', [
   z.object({ t: z.literal('run'), at, command: z.string(), pid: z.number() }),
   z.object({ t: z.literal('run-end'), at, kind: z.string() }),
-  /** The plan's quote of a row, under `run --plan`. */
   z.object({
     t: z.literal('quote'),
     ...row,
@@ -117,7 +116,6 @@ const RowLine = z.discriminatedUnion('t', [
   z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
   z.object({ t: z.literal('patched'), ...ofPayout, documents: z.array(z.string()), at }),
   z.object({ t: z.literal('patch-failed'), ...ofPayout, error: ErrorSnapshot, at }),
-  /** Before a fresh attempt with documents: the initiate's documentUrl and those to PATCH once created (documentsToAttach). */
   z.object({ t: z.literal('attach'), ...row, supportingDocument: z.string(), documents: z.array(z.string()), at }),
   /** A later status (`status` GET, `listen` webhook), folded forward only (spec/status-order.ts). */
   z.object({
@@ -132,9 +130,7 @@ const RowLine = z.discriminatedUnion('t', [
     reason: z.string().optional(),
     at,
   }),
-  /** The refund of a FAILED or REJECTED payout, a CREDIT in the wallet's transactions. */
   z.object({ t: z.literal('refund'), ...ofPayout, amount: z.string(), transactionId: z.string().optional(), at }),
-  /** An `incomplete` payout completed from the payout list. */
   z.object({ t: z.literal('completed'), ...ofPayout, payout: PayoutSnapshot, at }),
   /** `retry --resend-failed`, before the new attempt's `initiating` (folded only as applyResend allows). */
   z.object({ t: z.literal('resend'), ...ofPayout, at }),
@@ -217,7 +213,6 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   // The latest header wins: a batch renamed before anything was sent records its new name.
   if (e.t === 'batch') return void (folded.header = e);
   if (e.t === 'run') folded.runs++;
-  // a run that never wrote its end crashed or was killed
   if (e.t === 'run' || e.t === 'run-end') return void (folded.interrupted = e.t === 'run');
   if (e.t === 'doc') return void folded.uploads.set(e.sha256, e.url);
   if (e.t === 'swap') return applySwap(folded.swaps, e);
@@ -306,12 +301,11 @@ function applySwap(swaps: Map<string, SwapState>, e: SwapEvent): void {
 function applyStatus(s: RowState, ev: Extract<RowEvent, { t: 'status' }>): void {
   const p = s.payout;
   if (!p || p.id !== ev.payoutId) return;
-  // (the service's time only: a list item has none (spec §2), and when it was journalled is not when it changed)
-  const when = ev.changedAt;
   const from = { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt };
-  if (!nextStatus(from, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) return;
+  // (the service's time only: a list item has none (spec §2), and when it was journalled is not when it changed)
+  if (!nextStatus(from, { status: ev.status, statusDetail: ev.statusDetail, at: ev.changedAt }).apply) return;
   s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail };
-  if (when) s.payout.updatedAt = when;
+  if (ev.changedAt) s.payout.updatedAt = ev.changedAt;
   else delete s.payout.updatedAt;
   if (ev.reason) s.payout.reason = ev.reason;
   else if (ev.status !== p.status) delete s.payout.reason;

@@ -63,7 +63,6 @@ export interface ReserveOptions {
 export interface Reservation {
   /** Runs `write` under the account's lock while this holds `ref` (null: the batch's own line), durable on return; else ReservationLost. */
   guard: (ref: string | null, write: () => void) => Promise<void>;
-  /** Throws when a line of this run could not be recorded. */
   release: () => Promise<void>;
 }
 
@@ -103,7 +102,6 @@ export interface Ledger {
   open(batchId: string): JournalAppender;
   /** Once every line appended is durable (a file ledger's are, synced when appended); throws when one could not be written. */
   flush(): Promise<void>;
-  /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
   /** Sent without approval on the UTC `day` (a team ledger: its database's day); `take`: recorded under the lock unless past `take.above`. */
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount>;
@@ -112,7 +110,6 @@ export interface Ledger {
   /** Ended, or its process gone; undefined when the ledger holds no claim of it. */
   claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined>;
   endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void>;
-  /** Runs `job` while no other process of any host sharing the ledger runs one under `name` (they wait). */
   lock<T>(name: string, job: () => Promise<T>): Promise<T>;
 }
 

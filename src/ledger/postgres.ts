@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pLimit from 'p-limit';
 import type { SharedStore } from '../client/connect.ts';
-import { PENDING_MS, failOnce, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
+import { ALONE, PENDING_MS, failOnce, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
 import type { UsageStore } from '../client/quota.ts';
 import { parseLine, type JournalEvent } from '../journal/journal.ts';
 import {
@@ -432,12 +432,12 @@ export class TeamPace implements PaceShare {
 
   /** Never rejects: once the ledger fails, every start is granted. */
   take(limit: number, spanMs: number): Take | Promise<Take> {
-    if (this.failed) return { ok: true, id: '' };
+    if (this.failed) return ALONE;
     return this.db
       .tx((q) => this.takeIn(q, limit, spanMs), { lock: this.pace })
       .catch((e: unknown) => {
         failOnce(this, e, this.onError);
-        return { ok: true, id: '' } as const;
+        return ALONE;
       });
   }
 

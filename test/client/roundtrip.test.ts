@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect, sandboxSeedKey } from '../../src/client/connect.ts';
-import { verifyWebhook, type VerifiedDelivery } from '../../src/client/verify-webhook.ts';
+import { verifyWebhook } from '../../src/client/verify-webhook.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';
 import { until } from '../ops/helpers.ts';
@@ -137,7 +137,7 @@ describe('round trips against the sandbox', () => {
   });
 
   it('webhooks: register, list, get, update, delete; deliveries verify with the helper', async () => {
-    const received: VerifiedDelivery[] = [];
+    const received: ReturnType<typeof verifyWebhook>[] = [];
     const secret = 'whsec_roundtrip_1';
     const server: Server = createServer((req, res) => {
       const chunks: Buffer[] = [];
