@@ -278,16 +278,14 @@ export function requestCost(
   const [uploads, u, swapRequests, listPages] = [contents.size, o.usage, 4 * (o.swaps ?? 0), Math.ceil(rows.length / LIST_MAX_LIMIT)];
   return {
     estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests + listPages,
-    ...{
-      preflight: o.preflight,
-      quotes,
-      uploadUrls: uploads,
-      storagePuts: uploads,
-      initiates: rows.length,
-      patches,
-      swapRequests,
-      listPages,
-    },
+    preflight: o.preflight,
+    quotes,
+    uploadUrls: uploads,
+    storagePuts: uploads,
+    initiates: rows.length,
+    patches,
+    swapRequests,
+    listPages,
     ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
   };
 }

@@ -336,16 +336,15 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   const { batch, session, o } = run;
   const { settings } = o;
   const { client } = o.conn;
-  const { folded } = session;
   const rowOf = rowByNumber(batch.rows);
   const payoutOf = (n: number) => rowOf(n)!.payout!;
-  const { finishing, scope } = rowsToFinish(batch, folded, o);
+  const { finishing, scope } = rowsToFinish(batch, session.folded, o);
   // From here requests may have gone out: whatever fails is no longer "nothing was sent" but exit 4.
   try {
     // The approved swaps go before the rows of their currencies; a currency whose swap stopped
     // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
-    const need = needOf(plan, payoutOf, folded, fees);
+    const need = needOf(plan, payoutOf, session.folded, fees);
     // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
     let notAsSent: (f: SwapFunding) => void = () => undefined;
     const early = new Promise<Stopped>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
@@ -353,7 +352,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const funding = fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps);
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     // (and the rows of a swap an earlier run left unsettled, --fund-by-swap or not: the list must show it as sent first)
-    const leftover = [...folded.swaps.values()].filter(unsettled).map((s) => s.currency);
+    const leftover = [...session.folded.swaps.values()].filter(unsettled).map((s) => s.currency);
     const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
     const before = {
       waits: (p: PayoutRow) => waiting.has(p.sourceCurrency),
