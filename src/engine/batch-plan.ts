@@ -12,10 +12,11 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, rowsText, type CorridorInfo, type PreflightResult, type RowIssue } from './preflight.ts';
 import { PROBLEM_CODES, type Problem, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { proposeSwaps, swapMadeText, swapReferences, unsettledBody, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import type { SwapRequest } from '../spec/schemas.ts';
 import { hitText, type Screened } from './screen-batch.ts';
 import { byText } from '../text.ts';
+import { unsettled, unsettledBody } from './session.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 
 const HELD = ENGINE_STATUSES.HELD_SCREENING;
@@ -200,7 +201,7 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const held = o.screened?.held.get(r.rowNumber);
   if (held) return { kind: 'screened', issue: leftOut(HELD, `held by sanctions screening: ${held.hits.map(hitText).join('; ')}`) };
   if (s.held && !o.screened?.lists.length) return { kind: 'screened', issue: leftOut(HELD, heldBefore(s.held.at)) };
-  const settling = s.phase === 'initiating' || s.phase === 'unknown';
+  const settling = unsettled(s);
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)
   if (issue && !settling) {
@@ -277,16 +278,14 @@ export function requestCost(
   const [uploads, u, swapRequests, listPages] = [contents.size, o.usage, 4 * (o.swaps ?? 0), Math.ceil(rows.length / LIST_MAX_LIMIT)];
   return {
     estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests + listPages,
-    ...{
-      preflight: o.preflight,
-      quotes,
-      uploadUrls: uploads,
-      storagePuts: uploads,
-      initiates: rows.length,
-      patches,
-      swapRequests,
-      listPages,
-    },
+    preflight: o.preflight,
+    quotes,
+    uploadUrls: uploads,
+    storagePuts: uploads,
+    initiates: rows.length,
+    patches,
+    swapRequests,
+    listPages,
     ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
   };
 }
@@ -600,7 +599,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     pf,
     o,
     (c) => swapMadeText(folded.swaps.get(c)),
-    (c) => unsettledBody(folded.swaps.get(c)),
+    (c) => unsettledBody<SwapRequest>(folded.swaps.get(c)),
   );
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
   const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);

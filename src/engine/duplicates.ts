@@ -1,4 +1,4 @@
-// Probable duplicates across batches at send time (issue 39), one check for every send path
+// Probable duplicates across batches at send time, one check for every send path
 // (pipeline.ts planStage): a row repeating account, amount and currencies of a payout created within
 // the window (24h default: a monthly payroll is no duplicate) under another reference is not sent.
 import { attempt } from '../files/attempt.ts';
@@ -21,8 +21,8 @@ interface RecentPayout {
 }
 
 /** The payouts created (or sent, their outcome not known) within the window and not failed since, by the probable-duplicate key of their journalled body (all of them: one payee may have several). */
-async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, RecentPayout[]>> {
-  const since = now.getTime() - windowMs;
+async function recentPayouts(ledger: Ledger, windowMs: number): Promise<Map<string, RecentPayout[]>> {
+  const since = Date.now() - windowMs;
   const out = new Map<string, RecentPayout[]>();
   const add = (key: string, p: RecentPayout) => out.set(key, [...(out.get(key) ?? []), p]);
   for (const batchId of await ledger.batches()) {

@@ -6,7 +6,7 @@ import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal, type RowState } from '../journal/lines.ts';
+import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor } from '../results/paths.ts';
@@ -45,7 +45,7 @@ import {
 } from './outcome.ts';
 import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { refuseRecentDuplicates } from './duplicates.ts';
-import { fundBySwaps, unsettled, type Stopped, type SwapFunding } from './swap-send.ts';
+import { fundBySwaps, type Stopped, type SwapFunding } from './swap-send.ts';
 import { bodyDigest, readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { listedPairs, preflight, type PreflightStep } from './preflight.ts';
 import {
@@ -61,7 +61,7 @@ import {
   type LoadOptions,
 } from './prepare.ts';
 import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
-import { catchUpStatuses, journalReader, record, type BatchSession, type ResumeReport } from './session.ts';
+import { catchUpStatuses, journalReader, record, unsettled, unsettledBody, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 import { listView } from '../files/spill.ts';
 import { payeeDigest, screenRows, type ScreeningOptions } from './screen-batch.ts';
@@ -278,13 +278,12 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   const edited: string[] = [];
   // (those rows: refused once settled, the edit, never planned nor screened, waits for the next retry)
   const asFirstSent = new Set(o.asFirstSent);
-  const settles = (s?: RowState): s is RowState & { body: string } => !!s?.body && (s.phase === 'initiating' || s.phase === 'unknown');
   // (a pass over the rows only when the journal has a row to settle)
-  if ([...folded.rows.values()].some(settles))
+  if ([...folded.rows.values()].some((s) => s.body !== undefined && unsettled(s)))
     batch.rows.forEach((r, i) => {
-      const s = r.payout && rowState(folded, r.payout.reference);
-      if (!settles(s)) return;
-      const { supportingDocument: _url, ...sent } = JSON.parse(s.body) as InitiateRequest & Pick<PayoutRow, 'method'>;
+      const body = r.payout && unsettledBody<InitiateRequest & Pick<PayoutRow, 'method'>>(rowState(folded, r.payout.reference));
+      if (!body) return;
+      const { supportingDocument: _url, ...sent } = body;
       if (bodyDigest(sent) === bodyDigest(initiateBody(r.payout!))) return;
       const payout = { ...r.payout!, remitterAddress: undefined, ...sent, sourceAmount: fromApi(sent.sourceAmount) };
       batch.rows.set(i, { ...r, payout });
@@ -337,16 +336,15 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   const { batch, session, o } = run;
   const { settings } = o;
   const { client } = o.conn;
-  const { folded } = session;
   const rowOf = rowByNumber(batch.rows);
   const payoutOf = (n: number) => rowOf(n)!.payout!;
-  const { finishing, scope } = rowsToFinish(batch, folded, o);
+  const { finishing, scope } = rowsToFinish(batch, session.folded, o);
   // From here requests may have gone out: whatever fails is no longer "nothing was sent" but exit 4.
   try {
     // The approved swaps go before the rows of their currencies; a currency whose swap stopped
     // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
-    const need = needOf(plan, payoutOf, folded, fees);
+    const need = needOf(plan, payoutOf, session.folded, fees);
     // (a swap not as sent stops the waiting rows at once, whose first halts the run, not once every swap is done)
     let notAsSent: (f: SwapFunding) => void = () => undefined;
     const early = new Promise<Stopped>((resolve) => (notAsSent = (f) => !f.funded && resolve(f)));
@@ -354,7 +352,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const funding = fundBySwaps({ client, session, need, rateTolerance, stop: settings.stop, notAsSent }, swaps);
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     // (and the rows of a swap an earlier run left unsettled, --fund-by-swap or not: the list must show it as sent first)
-    const leftover = [...folded.swaps.values()].filter(unsettled).map((s) => s.currency);
+    const leftover = [...session.folded.swaps.values()].filter(unsettled).map((s) => s.currency);
     const waiting = new Set([...swaps.flatMap((p) => [p.currency, p.fromCurrency]), ...leftover]);
     const before = {
       waits: (p: PayoutRow) => waiting.has(p.sourceCurrency),

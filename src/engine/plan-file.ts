@@ -19,6 +19,7 @@ import { attempt } from '../files/attempt.ts';
 import type { RowList } from '../files/spill.ts';
 import { SwapProposalSchema } from './swap.ts';
 import type { Screened } from './screen-batch.ts';
+import { unsettledBody } from './session.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
 const PLAN_VERSION = 2;
@@ -201,8 +202,7 @@ export function verifyPlannedRows(
     const p = row?.payout;
     const planned = bodyDigest(r.body);
     // (an unsettled row is resent with its journalled body, whatever its cells say: the plan holds that body)
-    const s = folded?.rows.get(r.reference);
-    const sent = s?.body && (s.phase === 'initiating' || s.phase === 'unknown') ? (JSON.parse(s.body) as object) : undefined;
+    const sent = unsettledBody<object>(folded?.rows.get(r.reference));
     if (sent && bodyDigest(sent) !== planned)
       throw new BatchRefused(
         `${r.reference} was sent before with another body than the planned one, and its outcome is not known: the plan cannot be run over it: nothing was sent`,

@@ -42,7 +42,7 @@ export interface LoadedBatch {
   /** pain.001: GrpHdr/MsgId and version. */
   message?: { id: string; version: string };
   inputColumns: string[];
-  /** In file order; `run` keeps them in a file, not in memory (issue 44). */
+  /** In file order; `run` keeps them in a file, not in memory. */
   rows: SpillList<EngineRow>;
   fileProblems: Problem[];
   identity: BatchIdentity;
@@ -93,14 +93,14 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   };
 }
 
-/** Rows kept in a file, read back one at a time (issue 44). */
+/** Rows kept in a file, read back one at a time. */
 export function spillRows(rows: Iterable<EngineRow>): SpillList<EngineRow> {
   const list = new SpillList(reviveRow);
   for (const r of rows) list.push(r);
   return list;
 }
 
-/** A batch's first row of each key, read from the batch when asked: the rows are not held (issue 44). */
+/** A batch's first row of each key, read from the batch when asked: the rows are not held. */
 export function rowLookup<K>(rows: RowList<EngineRow>, keyOf: (r: EngineRow) => K | undefined): (key: K) => EngineRow | undefined {
   const places = new Map<K, number>();
   rows.forEach((r, i) => {

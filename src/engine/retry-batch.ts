@@ -40,6 +40,7 @@ import { preparePipeline, refuseAnotherRunsResults, type PipelineResult, type Pr
 import { BatchRefused } from './engine-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { KeyProof } from './spent.ts';
+import { unsettled } from './session.ts';
 
 export interface RetryOptions extends SendOptions {
   resultsFile: string;
@@ -372,7 +373,7 @@ async function retryBatch(
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
     if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
     // an unsettled row edited into an invalid one is still settled with its journalled body
-    if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
+    if (!row.payout && unsettled(s)) {
       const first = original(s.ref)?.payout;
       if (!first)
         throw new BatchRefused(
@@ -486,7 +487,7 @@ export function refuseRowApart(
 /** An unsettled row no results row names cannot be told from a new payment: refused, nothing sent. */
 function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<number, RowState>, file: string): void {
   const named = new Set([...matched.values()].map((s) => s.ref));
-  const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
+  const lost = [...folded.rows.values()].filter((s) => unsettled(s) && !named.has(s.ref));
   if (!lost.length) return;
   throw new BatchRefused(
     `${file}: no row names ${lost.map((s) => `${s.ref} (key ${s.key})`).join(', ')}, whose outcome is unknown: ` +

@@ -1,4 +1,4 @@
-// Sanctions screening of a batch's payees before any money moves (issue 42), offline: a row with a
+// Sanctions screening of a batch's payees before any money moves, offline: a row with a
 // hit or in the review band is held unless approved clearances cover every hit.
 import { loadScreener, ScreeningError, type Hit, type ListInfo, type Payee } from '../screening/screening.ts';
 import { maskAccount } from '../mask.ts';
@@ -42,10 +42,11 @@ export interface Screened {
   refused: string[];
 }
 
+/** The beneficiary's fields as screening reads them, the creditor agent's BIC as its swiftCode. */
+const beneficiaryOf = (p: PayoutRow) => ({ swiftCode: p.creditorAgentBic, ...p.beneficiary }) as Partial<Record<string, string>>;
+
 export function payeeOf(p: PayoutRow): Payee {
-  const b = { swiftCode: p.creditorAgentBic, ...p.beneficiary } as Partial<
-    Record<'accountName' | 'swiftCode' | 'intermediarySwift' | 'iban' | 'accountNumber' | 'beneficiaryCountry', string>
-  >;
+  const b = beneficiaryOf(p);
   return {
     reference: p.reference,
     row: p.rowNumber,
@@ -66,7 +67,7 @@ const WHERE =
 
 /** A digest of the payee's name, every field of WHERE and the ultimate parties' names: no account number in a clearance file. */
 export const payeeDigest = (row: PayoutRow): string => {
-  const b = { swiftCode: row.creditorAgentBic, ...row.beneficiary } as Partial<Record<string, string>>;
+  const b = beneficiaryOf(row);
   const u = row.ultimateCreditor;
   const ultimate = u ? [u.name, ...(u.bic ? [u.bic] : [])] : []; // (none: the digest of clearances made before)
   const [name, bic] = [row.ultimateDebtor, row.ultimateDebtorBic];

@@ -10,6 +10,7 @@ import {
   type RowEvent,
   type RowState,
   type SwapEvent,
+  type SwapState,
 } from '../journal/lines.ts';
 import { BatchRefused, foldBatch, type BatchFold, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
@@ -153,6 +154,14 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
     readOffset: read.next,
   };
 }
+
+/** A row's or swap's attempt sent with no answer recorded: settled with its journalled key and body (I2). */
+export const unsettled = (s: Pick<RowState | SwapState, 'phase'> | undefined): boolean =>
+  s?.phase === 'initiating' || s?.phase === 'unknown';
+
+/** The body an earlier run sent for a row or swap whose outcome is not known: the send step resends it as it is (I2). */
+export const unsettledBody = <T>(s: RowState | SwapState | undefined): T | undefined =>
+  s?.body !== undefined && unsettled(s) ? (JSON.parse(s.body) as T) : undefined;
 
 /** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {

@@ -1,4 +1,4 @@
-// A new key only when the old one is proven spent (issue 39): the spec does not say whether a refusal
+// A new key only when the old one is proven spent: the spec does not say whether a refusal
 // binds its key, and an older copy elsewhere sends key 1. So key n goes again first: where refusals
 // store nothing it pays the row; where stored, only the replayed refusal (cause gone, or beside a
 // 409 to the edited body) spends key n, journalled `key-spent`.

@@ -16,7 +16,7 @@ import { otherThanSent } from './execute.ts';
 import { idempotencyKey } from './identity.ts';
 import { listedPairs } from './preflight.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
-import { record, recordInitiating } from './session.ts';
+import { record, recordInitiating, unsettled } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
 interface SwapSendContext extends Omit<SendContext, 'at'> {
@@ -58,8 +58,6 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
   ]);
   return new Map([...funded, ...leftover.filter((f) => !!f)].map((f) => [f.currency, f]));
 }
-
-export const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
 
 /** What a request came to: a Stopped (no `kind`) ends its currency's funding. */
 type Sent =

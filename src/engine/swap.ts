@@ -112,11 +112,6 @@ export function swapMadeText(s: SwapState | undefined): string | undefined {
   return `the batch's ${s.currency} swap ${s.swap.id} (${s.swap.status}) was made by an earlier run and the wallet is short again: a batch makes one swap per currency`;
 }
 
-/** The body an earlier run sent for a swap whose outcome is not known: the send step resends it as it is (I2). */
-export function unsettledBody(s: SwapState | undefined): SwapRequest | undefined {
-  return s?.body !== undefined && (s.phase === 'initiating' || s.phase === 'unknown') ? (JSON.parse(s.body) as SwapRequest) : undefined;
-}
-
 /**
  * Per short currency, a swap crediting shortfall + swapMargin from the --swap-from wallet, else the one most left over; or why none.
  * `sent`: a swap an earlier run left unsettled is proposed as its body stands, so the plan shows (and approvers sign) what is resent.
