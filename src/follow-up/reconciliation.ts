@@ -322,7 +322,7 @@ async function writeOne(path: string, bytes: string | Uint8Array): Promise<void>
 }
 
 /** Returns the CSV or XLSX file's path. */
-export async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
+async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
   const path = reconciliationPathFor(resultsFile, format);
   const lines = reconciliationLines(report);
   await writeOne(path, format === 'csv' ? csvBytes(lines) : await xlsxBytes(lines));

@@ -46,7 +46,7 @@ type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<Cu
 export type PlanView = ReturnType<typeof planViewOfPlan>;
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
-export type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
+type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
 
 type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
 const corridorKeyOf = (c: Corridor) =>
