@@ -20,7 +20,7 @@ import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
 
-export interface AttachOptions {
+interface AttachOptions {
   client: PayoutClient;
   payoutId: string;
   files: string[];

@@ -129,11 +129,7 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
     get: counted(requests, 'getPayout', (id: string) => o.client.getPayout(id, { signal: o.stop })),
   });
 
-export async function fetchPayoutStates(
-  ids: readonly string[],
-  o: FetchOptions,
-  requests: RequestCounts,
-): Promise<Map<string, PayoutState>> {
+export async function fetchPayoutStates(ids: readonly string[], o: FetchOptions, requests: RequestCounts) {
   const read = await readPayouts(ids, o, requests);
   if (read.halted) throw new Halted(read.halted.message);
   if (o.stop?.aborted) throw new Halted('stopped');
@@ -152,11 +148,7 @@ export async function fetchPayoutStates(
 }
 
 /** Unfiltered (the only way to see debits not from the batch), down to `stopBelow` (ms) less a margin. */
-export async function fetchTransactions(
-  o: FetchOptions & { stopBelow?: number },
-  requests: RequestCounts,
-  listing: Listing,
-): Promise<ReconTx[]> {
+export async function fetchTransactions(o: FetchOptions & { stopBelow?: number }, requests: RequestCounts, listing: Listing) {
   const fetch = counted(requests, 'transactionPages', async (page: number) => {
     const r = await o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }).catch((e: unknown) => {
       throw e instanceof PayoutApiError && e.serviceTrouble ? new Halted(e.message) : e;

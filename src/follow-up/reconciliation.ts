@@ -114,29 +114,19 @@ function latestRetryOutput(resultsFile: string): string | undefined {
 }
 
 function checkPeriod(o: ReconcileOptions): void {
+  const refuse = (why: string) => new ResultsError('UNREADABLE', o.resultsFile, why);
   for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
     if (v !== undefined && zonedTime(v) === undefined)
-      throw new ResultsError(
-        'UNREADABLE',
-        o.resultsFile,
+      throw refuse(
         `${flag} ${v}: not a date (ISO 8601 with its zone, e.g. 2025-01-31 or 2025-01-31T23:59:59Z: without one, each host would read its own).`,
       );
   const [from, to] = [zonedTime(o.since), periodEnd(o.until)];
   if (from !== undefined && to !== undefined && from > to)
-    throw new ResultsError(
-      'UNREADABLE',
-      o.resultsFile,
-      `--since ${o.since} is after --until ${o.until}: the period holds nothing; give a --since before the --until.`,
-    );
+    throw refuse(`--since ${o.since} is after --until ${o.until}: the period holds nothing; give a --since before the --until.`);
 }
 
 /** Spec §4.7: per currency of the rows, and those the journal holds, as the service has them now; none without the batch's journal. */
-async function batchSwaps(
-  o: ReconcileOptions,
-  table: ResultsTable,
-  rows: readonly ReconRow[],
-  requests: RequestCounts,
-): Promise<ReconSwap[]> {
+async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[], requests: RequestCounts) {
   const batch = await batchSwapsOf(table.rows, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
   const { halted } = await refreshSwaps(o, batch, requests);
@@ -332,7 +322,7 @@ async function writeOne(path: string, bytes: string | Uint8Array): Promise<void>
 }
 
 /** Returns the CSV or XLSX file's path. */
-export async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
+async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
   const path = reconciliationPathFor(resultsFile, format);
   const lines = reconciliationLines(report);
   await writeOne(path, format === 'csv' ? csvBytes(lines) : await xlsxBytes(lines));

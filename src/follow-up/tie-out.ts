@@ -189,10 +189,7 @@ class CurrencySums {
 }
 
 /** One payout's checks (spec §2): a row's own, or one it replaced (`name` prefixes its problems). */
-function payoutProblems(
-  m: Movements,
-  p: { name?: string; status?: string; currency?: string; expected?: Dec; refundDue: boolean },
-): string[] {
+function payoutProblems(m: Movements, p: { name?: string; status?: string; currency?: string; expected?: Dec; refundDue: boolean }) {
   const own = p.name === undefined;
   const debited = money(m.debit.negated(), p.currency);
   const problems: string[] = [];

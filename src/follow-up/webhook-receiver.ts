@@ -337,11 +337,7 @@ function answer(res: ServerResponse, status: number, body: Record<string, unknow
 }
 
 /** `--register URL`: creates the business's one subscription, or points the existing one here. */
-export async function registerSubscription(
-  client: PayoutClient,
-  url: string,
-  secret: string,
-): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
+export async function registerSubscription(client: PayoutClient, url: string, secret: string) {
   // the stored record's fields are "not shown" (spec §4.13)
   const existing = (await client.listWebhooks()).data[0];
   const s = existing ? await client.updateWebhook(existing.id, { url, secret }) : await client.registerWebhook({ url, secret });

@@ -46,7 +46,7 @@ type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<Cu
 export type PlanView = ReturnType<typeof planViewOfPlan>;
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
-export type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
+type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
 
 type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
 const corridorKeyOf = (c: Corridor) =>
@@ -221,12 +221,7 @@ export function planViewOfPlan(
 }
 
 /** A plan file (`plan --out PLAN`), with the batch file it names read offline when it is unchanged. */
-export function planViewOfPlanFile(
-  pf: PlanFile,
-  offline: OfflineBatch | undefined,
-  approvals?: ApprovalsInput,
-  planSha256?: string,
-): PlanView {
+export function planViewOfPlanFile(pf: PlanFile, offline: OfflineBatch | undefined, approvals?: ApprovalsInput, planSha256?: string) {
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
   const byRow = (notes: PlanFile['notSent']) => notes.map((r): [number, RowNote] => [r.rowNumber, r]);
   const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[];

@@ -21,7 +21,7 @@ import type { SourceRecord } from '../input/records.ts';
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
 /** A results file whose rows are read as they are iterated, once (a CSV parsed a record at a time): what a report of any size reads. */
-export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
+interface ResultsStream extends Omit<ResultsTable, 'rows'> {
   rows: AsyncIterable<ResultRow>;
   /** The file is closed when its rows are read to the end or left part way; rows never read: by this (withResults). */
   close: () => Promise<void>;

@@ -3,7 +3,7 @@
 import type { Refuse } from '../input/input-errors.ts';
 
 /** The refusals the results reader shares with the batch reader, and its own. */
-export type ResultsErrorCode =
+type ResultsErrorCode =
   | Parameters<Refuse>[0]
   | 'MISSING_COLUMNS'
   | 'DUPLICATE_COLUMNS'

@@ -8,7 +8,7 @@ import { isoAmount, isoEscaped, isoId, isoMessageId, isoText, longIdRmtInf, writ
 import { batchColumns, spillResults } from './read.ts';
 import type { ResultRow, ResultsList, ResultValues } from './types.ts';
 
-export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
+type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
 
 /** `{ ISO code: [ours...] }` read the other way: each of ours → its ISO code. */
 const byOurs = <C extends string>(table: Record<C, readonly string[]>): Record<string, C> =>

@@ -15,7 +15,7 @@ export const SWAP_COLUMNS = [
   'destinationCurrency',
   'exchangeRate',
 ] as const;
-export type SwapColumn = (typeof SWAP_COLUMNS)[number];
+type SwapColumn = (typeof SWAP_COLUMNS)[number];
 
 /** One swap: `currency` the short currency it funds, `reference` its payoutRef; amounts exact decimal strings. */
 export type SwapLine = { currency: string; reference: string; status: string } & Partial<

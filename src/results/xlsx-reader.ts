@@ -21,7 +21,7 @@ export function readResultsSheet(buf: Buffer, file: string, sheet: string | unde
 }
 
 /** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */
-export function decodeOoxmlText(xml: string): string {
+function decodeOoxmlText(xml: string): string {
   return xml
     .replace(/\r\n?/g, '\n')
     .replace(
