@@ -1,6 +1,6 @@
 // Excel (.xlsx and .xls) through SheetJS, handed out row by row like CSV records. An .xlsx sheet is
 // streamed from the zip (SheetJS reads the shared strings and styles only), so memory does not grow
-// with the rows (issue 44); an .xls, or an .xlsx this cannot stream, is read whole by SheetJS.
+// with the rows; an .xls, or an .xlsx this cannot stream, is read whole by SheetJS.
 import { createInflateRaw } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
