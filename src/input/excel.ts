@@ -83,7 +83,7 @@ const date1904Of = (wb: XLSX.WorkBook) => !!wb.Workbook?.WBProps?.date1904;
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
   const name = wb.SheetNames[pickSheet(wb, file, sheetName, refuse)]!;
-  return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb, date1904: date1904Of(wb) };
+  return { name, ws: wb.Sheets[name]!, workbook: wb, date1904: date1904Of(wb) };
 }
 
 /** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
