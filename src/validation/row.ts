@@ -256,7 +256,7 @@ const FORMAT_CHARACTERS: Record<string, string> = {
   '\u2069': 'POP DIRECTIONAL ISOLATE',
   '\uFEFF': 'ZERO WIDTH NO-BREAK SPACE',
 };
-const FORMAT_CHARACTER = new RegExp(`[${Object.keys(FORMAT_CHARACTERS).join('')}]`);
+const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
 /** What a formula that failed shows (Excel's errors, Google Sheets' #ERROR!, LibreOffice's Err:502), and a CSV saved from it holds. */
 const EXCEL_ERROR =
   /^(#(NULL!|DIV\/0!|VALUE!|REF!|NAME\?|NUM!|N\/A|GETTING_DATA|SPILL!|CALC!|FIELD!|BLOCKED!|CONNECT!|BUSY!|UNKNOWN!|ERROR!?)|Err:\d{3})$/i;
