@@ -1,6 +1,6 @@
 // Excel (.xlsx and .xls) through SheetJS, handed out row by row like CSV records. An .xlsx sheet is
 // streamed from the zip (SheetJS reads the shared strings and styles only), so memory does not grow
-// with the rows (issue 44); an .xls, or an .xlsx this cannot stream, is read whole by SheetJS.
+// with the rows; an .xls, or an .xlsx this cannot stream, is read whole by SheetJS.
 import { createInflateRaw } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
@@ -83,7 +83,7 @@ const date1904Of = (wb: XLSX.WorkBook) => !!wb.Workbook?.WBProps?.date1904;
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
   const name = wb.SheetNames[pickSheet(wb, file, sheetName, refuse)]!;
-  return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb, date1904: date1904Of(wb) };
+  return { name, ws: wb.Sheets[name]!, workbook: wb, date1904: date1904Of(wb) };
 }
 
 /** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */

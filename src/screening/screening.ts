@@ -1,4 +1,4 @@
-// Screening payees against sanctions lists, offline (issue 42): read (sanctions-lists.ts), index and compare (match.ts).
+// Screening payees against sanctions lists, offline: read (sanctions-lists.ts), index and compare (match.ts).
 import { readList, ScreeningError, type Payee, type Thresholds, type Hit } from './sanctions-lists.ts';
 import { buildIndex, screenPayee } from './match.ts';
 
