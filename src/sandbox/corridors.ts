@@ -16,12 +16,8 @@ import {
 } from './rules.ts';
 import { ownedBy, type PairRec, type Store } from './store.ts';
 
-export type Corridor =
-  | { kind: 'same' }
-  | { kind: 'direct'; pair: PairRec }
-  | { kind: 'reverse'; pair: PairRec }
-  | { kind: 'disabled'; pair: PairRec }
-  | { kind: 'none' };
+type UsableCorridor = { kind: 'same' } | { kind: 'direct' | 'reverse'; pair: PairRec };
+type Corridor = UsableCorridor | { kind: 'disabled'; pair: PairRec } | { kind: 'none' };
 
 /** Spec §1.7: same currency converts at 1; A/B serves A→B at rate and B→A at 1/rate; the enabled pair in the direction of travel wins. */
 export function corridorOf(store: Store, businessId: string, source: string, destination: string): Corridor {
@@ -34,8 +30,6 @@ export function corridorOf(store: Store, businessId: string, source: string, des
   const known = direct ?? reverse;
   return known ? { kind: 'disabled', pair: known } : { kind: 'none' };
 }
-
-type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
 
 export function usableCorridor(store: Store, businessId: string, source: string, destination: string): UsableCorridor {
   const c = corridorOf(store, businessId, source, destination);

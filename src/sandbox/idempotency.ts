@@ -1,7 +1,7 @@
 // Spec §4.2 rules 1-3 and §4.7: Idempotency-Key on initiate and swap. Readings (the spec does not say):
 // keys are per business (the variant reading, `perApiKey`: per API key, as §8 counts rate and quota,
 // so a key resent under another API key of the business is new); "same body" is canonical JSON
-// equality, the route included; stored keys never expire. A refused key (issue 39): by default a 4xx
+// equality, the route included; stored keys never expire. A refused key: by default a 4xx
 // stores nothing, so the body may be fixed and sent again; with `storeRefusals` (the variant reading)
 // a refusal that reached the route binds the key as Stripe's does: the same key and body get it
 // again, another body 409.

@@ -5,10 +5,9 @@
 //   after 0.5, 2 and 10 s, every attempt with the same deliveryId so receivers can deduplicate;
 // - an attempt goes to the url registered when it leaves; once deleted, pending attempts are dropped;
 // - eventType is "payout.status.changed" even for a subscription to the legacy ".v1" (spec §9.2);
-//   eventTypes filters payout events only (§4.13).
+//   eventTypes names payout events only (§4.13, the body schema), so it holds back no event.
 import { createHmac } from 'node:crypto';
 import * as z from 'zod';
-import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookUpdateRequest } from '../spec/schemas.ts';
 import { later, type Clock } from './clock.ts';
@@ -61,14 +60,9 @@ export class Webhooks {
     return this.timers.size + this.inFlight.size;
   }
 
-  private wants(s: SubscriptionRec, eventType: string): boolean {
-    if (eventType !== PAYOUT_STATUS_EVENT) return true;
-    return s.eventTypes.length === 0 || s.eventTypes.includes(PAYOUT_STATUS_EVENT) || s.eventTypes.includes(PAYOUT_STATUS_EVENT_LEGACY);
-  }
-
   publish(e: StoreEvent): void {
     const s = this.subs.get(e.businessId);
-    if (!s || this.closed || !this.wants(s, e.eventType)) return;
+    if (!s || this.closed) return;
     const deliveryId = newId();
     const raw = JSON.stringify({ eventType: e.eventType, deliveryId, occurredAt: this.clock.iso(), data: e.data });
     later(this.timers, 0, () => void this.attempt(s.id, e, deliveryId, raw, 1));

@@ -7,8 +7,7 @@ export const PayoutStatus = z.enum(PAYOUT_STATUSES);
 export type PayoutStatus = z.infer<typeof PayoutStatus>;
 
 /** Spec §3 document rule: no documents once a payout reached one of these. */
-export const FINAL_STATUSES: readonly PayoutStatus[] = ['SUCCESSFUL', 'FAILED', 'REJECTED'];
-export const isFinalStatus = (s: string): boolean => (FINAL_STATUSES as readonly string[]).includes(s);
+export const isFinalStatus = (s: string): boolean => ['SUCCESSFUL', 'FAILED', 'REJECTED'].includes(s);
 
 export const StatusDetail = z.enum(['ADDITIONAL_INFO_UNDER_REVIEW']);
 export type StatusDetail = z.infer<typeof StatusDetail>;

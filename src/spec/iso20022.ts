@@ -1,4 +1,4 @@
-// The ISO 20022 messages read and written (issue 41): their namespaces and how their versions pair.
+// The ISO 20022 messages read and written: their namespaces and how their versions pair.
 
 export const PAIN001_VERSIONS = ['pain.001.001.03', 'pain.001.001.09'] as const;
 export type Pain001Version = (typeof PAIN001_VERSIONS)[number];

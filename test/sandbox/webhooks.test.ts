@@ -129,7 +129,7 @@ describe('deliveries (spec §6)', () => {
     }
   });
 
-  it('filters payout events by eventTypes (legacy name included), never wallet events', async () => {
+  it('delivers every event to a subscription naming either eventTypes (legacy name included), wallet events too', async () => {
     const rx = await receiver();
     try {
       await register({ url: rx.url, eventTypes: ['payout.status.changed.v1'] });
