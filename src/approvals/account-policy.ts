@@ -253,8 +253,7 @@ export async function policyInForce(baseUrl: string, team?: Ledger): Promise<Acc
 }
 
 /** `--approvals-expire-after`: of a plan's approvals, and of a change to the policy itself. */
-export const expiryOf = (p: AccountPolicy): Expiry | undefined =>
-  p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
+export const expiryOf = (p: AccountPolicy): Expiry | undefined => (p.expireAfterMs ? { afterMs: p.expireAfterMs } : undefined);
 
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
   return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry: expiryOf(p), makerSigned: true });
