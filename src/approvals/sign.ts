@@ -66,7 +66,7 @@ export function approvalProblem(
   a: Approval,
   approvers: readonly Approver[] | undefined,
   maker: string | null,
-  makers: Set<string> = new Set(),
+  makers: Set<string>,
 ): { reason: string; maker?: boolean } | undefined {
   if (maker !== null && sameName(a.name, maker)) return { reason: 'maker of the plan cannot approve it', maker: true };
   const badName = nameProblem(a.name);
