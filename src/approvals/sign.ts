@@ -42,10 +42,8 @@ export async function signAsMaker(
   pem: string,
   where: string,
   payload: object = planPayload(loadPlan(planPath)),
-): Promise<Approval> {
-  const approval = signPlan(payload, name, pem, where);
-  await addApproval(approvalsPathFor(planPath), approval);
-  return approval;
+): Promise<void> {
+  await addApproval(approvalsPathFor(planPath), signPlan(payload, name, pem, where));
 }
 
 export const rawKey = (a: Approval): string | undefined => attempt(() => parsePublicKey(a.publicKey).raw.toString('base64'));
