@@ -7,6 +7,7 @@ import { osUserName } from '../os-user.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as z from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { unlessMissing } from '../files/attempt.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageJson, packageRoot } from '../package-root.ts';
@@ -79,15 +80,11 @@ const hostPath = (baseUrl: string, what: string): string => join(hostFolder(), `
 
 /** False when missing; throws for a path another user could have written, or this user may not look at. */
 function trusted(path: string, what: string): boolean {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
-    // (a policy may be there: read as none, the run would go without the approvals it asks)
-    throw new PolicyError(`cannot look at ${what} ${path} (${code ?? (e as Error).message}): nothing is sent until this user can read it`);
-  }
+  // (a policy may be there: read as none, the run would go without the approvals it asks)
+  const cannotLook = (code: string) =>
+    new PolicyError(`cannot look at ${what} ${path} (${code}): nothing is sent until this user can read it`);
+  const st = unlessMissing(() => lstatSync(path), cannotLook, ['ENOENT', 'ENOTDIR']);
+  if (!st) return false;
   if (whyUntrusted(st, { rootMayOwn: true }))
     throw new PolicyError(
       `${what} ${path} is a link, another user's, or writable by others: nothing is sent until it is root's or yours alone (chmod go-w)`,
@@ -256,8 +253,7 @@ export async function policyInForce(baseUrl: string, team?: Ledger): Promise<Acc
 }
 
 /** `--approvals-expire-after`: of a plan's approvals, and of a change to the policy itself. */
-export const expiryOf = (p: AccountPolicy): Expiry | undefined =>
-  p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
+export const expiryOf = (p: AccountPolicy): Expiry | undefined => (p.expireAfterMs ? { afterMs: p.expireAfterMs } : undefined);
 
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
   return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry: expiryOf(p), makerSigned: true });

@@ -70,7 +70,7 @@ export function parsePrivateKey(pem: string, where: string): { key: KeyObject; p
   return { key, ...publicOf(createPublicKey(key)) };
 }
 
-export const ApprovalSchema = z.object({
+const ApprovalSchema = z.object({
   name: z.string().min(1),
   /** 32 raw bytes in base64, or PEM. */
   publicKey: z.string().min(1),
@@ -89,30 +89,28 @@ export class ApprovalsFileError extends Error {
 
 const ADD_APPROVERS = 'build it with `payout-batch approvers add *.approver.pub.json --out FILE`';
 
-/** With `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives). */
-function readJson(path: string, what: string, lines = false): unknown {
+/** As `schema` reads it (`shape`: what it should be); with `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives). */
+function readJson<T>(path: string, what: string, schema: z.ZodType<T>, shape: string, lines = false): T {
   const text = readBytes(path, (why) => new ApprovalsFileError(`cannot read the ${what} ${path}: ${why}`)).toString('utf8');
+  const array = `the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`;
   // (not a list of none: an empty file is one cut short, or never written)
-  if (!text.trim()) throw new ApprovalsFileError(`${path} is empty: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
+  if (!text.trim()) throw new ApprovalsFileError(`${path} is empty: ${array}`);
+  let data: unknown;
   try {
-    return JSON.parse(text);
+    data = JSON.parse(text);
   } catch {
-    const each = lines && attempt(() => text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : [])));
-    if (each) return each;
-    throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
+    data = lines ? attempt(() => text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : []))) : undefined;
+    if (!data) throw new ApprovalsFileError(`${path} is not JSON: ${array}`);
   }
+  const r = schema.safeParse(data);
+  if (r.success) return r.data;
+  const i = r.error.issues[0]!;
+  throw new ApprovalsFileError(`${path} is not an ${what} (${i.path.join('.') || 'top level'}: ${i.message}): ${shape}`);
 }
 
 export function readApprovals(path: string): Approval[] {
   if (!existsSync(path)) return [];
-  const r = z.array(ApprovalSchema).safeParse(readJson(path, 'approvals file'));
-  if (!r.success) {
-    const i = r.error.issues[0]!;
-    throw new ApprovalsFileError(
-      `${path} is not an approvals file (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of the signatures \`payout-batch approve\` adds`,
-    );
-  }
-  return r.data;
+  return readJson(path, 'approvals file', z.array(ApprovalSchema), 'a JSON array of the signatures `payout-batch approve` adds');
 }
 
 /** Under `<path>.lock`, so that two writers at once (approvers signing, lists added) both keep what they add. */
@@ -138,14 +136,9 @@ const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approver
 
 /** A name or key listed twice, or a look-alike name, is refused: otherwise "distinct approvers" means nothing. */
 export function readApprovers(path: string): Approver[] {
-  const r = ApproversFile.safeParse(readJson(path, 'approvers list', true));
-  if (!r.success) {
-    const i = r.error.issues[0]!;
-    throw new ApprovalsFileError(
-      `${path} is not an approvers list (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of {"name": ..., "publicKey": ...}; ${ADD_APPROVERS}`,
-    );
-  }
-  return withoutTwins(path, Array.isArray(r.data) ? r.data : 'approvers' in r.data ? r.data.approvers : [r.data]);
+  const shape = `a JSON array of {"name": ..., "publicKey": ...}; ${ADD_APPROVERS}`;
+  const data = readJson(path, 'approvers list', ApproversFile, shape, true);
+  return withoutTwins(path, Array.isArray(data) ? data : 'approvers' in data ? data.approvers : [data]);
 }
 
 function withoutTwins(path: string, entries: { name: string; publicKey: string }[]): Approver[] {

@@ -73,7 +73,7 @@ export function proposalText(p: PolicyProposal, inForce?: readonly Approver[]): 
 export async function writeProposal(
   path: string,
   o: { current: AccountPolicy; store: 'host' | 'team'; next: PolicyRules | null; by: string },
-): Promise<PolicyProposal> {
+): Promise<void> {
   const proposal: PolicyProposal = {
     kind: PROPOSAL_KIND,
     v: 1,
@@ -86,7 +86,6 @@ export async function writeProposal(
     proposedBy: o.by,
   };
   await writeFileAtomic(path, JSON.stringify(proposal, null, 2) + '\n', { mode: 0o644 });
-  return proposal;
 }
 
 /** When enough of the policy in force's approvers signed it, each once under their listed key; else PolicyError. */

@@ -3,7 +3,7 @@
 import { sign, verify } from 'node:crypto';
 import { attempt } from '../files/attempt.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
-import { plural, zonedTime } from '../text.ts';
+import { durationText, plural, zonedTime } from '../text.ts';
 import { loadPlan, planPayload, PlanFileError, signedBytes, type LoadedPlan, type PlanPayload } from './payload.ts';
 import {
   addApproval,
@@ -42,10 +42,8 @@ export async function signAsMaker(
   pem: string,
   where: string,
   payload: object = planPayload(loadPlan(planPath)),
-): Promise<Approval> {
-  const approval = signPlan(payload, name, pem, where);
-  await addApproval(approvalsPathFor(planPath), approval);
-  return approval;
+): Promise<void> {
+  await addApproval(approvalsPathFor(planPath), signPlan(payload, name, pem, where));
 }
 
 export const rawKey = (a: Approval): string | undefined => attempt(() => parsePublicKey(a.publicKey).raw.toString('base64'));
@@ -66,7 +64,7 @@ export function approvalProblem(
   a: Approval,
   approvers: readonly Approver[] | undefined,
   maker: string | null,
-  makers: Set<string> = new Set(),
+  makers: Set<string>,
 ): { reason: string; maker?: boolean } | undefined {
   if (maker !== null && sameName(a.name, maker)) return { reason: 'maker of the plan cannot approve it', maker: true };
   const badName = nameProblem(a.name);
@@ -131,8 +129,6 @@ function planProblem(payload: PlanPayload): string | undefined {
 
 export interface Expiry {
   afterMs: number;
-  /** As the policy was written ("7d"). */
-  label: string;
   now?: Date;
 }
 
@@ -144,7 +140,7 @@ function expiryProblem(a: Approval, e: Expiry): string | undefined {
   // (five minutes for the clocks of the approver's machine and this one)
   if (!(at <= now + 5 * 60_000)) return `dated ${a.signedAt}, after now`;
   if (at >= now - e.afterMs) return undefined;
-  return `signed ${a.signedAt}: the account's policy counts approvals of the last ${e.label} only, sign again`;
+  return `signed ${a.signedAt}: the account's policy counts approvals of the last ${durationText(e.afterMs)} only, sign again`;
 }
 
 export function checkApprovals(

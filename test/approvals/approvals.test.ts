@@ -238,7 +238,7 @@ describe('the four-eyes rule (checkApprovals)', () => {
     const path = writePlan({ preparedBy: 'dan' });
     const approvals = [sign(path, 'Alice', alice), sign(path, 'Bob', bob)];
     const signedAt = Date.parse(approvals[0]!.signedAt);
-    const expiry = (now: number) => ({ afterMs: 3_600_000, label: '1h', now: new Date(now) });
+    const expiry = (now: number) => ({ afterMs: 3_600_000, now: new Date(now) });
     expect(checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 60_000)).ok).toBe(true);
     const late = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 2 * 3_600_000));
     expect(late.ok).toBe(false);
@@ -253,7 +253,7 @@ describe('the four-eyes rule (checkApprovals)', () => {
     const signedAt = 'last Tuesday';
     const signature = cryptoSign(null, signedBytes(payload, { name: 'Alice', signedAt }), createPrivateKey(alice.privatePem));
     const undated = { ...sign(path, 'Alice', alice), signedAt, signature: signature.toString('base64') };
-    const r = checkApprovals(loadPlan(path), [undated], approvers, 1, { afterMs: 3_600_000, label: '1h' });
+    const r = checkApprovals(loadPlan(path), [undated], approvers, 1, { afterMs: 3_600_000 });
     expect(r.ok).toBe(false);
     expect(r.problems).toEqual([
       'Alice: signedAt "last Tuesday" is not a date (an ISO 8601 time such as 2026-12-01T10:00:00Z): sign again',
@@ -266,7 +266,7 @@ describe('the four-eyes rule (checkApprovals)', () => {
     const signedAt = '2026-12-01T10:00:00';
     const signature = cryptoSign(null, signedBytes(payload, { name: 'Alice', signedAt }), createPrivateKey(alice.privatePem));
     const zoneless = { ...sign(path, 'Alice', alice), signedAt, signature: signature.toString('base64') };
-    const expiry = { afterMs: 3_600_000, label: '1h', now: new Date('2026-12-01T10:30:00Z') };
+    const expiry = { afterMs: 3_600_000, now: new Date('2026-12-01T10:30:00Z') };
     const was = process.env.TZ;
     const problems = ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati'].map((zone) => {
       process.env.TZ = zone; // (Node reads it again when it is set)
