@@ -113,6 +113,20 @@ describe('every command taking --json, ended by an error', () => {
     expect(JSON.stringify(doc)).toContain(said);
   });
 
+  it('reconcile --statement over a period with no movement of the batch (exit 2): the document says so', async () => {
+    const dir = await dirs.make();
+    const env = cleanEnv({ PAYOUT_BASE_URL: sb.url, PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'JSONSTMT' });
+    expect((await runMain(['run', join(dir, 'payroll.csv'), '-y'], { cwd: dir, env })).code).toBe(0);
+    const period = ['--since', '2030-01-01', '--until', '2030-01-02'];
+    const r = await runMain(['reconcile', 'payroll.results.csv', '--json', '--no-report', '--statement', 'st.xml', ...period], {
+      cwd: dir,
+      env,
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({ exitCode: 2, error: expect.stringContaining('no wallet transaction of the period') as string });
+  });
+
   it('attach, the key refused (exit 4): the document says so', async () => {
     const dir = await dirs.make();
     await writeFile(join(dir, 'invoice.pdf'), '%PDF-1.4\n%%EOF\n');
