@@ -279,7 +279,7 @@ export async function planStage(conn: Connection, batch: LoadedBatch, folded: Fo
   // (those rows: refused once settled, the edit, never planned nor screened, waits for the next retry)
   const asFirstSent = new Set(o.asFirstSent);
   // (a pass over the rows only when the journal has a row to settle)
-  if ([...folded.rows.values()].some((s) => s.body !== undefined && unsettled(s)))
+  if ([...folded.rows.values()].some((s) => !!s.body && unsettled(s)))
     batch.rows.forEach((r, i) => {
       const body = r.payout && unsettledBody<InitiateRequest & Pick<PayoutRow, 'method'>>(rowState(folded, r.payout.reference));
       if (!body) return;

@@ -161,7 +161,7 @@ export const unsettled = (s: Pick<RowState | SwapState, 'phase'> | undefined): b
 
 /** The body an earlier run sent for a row or swap whose outcome is not known: the send step resends it as it is (I2). */
 export const unsettledBody = <T>(s: RowState | SwapState | undefined): T | undefined =>
-  s?.body !== undefined && unsettled(s) ? (JSON.parse(s.body) as T) : undefined;
+  s?.body && unsettled(s) ? (JSON.parse(s.body) as T) : undefined;
 
 /** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
