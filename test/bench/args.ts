@@ -9,10 +9,20 @@ export function readFlags(argv: string[], numbers: string[], booleans: string[] 
     ...[...numbers, ...ranges].map((n) => [n, { type: 'string' as const }]),
     ...booleans.map((n) => [n, { type: 'boolean' as const }]),
   ]);
-  const values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<
-    string,
-    string | boolean | undefined
-  >;
+  const usage = [...numbers.map((n) => `--${n} N`), ...ranges.map((n) => `--${n} MIN-MAX`), ...booleans.map((n) => `--${n}`)].join(' ');
+  const said = `flags: ${usage} (the script's header says what each does, and names any other)`;
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(said);
+    process.exit(0);
+  }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as typeof values;
+  } catch (e) {
+    // (an unknown flag or a missing value: said in a line, not as a stack trace)
+    console.error(`${(e as Error).message}\n${said}`);
+    process.exit(2);
+  }
   const num = (name: string): number | undefined => {
     const v = values[name];
     if (v === undefined) return undefined;
