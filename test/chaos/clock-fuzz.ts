@@ -652,6 +652,13 @@ function judge(out: WindowOutcome, must: boolean | undefined, count: number, wha
   if (!must && count) out.violations.push(`${what}: ${count} payout(s), none due`);
 }
 
+/** `policy set --require-approvals 1 --approvers FILE ...more` at the scenario's service; false, a violation noted, when it fails. */
+async function setPolicy(w: World, approvers: string, more: string[], out: WindowOutcome): Promise<boolean> {
+  const p = await w.cli('policy set', ['policy', 'set', '--require-approvals', '1', '--approvers', approvers, ...more, ...w.service]);
+  if (p.code !== 0) out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  return p.code === 0;
+}
+
 /**
  * (f) A batch whose rows carry a ReqdExctnDt (a pain.001's, or a column of a CSV, or an XLSX's date cells): run, or
  * watched, three times: at the clock's start, past the anchor, a day later. No row paid before its due UTC day (by
@@ -807,18 +814,7 @@ async function approvalKind(sc: WindowScenario, n: number, w: World, out: Window
   const W = WINDOW_MS[sc.window!];
   const refs = await w.batch('batch.csv', `CF${n}P`, ['23.45', '24.56']);
   const approvers = join(w.root, 'approvers.json');
-  const p = await w.cli('policy set', [
-    'policy',
-    'set',
-    '--require-approvals',
-    '1',
-    '--approvers',
-    approvers,
-    '--approvals-expire-after',
-    sc.window!,
-    ...w.service,
-  ]);
-  if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  if (!(await setPolicy(w, approvers, ['--approvals-expire-after', sc.window!], out))) return;
   const pl = await w.cli('plan', [
     'plan',
     'batch.csv',
@@ -867,20 +863,7 @@ async function approvalKind(sc: WindowScenario, n: number, w: World, out: Window
 async function listAgeKind(sc: WindowScenario, n: number, w: World, out: WindowOutcome) {
   const W = WINDOW_MS[sc.window!];
   const refs = await w.batch('batch.csv', `CF${n}S`, ['31.41', '32.52']);
-  const p = await w.cli('policy set', [
-    'policy',
-    'set',
-    '--require-approvals',
-    '1',
-    '--approvers',
-    join(w.root, 'approvers.json'),
-    '--above',
-    'GBP:100000',
-    '--screening-max-age',
-    sc.window!,
-    ...w.service,
-  ]);
-  if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+  if (!(await setPolicy(w, join(w.root, 'approvers.json'), ['--above', 'GBP:100000', '--screening-max-age', sc.window!], out))) return;
   const dated = w.vnow() - W - sc.margin! * 1000;
   const list = join(w.root, sc.listDate === 'mtime' ? 'names.csv' : 'un.xml');
   const { local, offset } = zoned(sc.tz, dated);
@@ -932,18 +915,7 @@ async function clearanceKind(sc: WindowScenario, n: number, w: World, out: Windo
   await names('E1');
   const run = ['--sanctions-list', 'names.csv', ...(sc.policy ? ['--approvers', 'eve.json'] : ['--approvers', approvers])];
   if (sc.policy) {
-    const p = await w.cli('policy set', [
-      'policy',
-      'set',
-      '--require-approvals',
-      '1',
-      '--approvers',
-      approvers,
-      '--above',
-      'GBP:100000',
-      ...w.service,
-    ]);
-    if (p.code !== 0) return void out.violations.push(`(e) policy set: exit ${p.code}: ${p.stderr.slice(0, 300)}`);
+    if (!(await setPolicy(w, approvers, ['--above', 'GBP:100000'], out))) return;
   }
   const makerKey = sc.policy && v !== 'makerUnsigned' ? ['--approver-key', join(w.root, 'dan.pem')] : [];
   const c = await w.cli('screen --clear', [
