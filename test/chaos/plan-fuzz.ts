@@ -17,7 +17,12 @@
 // --rate, --state-dir another folder, --merge-documents, --batch-id, --sheet), the same as a process killed
 // (SIGKILL) at its first to third initiate, `retry` of the last results, `run FILE` without the plan (under a
 // policy); a wallet drained as a step's first initiate arrives (the service refuses its rows), everything put
-// back as approved before a step sometimes. Checked after each step:
+// back as approved before a step sometimes; a watch step: `watch DIR --once` (a process) with the batch dropped into
+// DIR/inbox with its plan and approvals (companionsOf's names), or without them, or them after the batch (a later tick),
+// or a plan approved for other content; four eyes from DIR/payout-batch.json ("requireApprovals", "approvers"), the
+// account's policy (with `--above` sometimes) or both; the step's mutations before the drop, between the drop and the
+// tick, or as its first initiate arrives (to the claimed copies); the tick SIGKILLed at its 1st to 3rd initiate and ticked
+// again; two ticks at once sometimes. Checked after each step:
 //   (a) every payout the service created came from the signed plan's body for its key's reference (the body it
 //       recorded, less the upload's URL); a step refused (exit 2 or 3) made no initiate, upload or PATCH; a step
 //       the model says must be refused (approvals short, the plan, batch file or a document not as approved)
@@ -25,12 +30,16 @@
 //   (b) no reference has two payouts; no payout under a key of no reference;
 //   (c) each document the service attached to a payout is one of the signed documents of its reference (sha256
 //       of the bytes in its storage);
-//   (d) no "unexpected error" nor stack trace.
+//   (d) no "unexpected error" nor stack trace;
+//   (w) a watch step's file ends in done/ or failed/ (or processing/, a reason printed), a failed/ one's reason names
+//       commands whose files exist, and a file the rule must refuse sent no request at all (the sandbox's log).
+// Under a policy with `--above`, a payout of no approved plan (a run without the plan, a plan short of approvals, a
+// watch given no plan) matches a row of the batch file, in a currency --above names, all of them within its amounts.
 // A `retry` without a policy carries no four eyes (src/approvals/REFERENCE.md: only a policy binds retry): its
 // payouts are judged by (b) and (d), and counted apart. Exits 1 when any check fails, printing the scenario.
-import { copyFile, mkdir, readFile, rename, rm, writeFile, appendFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFile, cp, mkdir, readFile, rename, rm, writeFile, appendFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { parse } from 'csv-parse/sync';
@@ -40,6 +49,7 @@ import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.
 import { bodyDigest } from '../../src/engine/plan-file.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { Dec } from '../../src/money.ts';
+import { companionsOf } from '../../src/watch/inbox.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { approveAs, cleanEnv, generateCsv, ROOT, runCli, runMain, workDir, type CliRun } from '../engine/helpers.ts';
 import { install } from '../approvals/install.ts';
@@ -48,6 +58,7 @@ import {
   creditBack,
   drainWallet,
   fuzzFlags,
+  matches,
   parseJson,
   runScenarios,
   serviceRecords,
@@ -76,8 +87,22 @@ interface Mutation {
   /** Before the step of this index (modulo their number): most before the first, some between a kill and its rerun. */
   at: number;
 }
+/** A watch step's draws (`watch DIR --once` on the scenario's folder). */
+interface WatchDraw {
+  /** The step's mutations: to the maker's files before the drop, to the inbox's copies after it, to the claimed copies as the first initiate arrives. */
+  at: 'before' | 'dropped' | 'initiate';
+  /** The plan and approvals: dropped with the batch, not at all, after it (a later tick), or a plan approved for other content. */
+  companions: 'with' | 'missing' | 'later' | 'other';
+  /** "requireApprovals" and "approvers" in DIR/payout-batch.json (under no policy: always). */
+  config: boolean;
+  /** SIGKILLed at the step's `kill`-th initiate, then ticked again. */
+  kill: boolean;
+  /** Two ticks at once on the folder. */
+  twice: boolean;
+}
 interface Step {
-  kind: 'plan' | 'kill' | 'retry' | 'direct';
+  kind: 'plan' | 'kill' | 'retry' | 'direct' | 'watch';
+  watch?: WatchDraw;
   allowPartial: boolean;
   rate: boolean;
   otherState: boolean;
@@ -101,6 +126,8 @@ interface Scenario {
   twoDocs: boolean;
   invalidRow: boolean;
   mode: 'flag' | 'policy';
+  /** Under a policy: `--above` GBP only, or each currency, at this many times the batch's total in it. */
+  above?: { all: boolean; times: number };
   required: number;
   /** `required` as drawn, else no more than the signers (with their own key) drawn. */
   short: boolean;
@@ -112,7 +139,14 @@ interface Scenario {
 }
 
 const stepArb: fc.Arbitrary<Step> = fc.record({
-  kind: fc.constantFrom<Step['kind']>('plan', 'plan', 'plan', 'kill', 'kill', 'retry', 'direct'),
+  kind: fc.constantFrom<Step['kind']>('plan', 'plan', 'plan', 'kill', 'kill', 'retry', 'direct', 'watch', 'watch', 'watch'),
+  watch: fc.record({
+    at: fc.constantFrom<WatchDraw['at']>('before', 'before', 'dropped', 'initiate'),
+    companions: fc.constantFrom<WatchDraw['companions']>('with', 'with', 'with', 'missing', 'later', 'other'),
+    config: fc.boolean(),
+    kill: fc.constantFrom(false, false, true),
+    twice: fc.constantFrom(false, false, false, true),
+  }),
   allowPartial: fc.boolean(),
   rate: fc.boolean(),
   otherState: fc.constantFrom(false, false, false, true),
@@ -134,6 +168,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     twoDocs: fc.boolean(),
     invalidRow: fc.constantFrom(false, false, true),
     mode: fc.constantFrom<Scenario['mode']>('flag', 'flag', 'policy'),
+    above: fc.option(fc.record({ all: fc.constantFrom(true, true, false), times: fc.constantFrom(0.5, 1.5, 3) }), { nil: undefined }),
     required: fc.constantFrom(1, 1, 2, 2, 3),
     makerSigns: fc.constantFrom(true, true, false),
     // mostly listed approvers with their own keys, sometimes one more: the maker, an unlisted key, a name under another's key
@@ -174,9 +209,13 @@ interface Outcome {
   kills: number;
   unbound: number;
   goodRefused: number;
+  watches: number;
+  allowance: number;
 }
+/** A watch step's draws in a scenario written before them. */
+const WATCH: WatchDraw = { at: 'before', companions: 'with', config: true, kill: false, twice: false };
 
-/** A batch of `rows` rows whose documents are files in `dir/docs` (named relative to the batch), one row made invalid. */
+/** A batch of `rows` rows whose documents are files in `dir/documents` (a watch's documents folder when dir is its DIR; named relative to the batch), one row made invalid. */
 async function writeBatchWithDocs(dir: string, sc: Scenario, n: number): Promise<{ file: string; docs: string[] }> {
   // (the currencies in turn: a drained wallet then holds back rows of any batch)
   const of = (c: string) =>
@@ -187,14 +226,14 @@ async function writeBatchWithDocs(dir: string, sc: Scenario, n: number): Promise
     reference: `PF${n}-${i + 1}`,
   }));
   for (const [i, r] of rows.entries()) if (i % sc.docsEvery) Object.assign(r, { documents: '', withdrawal: 'true' });
-  await mkdir(join(dir, 'docs'), { recursive: true });
+  await mkdir(join(dir, 'documents'), { recursive: true });
   const docs: string[] = [];
   for (const [i, r] of rows.entries()) {
     if (!r.documents) continue;
-    const names = [`docs/${r.reference}.pdf`];
+    const names = [`documents/${r.reference}.pdf`];
     await copyFile(r.documents.split(';')[0]!, join(dir, names[0]!));
     if (sc.twoDocs && i % 2 === 0) {
-      names.push(`docs/${r.reference}-invoice.pdf`);
+      names.push(`documents/${r.reference}-invoice.pdf`);
       await copyFile(join(ROOT, 'samples/documents/invoice-uk-c1.pdf'), join(dir, names[1]!));
     }
     r.documents = names.join(';');
@@ -230,7 +269,10 @@ interface PlanJson {
 
 /** Applies one mutation to the scenario's files; says what it did. */
 async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
-  const plan = JSON.parse((await readFile(f.plan, 'utf8')).replace(/^\uFEFF/, '')) as PlanJson;
+  // (a watch's copy may be missing, or garbage: no rows)
+  const read = parseJson((await readFile(f.plan, 'utf8').catch(() => '')).replace(/^\uFEFF/, ''));
+  if (!read && m.kind.startsWith('plan')) return 'no plan to change';
+  const plan = (Array.isArray(read?.rows) ? read : { rows: [] }) as PlanJson;
   const rows = plan.rows;
   const r = rows[m.row % Math.max(rows.length, 1)];
   const o = rows[(m.row + 1 + (m.pick % 3)) % Math.max(rows.length, 1)];
@@ -290,7 +332,7 @@ async function mutate(m: Mutation, f: Files, sc: Scenario): Promise<string> {
       withDoc.documents[0]!.sha256 = sha(other);
       await writePlan(plan);
       // the plan and the document on disk both changed to the other file
-      if (m.pick % 2) await writeFile(join(f.dir, withDoc.documents[0]!.file.replace(/^.*\/docs\//, 'docs/')), other);
+      if (m.pick % 2) await writeFile(join(f.dir, withDoc.documents[0]!.file.replace(/^.*\/documents\//, 'documents/')), other);
       return `plan: ${withDoc.reference}'s document digest -> another file's${m.pick % 2 ? ', that file put in its place' : ''}`;
     }
     case 'planReorder':
@@ -464,7 +506,18 @@ async function snapshotFiles(f: Files): Promise<Map<string, Buffer | undefined>>
 }
 
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = { violations: [], notes: [], steps: 0, refused: 0, made: 0, kills: 0, unbound: 0, goodRefused: 0 };
+  const out: Outcome = {
+    violations: [],
+    notes: [],
+    steps: 0,
+    refused: 0,
+    made: 0,
+    kills: 0,
+    unbound: 0,
+    goodRefused: 0,
+    watches: 0,
+    allowance: 0,
+  };
   const dir = await workDir('pb-plan-fuzz-');
   const state = join(dir, 'state');
   let onInitiate = () => {};
@@ -492,8 +545,33 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     // (under a policy every step is a process of the installation: main() here reads this package's host folder)
     const cmd = (args: string[], o: { process?: boolean; onSpawn?: Parameters<typeof runCli>[1]['onSpawn'] } = {}): Promise<CliRun> =>
       inst || o.process ? runCli(args, { cwd: dir, env, bin: inst?.bin, onSpawn: o.onSpawn }) : runMain(args, { cwd: dir, env });
+    const batchRows = async (path: string) =>
+      existsSync(path) ? parse<Record<string, string>>(await readBatchText(path), { columns: true, relax_column_count: true }) : [];
+    const approvedRows = await batchRows(file);
+    // `--above`: CUR:AMOUNT at `times` the batch's total in that currency (GBP only, or each)
+    const totals = new Map<string, Dec>();
+    for (const r of approvedRows)
+      totals.set(r.sourceCurrency!, (totals.get(r.sourceCurrency!) ?? new Dec(0)).plus(new Dec(r.sourceAmount!)));
+    const above =
+      sc.mode === 'policy' && sc.above
+        ? new Map(
+            [...totals]
+              .filter(([c]) => sc.above!.all || c === 'GBP')
+              .map(([c, t]) => [c, t.times(String(sc.above!.times)).floor()] as const),
+          )
+        : undefined;
     if (inst) {
-      const set = await cmd(['policy', 'set', '--require-approvals', String(sc.required), '--approvers', approvers, ...service]);
+      const aboveFlags = [...(above ?? [])].flatMap(([c, a]) => ['--above', `${c}:${a.toFixed()}`]);
+      const set = await cmd([
+        'policy',
+        'set',
+        '--require-approvals',
+        String(sc.required),
+        '--approvers',
+        approvers,
+        ...aboveFlags,
+        ...service,
+      ]);
       if (set.code !== 0) throw new Error(`policy set: exit ${set.code}: ${set.stderr}`);
     }
     const maker = sc.makerSigns || sc.mode === 'policy' ? ['--as', 'Dan', '--approver-key', 'Dan.pem'] : ['--prepared-by', 'Dan'];
@@ -515,11 +593,13 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     const signedBody = new Map(signed.rows.map((r) => [r.reference, bodyDigest(r.body)]));
     const signedSwaps = new Set(((signed.swaps ?? []) as { reference: string }[]).map((w) => w.reference));
     const signedDocs = new Map(signed.rows.map((r) => [r.reference, new Set(r.documents.map((d) => d.sha256))]));
-    const refs = new Set(parse<Record<string, string>>(await readBatchText(file), { columns: true }).map((r) => r.reference!));
+    const refs = new Set(approvedRows.map((r) => r.reference!));
     const refOfKey = new Map<string, string>();
     for (const ref of refs) for (let a = 1; a <= 8; a++) refOfKey.set(idempotencyKey(ref, a), ref);
     out.notes.push(
-      `plan: ${signed.rows.length} rows of ${refs.size}; approvals ${[...valid].join(', ') || 'none'} valid of ${sc.required} (${sc.mode})`,
+      `plan: ${signed.rows.length} rows of ${refs.size}; approvals ${[...valid].join(', ') || 'none'} valid of ${sc.required} (${sc.mode}${
+        above ? `, above ${[...above].map(([c, a]) => `${c} ${a.toFixed()}`).join(', ')}` : ''
+      })`,
     );
     const approved = await snapshotFiles(f);
 
@@ -529,6 +609,14 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     let lastResults: string | undefined;
     /** Payouts a retry without a policy created (no four eyes binds it). */
     const unbound = new Set<string>();
+    /** Under `--above`: payouts of no approved plan, judged against the file's rows and the allowance when made; the sum per currency. */
+    const allowed = new Set<string>();
+    const unapproved = new Map<string, Dec>();
+    /** Claims a watch step judged already. */
+    const claimsSeen = new Set<string>();
+    /** A plan approved for other content (a watch's `companions: 'other'`), made once. */
+    let otherPlan: string | undefined;
+    const inbox = join(dir, 'inbox');
     for (const [k, step] of sc.steps.entries()) {
       if (step.restore && k) {
         for (const [p, b] of approved) {
@@ -539,23 +627,82 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         f.midRun = undefined;
         out.notes.push(`step ${k + 1}: every file put back as approved`);
       }
+      const w = step.kind === 'watch' ? { ...WATCH, ...step.watch } : undefined;
+      const ours = sc.mutations.filter((x) => x.at % sc.steps.length === k);
       const did: string[] = [];
-      for (const m of sc.mutations.filter((x) => x.at % sc.steps.length === k)) {
-        did.push(await mutate(m, f, sc));
-        if (m.kind.startsWith('ap') || m.kind.startsWith('al')) approvalsTouched = true;
+      /** Approvals touched for this step only (a watch's copies in the inbox). */
+      let touchedHere = false;
+      const apply = async (ms: Mutation[], to: Files, where: string) => {
+        for (const m of ms) {
+          did.push(`${where}${await mutate(m, to, sc)}`);
+          if (m.kind.startsWith('al') || (m.kind.startsWith('ap') && to === f)) approvalsTouched = true;
+          if (m.kind.startsWith('ap')) touchedHere = true;
+        }
+      };
+      if (!w || w.at === 'before') await apply(ours, f, '');
+      // a watch step: the folder is dir (documents/ beside the inbox), the batch dropped into its inbox with its companions as drawn
+      const name = basename(file);
+      const { plan: planName, approvals: approvalsName } = companionsOf(name);
+      const fi: Files = { ...f, batch: join(inbox, name), plan: join(inbox, planName), approvals: join(inbox, approvalsName) };
+      const dropCompanions = async (from: Pick<Files, 'plan' | 'approvals'>) => {
+        for (const [a, b] of [
+          [from.plan, fi.plan],
+          [from.approvals, fi.approvals],
+        ] as const)
+          if (existsSync(a)) await cp(a, b, { recursive: true });
+      };
+      let processingBefore = false;
+      if (w) {
+        const useConfig = sc.mode === 'flag' || w.config;
+        await writeFile(
+          join(dir, 'payout-batch.json'),
+          JSON.stringify({
+            environment: 'sandbox',
+            baseUrl: sb.url,
+            // (its own ledger, DIR/.state, as a watch folder's default; `otherState`: the runs' ledger, which then refuses content sent before)
+            ...(step.otherState ? { stateDir: 'state' } : {}),
+            settleSeconds: 0,
+            claimStaleSeconds: 10,
+            rate: 1000,
+            allowPartial: step.allowPartial,
+            mergeDocuments: step.merge,
+            ...(useConfig ? { requireApprovals: sc.required, approvers: 'approvers.json' } : {}),
+          }),
+        );
+        await mkdir(inbox, { recursive: true });
+        for (const p of [fi.batch, fi.plan, fi.approvals]) await rm(p, { recursive: true, force: true });
+        processingBefore = existsSync(join(dir, 'processing')) && readdirSync(join(dir, 'processing')).length > 0;
+        if (w.companions === 'with') await dropCompanions(f);
+        if (w.companions === 'other')
+          await dropCompanions({ plan: (otherPlan ??= await planForOther()), approvals: `${otherPlan}.approvals.json` });
+        if (existsSync(f.batch)) await copyFile(f.batch, fi.batch);
+        if (w.at === 'dropped') await apply(ours, fi, 'in the inbox: ');
+        if (fi.midRun) f.midRun = fi.midRun;
       }
       if (did.length) out.notes.push(`step ${k + 1}: mutations: ${did.join('; ')}`);
-      const now = await snapshotFiles(f);
-      const asApproved = [f.batch, f.plan, ...f.docs.map((d) => join(dir, d))].every((p) => {
-        const [a, b] = [approved.get(p), now.get(p)];
+      const [runBatch, runPlan] = w ? [fi.batch, fi.plan] : [f.batch, f.plan];
+      const now = await snapshotFiles({ ...f, batch: runBatch, plan: runPlan });
+      const asApproved = [f.batch, f.plan, ...f.docs.map((d) => join(dir, d))].every((p, i) => {
+        const [a, b] = [approved.get(p), now.get(i === 0 ? runBatch : i === 1 ? runPlan : p)];
         return a && b && a.equals(b);
       });
+      const touched = approvalsTouched || (!!w && touchedHere);
+      const planUsed = step.kind === 'plan' || step.kind === 'kill' || w?.companions === 'with';
+      /** The step runs a plan the rule lets through: the plan, batch and documents as approved, approvals enough and untouched. */
+      const approvedStep = planUsed && !touched && approvedOk && asApproved;
+      /** Under --above (a policy alone: a watch's "requireApprovals" binds whatever the policy says), the engine's guard judges what no approved plan covers. */
+      const byAllowance = !!above && !(w && (sc.mode === 'flag' || w.config));
       // a step the rule must refuse: approvals short, or the plan, the batch file or a document not as approved; under a policy
-      // a retry or a run without the plan (it needs approvals for anything: no --above)
-      const mustRefuse =
-        (!approvalsTouched && !approvedOk) || !asApproved || (sc.mode === 'policy' && step.kind !== 'plan' && step.kind !== 'kill');
+      // a retry or a run without the plan (it needs approvals for anything: no --above); a watch given no plan or another's
+      const mustRefuse = byAllowance
+        ? w?.companions === 'other'
+        : (!touched && !approvedOk) ||
+          !asApproved ||
+          (sc.mode === 'policy' && step.kind !== 'plan' && step.kind !== 'kill' && step.kind !== 'watch') ||
+          (!!w && w.companions !== 'with');
       const stateDir = step.otherState ? ['--state-dir', join(dir, `state-${k}`)] : [];
-      otherStateBefore ||= step.otherState;
+      // (a watch's own ledger is another state folder to the runs)
+      otherStateBefore ||= w ? !step.otherState : step.otherState;
       const flags = [
         ...(step.allowPartial ? ['--allow-partial'] : []),
         ...(step.rate ? ['--rate', '7'] : []),
@@ -574,7 +721,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const four = sc.mode === 'flag' ? ['--require-approvals', String(sc.required), '--approvers', approvers] : [];
       const common = ['--yes', '--json', ...service];
       let args: string[];
-      if (step.kind === 'retry') {
+      if (w) args = ['watch', dir, '--once'];
+      else if (step.kind === 'retry') {
         if (!lastResults) {
           out.notes.push(`step ${k + 1}: retry, no results yet`);
           continue;
@@ -600,13 +748,56 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const firstInitiate = () => {
         if (step.drain !== 'none' && !step.early) back = drain(sb, step.drain, `fuzz-drain-${k}`);
         if (midRun) replaced = copyFile(join(ROOT, 'samples/documents/invoice-ch-88231.pdf'), join(dir, midRun));
+        // a watch's mutations to the claimed copies
+        if (w?.at === 'initiate') {
+          const claim = readdirSync(join(dir, 'processing')).find((id) => existsSync(join(dir, 'processing', id, name)));
+          const at = (x: string) => join(dir, 'processing', claim ?? '-', x);
+          const fc_: Files = { ...f, batch: at(name), plan: at(planName), approvals: at(approvalsName) };
+          const done = replaced;
+          replaced = done.then(() => apply(ours, fc_, 'to the claimed copies at the first initiate: '));
+        }
       };
       let r: CliRun;
-      const what = `step ${k + 1} ${step.kind}${step.drain === 'none' ? '' : ` (${step.drain} drained${step.early ? ' before it' : ''})`} [${args
-        .slice(0, -common.length)
+      const what = `step ${k + 1} ${step.kind}${step.drain === 'none' ? '' : ` (${step.drain} drained${step.early ? ' before it' : ''})`} [${(w
+        ? [
+            ...args,
+            `(${w.companions}, mutations ${w.at}${w.config || sc.mode === 'flag' ? ', requireApprovals' : ''}${w.kill ? `, killed at ${step.kill}` : ''}${w.twice ? ', two ticks' : ''})`,
+          ]
+        : args.slice(0, -common.length)
+      )
         .join(' ')
-        .replaceAll(dir + '/', '')}]`;
-      if (step.kind === 'kill') {
+        .replaceAll(dir + '/', '')
+        .replaceAll(dir, 'DIR')}]`;
+      /** Every tick of a watch step (for (d) and the reasons it printed). */
+      const ticks: CliRun[] = [];
+      const tick = async (onSpawn?: Parameters<typeof runCli>[1]['onSpawn']) => {
+        const t = await runCli(['watch', dir, '--once'], { cwd: dir, env, bin: inst?.bin, onSpawn, timeoutMs: 180_000 });
+        ticks.push(t);
+        return t;
+      };
+      if (w) {
+        out.watches++;
+        onInitiate = () => void (++seen === 1 && firstInitiate());
+        let killed = false;
+        const onSpawn: Parameters<typeof runCli>[1]['onSpawn'] = (c) =>
+          (onInitiate = () => {
+            if (++seen === 1) firstInitiate();
+            if (w.kill && seen === step.kill) killed = c.kill('SIGKILL');
+          });
+        await Promise.all([tick(onSpawn), ...(w.twice ? [tick()] : [])]);
+        onInitiate = () => {};
+        await replaced;
+        if (killed) {
+          out.kills++;
+          await waitIdle(sb);
+          await tick();
+        }
+        if (w.companions === 'later') {
+          await dropCompanions(f);
+          await tick();
+        }
+        r = ticks.at(-1)!;
+      } else if (step.kind === 'kill') {
         r = await cmd(args, {
           process: true,
           onSpawn: (c) =>
@@ -626,18 +817,19 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       await back();
       await replaced;
       out.steps++;
-      const tail = (r.stderr.trim().split('\n').at(-1) ?? '').slice(0, 300);
+      const said = (x: CliRun) => (w ? x.stdout.trim().replaceAll('\n', ' | ') : (x.stderr.trim().split('\n').at(-1) ?? '')).slice(0, 400);
       out.notes.push(
-        `${what}: ${r.signal ? `killed after ${seen} initiates` : `exit ${r.code}`}${mustRefuse ? ' (must refuse)' : ''}: ${tail}`,
+        `${what}: ${(w ? ticks : [r]).map((x) => `${x.signal ? `killed after ${seen} initiates` : `exit ${x.code}`}: ${said(x)}`).join('; then ')}${
+          mustRefuse ? ' (must refuse)' : ''
+        }`,
       );
-      if (STACK.test(r.stderr + r.stdout)) out.violations.push(`(d) ${what}: ${(r.stderr + r.stdout).slice(0, 800)}`);
+      for (const x of w ? ticks : [r])
+        if (STACK.test(x.stderr + x.stdout)) out.violations.push(`(d) ${what}: ${(x.stderr + x.stdout).slice(0, 800)}`);
       const json = parseJson(r.stdout.trim().split('\n').at(-1) ?? '') ?? parseJson(r.stdout);
-      if (typeof json?.results === 'string' && (r.code === 0 || r.code === 1 || r.code === 5)) lastResults = json.results;
-      const sent = sb
-        .requestLog()
-        .slice(logAt)
-        .filter((e) => SENDING.has(e.route));
-      if (r.code === 2 || r.code === 3) {
+      if (!w && typeof json?.results === 'string' && (r.code === 0 || r.code === 1 || r.code === 5)) lastResults = json.results;
+      const log = sb.requestLog().slice(logAt);
+      const sent = log.filter((e) => SENDING.has(e.route));
+      if (!w && (r.code === 2 || r.code === 3)) {
         out.refused++;
         if (sent.length)
           out.violations.push(`(a) ${what}: refused (exit ${r.code}) after ${sent.map((e) => `${e.method} ${e.route}`).join(', ')}`);
@@ -650,14 +842,71 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const created = serviceRecords(sb).filter((p) => !before.has(p.id) && !p.made?.key.startsWith('fuzz-drain-'));
       if (mustRefuse && (step.kind !== 'retry' || sc.mode === 'policy') && created.length)
         out.violations.push(`(a) ${what}: must be refused, yet created ${created.map((p) => p.id).join(', ')}`);
+      // (w) where the watch step's files ended
+      if (w) {
+        const fresh: { where: string; id: string; reason?: string }[] = [];
+        for (const where of ['done', 'failed', 'processing'])
+          for (const id of existsSync(join(dir, where)) ? readdirSync(join(dir, where)) : []) {
+            if (claimsSeen.has(`${where}/${id}`)) continue;
+            if (where !== 'processing') claimsSeen.add(`${where}/${id}`);
+            const summary = readdirSync(join(dir, where, id)).find((x) => x.endsWith('.summary.json'));
+            const reason = summary && parseJson(readFileSync(join(dir, where, id, summary), 'utf8'))?.reason;
+            fresh.push({ where, id, reason: typeof reason === 'string' ? reason : undefined });
+          }
+        for (const c of fresh) {
+          if (c.where === 'failed' && !c.reason) out.violations.push(`(w) ${what}: failed/${c.id} has no reason in its summary`);
+          for (const m of (c.reason ?? '').matchAll(/`payout-batch (?:run|retry|plan) (\/[^ `]+)/g))
+            if (!['processing', 'done', 'failed'].some((x) => existsSync(m[1]!.replace('/processing/', `/${x}/`))))
+              out.violations.push(`(w) ${what}: failed/${c.id}'s reason names ${m[1]}, which is nowhere: ${c.reason}`);
+          if (c.where === 'processing' && !ticks.at(-1)!.stdout.includes(`${name}: processing`))
+            out.violations.push(`(w) ${what}: processing/${c.id} left there without a reason in the last tick`);
+          if (mustRefuse && c.where === 'done') out.violations.push(`(w) ${what}: must be refused, yet done/${c.id}`);
+        }
+        const left = readdirSync(inbox).filter((x) => !x.startsWith('.') && !/\.(plan|approvals)\.json$/.test(x));
+        if (left.length) out.violations.push(`(w) ${what}: left in the inbox: ${left.join(', ')}`);
+        const asked = log.filter((e) => !e.path.startsWith('/_sandbox'));
+        if (mustRefuse && !processingBefore && asked.length)
+          out.violations.push(`(w) ${what}: refused by the rule, yet sent ${asked.map((e) => `${e.method} ${e.route}`).join(', ')}`);
+        const failedOnly = fresh.length > 0 && fresh.every((c) => c.where === 'failed') && !created.length;
+        if (failedOnly) out.refused++;
+        const legit =
+          (sc.invalidRow && !step.allowPartial) ||
+          step.merge ||
+          (step.early && step.drain !== 'none') ||
+          fresh.some((c) => c.reason?.includes('already processed'));
+        if (failedOnly && !mustRefuse && approvedStep && !legit) {
+          out.goodRefused++;
+          out.notes.push(`  (refused a watch the model lets through: ${fresh.map((c) => c.reason?.slice(0, 300)).join('; ')})`);
+        }
+      }
+      // under --above: what no approved plan covers, a row of the file within the allowance
+      const fileRows = [...approvedRows, ...(await batchRows(runBatch).catch(() => []))];
       for (const p of created) {
         out.made++;
         if (step.kind === 'retry' && sc.mode === 'flag') unbound.add(p.id);
+        if (!above || approvedStep) continue;
+        const ref = p.made && refOfKey.get(p.made.key);
+        // (approvals touched: the model cannot tell; a body the approvers signed passes either way)
+        if (touched && ref && p.made && signedBody.get(ref) === bodyDigest(p.made.body)) continue;
+        allowed.add(p.id);
+        out.allowance++;
+        const body = p.made?.body ?? {};
+        const cur = String(body.sourceCurrency);
+        const sum = (unapproved.get(cur) ?? new Dec(0)).plus(new Dec(String(body.sourceAmount)));
+        unapproved.set(cur, sum);
+        if (!fileRows.some((x) => x.reference === ref && matches(x, body)))
+          out.violations.push(
+            `(a) ${what}: payout ${p.id} of ${ref}, of no approved plan, matches no row of the file: ${JSON.stringify(body)}`,
+          );
+        if (!above.has(cur) || sum.gt(above.get(cur)!))
+          out.violations.push(
+            `(a) ${what}: ${cur} ${sum.toFixed()} sent without an approved plan, over --above (${above.get(cur)?.toFixed() ?? 'none for it'})`,
+          );
       }
       // (a), (c): every payout so far, by the signed plan
       const attached = attachedDigests(sb);
       for (const p of serviceRecords(sb)) {
-        if (p.made?.key.startsWith('fuzz-drain-') || unbound.has(p.id)) continue;
+        if (p.made?.key.startsWith('fuzz-drain-') || unbound.has(p.id) || allowed.has(p.id)) continue;
         const ref = p.made && refOfKey.get(p.made.key);
         const want = ref === undefined ? undefined : signedBody.get(ref);
         if (!p.made || !want) out.violations.push(`(a) after ${what}: payout ${p.id} (key ${p.made?.key}) pays no row of the signed plan`);
@@ -672,13 +921,26 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             );
       }
       // (a) a swap only as the plan names it (the plans here name none)
-      for (const w of sb.snapshot().swaps)
-        if (!signedSwaps.has(String(w.reference)))
-          out.violations.push(`(a) after ${what}: swap ${String(w.id)} (${String(w.reference)}) not in the signed plan`);
+      for (const s of sb.snapshot().swaps)
+        if (!signedSwaps.has(String(s.reference)))
+          out.violations.push(`(a) after ${what}: swap ${String(s.id)} (${String(s.reference)}) not in the signed plan`);
       // (b)
       out.violations.push(...twicePaid(serviceRecords(sb), refs).map((v) => `(b) after ${what}: ${v}`));
     }
     out.unbound = unbound.size;
+
+    /** A plan of the batch with one amount changed, approved by the same signers: a plan for other content. */
+    async function planForOther(): Promise<string> {
+      const rows = approvedRows.map((r) => ({ ...r }));
+      rows[0]!.sourceAmount = new Dec(rows[0]!.sourceAmount!).plus(1).toFixed(2);
+      const other = join(dir, 'other.csv');
+      await writeFile(other, stringify(rows, { header: true }));
+      const to = join(dir, 'other.plan.json');
+      const r = await cmd(['plan', other, '--out', to, ...maker, '--allow-partial', ...service]);
+      if (r.code !== 0 && r.code !== 1) throw new Error(`plan of other content: exit ${r.code}: ${r.stderr}`);
+      for (const s of sc.signers) await approveAs(to, s.name, keys[s.key].privatePem, `${s.key}.pem`);
+      return to;
+    }
   } catch (e) {
     out.violations.push(threw('d', e));
   } finally {
@@ -709,13 +971,14 @@ function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): 
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = { steps: 0, refused: 0, made: 0, kills: 0, unbound: 0, goodRefused: 0, mutations: 0 };
+const totals = { steps: 0, refused: 0, made: 0, kills: 0, unbound: 0, goodRefused: 0, mutations: 0, watches: 0, allowance: 0 };
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 for (const sc of scenarios) totals.mutations += sc.mutations.length;
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.mutations} mutations, ${totals.steps} steps ` +
-    `(${totals.refused} refused, exit 2 or 3; ${totals.kills} SIGKILLs; ${totals.goodRefused} plan runs refused the model lets through), ` +
-    `${totals.made} payouts created (${totals.unbound} by retries under no policy), ${failures} scenarios with a violation, ` +
+    `(${totals.watches} watch steps; ${totals.refused} refused, exit 2 or 3 or a watch's file to failed/ with nothing made; ${totals.kills} SIGKILLs; ` +
+    `${totals.goodRefused} plan runs or watches refused the model lets through), ` +
+    `${totals.made} payouts created (${totals.unbound} by retries under no policy, ${totals.allowance} under --above's allowance), ${failures} scenarios with a violation, ` +
     `${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
 process.exitCode = failures ? 1 : 0;
