@@ -612,6 +612,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     /** Under `--above`: payouts of no approved plan, judged against the file's rows and the allowance when made; the sum per currency. */
     const allowed = new Set<string>();
     const unapproved = new Map<string, Dec>();
+    /** Swaps `--fund-by-swap` asked of a run without a plan that needed no approvals (--above). */
+    const freeSwaps = new Set<string>();
     /** Claims a watch step judged already. */
     const claimsSeen = new Set<string>();
     /** A plan approved for other content (a watch's `companions: 'other'`), made once. */
@@ -741,6 +743,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       await early?.settled;
       const logAt = sb.requestLog().length;
       const before = new Set(serviceRecords(sb).map((p) => p.id));
+      const swapsBefore = new Set(sb.snapshot().swaps.map((s) => String(s.id)));
       let back: () => Promise<unknown> = early ?? (async () => {});
       let replaced: Promise<unknown> = Promise.resolve();
       const midRun = f.midRun;
@@ -873,7 +876,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           (sc.invalidRow && !step.allowPartial) ||
           step.merge ||
           (step.early && step.drain !== 'none') ||
-          fresh.some((c) => c.reason?.includes('already processed'));
+          // (content sent before: by this ledger, or by another, the service refusing its keys again)
+          fresh.some((c) => /already processed|CONFLICT|ALREADY_PAID/.test(c.reason ?? ''));
         if (failedOnly && !mustRefuse && approvedStep && !legit) {
           out.goodRefused++;
           out.notes.push(`  (refused a watch the model lets through: ${fresh.map((c) => c.reason?.slice(0, 300)).join('; ')})`);
@@ -920,9 +924,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
               `(c) after ${what}: payout ${p.id} of ${ref} carries a document (sha256 ${d.slice(0, 16)}) not signed for it`,
             );
       }
-      // (a) a swap only as the plan names it (the plans here name none)
+      // (a) a swap only as the plan names it (the plans here name none), or asked by a run without a plan the allowance lets through
       for (const s of sb.snapshot().swaps)
-        if (!signedSwaps.has(String(s.reference)))
+        if (byAllowance && !planUsed && step.fundBySwap && !swapsBefore.has(String(s.id))) freeSwaps.add(String(s.id));
+        else if (!signedSwaps.has(String(s.reference)) && !freeSwaps.has(String(s.id)))
           out.violations.push(`(a) after ${what}: swap ${String(s.id)} (${String(s.reference)}) not in the signed plan`);
       // (b)
       out.violations.push(...twicePaid(serviceRecords(sb), refs).map((v) => `(b) after ${what}: ${v}`));
