@@ -11,7 +11,7 @@ import { planBatch } from '../../src/engine/plan-command.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder } from '../../src/watch/watcher.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { generateCsv, tempDirs } from '../engine/helpers.ts';
+import { generateCsv, ROOT, tempDirs } from '../engine/helpers.ts';
 import { connectionTo, startSb } from './helpers.ts';
 
 const dirs = tempDirs('pb-watch-approvals-');
@@ -98,4 +98,45 @@ it('a batch runs only with its plan and two approvals beside it that count; othe
     approvedBy: ['Alice', 'Bob'],
     summary: { created: 3 },
   });
+});
+
+it('a file refused for a document changed since its plan names its copy where it lies, in failed/, not processing/', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  mkdirSync(join(dir, 'inbox'));
+  mkdirSync(join(dir, 'documents'));
+  const alice = newKeyPair();
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify([{ name: 'Alice', publicKey: alice.publicKey }]));
+  const conn = connectionTo(sb);
+  const config = WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, requireApprovals: 1, approvers: 'approvers.json' });
+  // payroll.csv beside documents/, as in the watch folder: its rows name documents/<file>
+  const batch = join(dir, 'payroll.csv');
+  const csv = generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'DOCW', documentsEvery: 1 });
+  writeFileSync(batch, csv.replace(/[^,;]*\/samples\/documents\/([^,;]+\.pdf)/g, 'documents/$1'));
+  for (const d of new Set([...csv.matchAll(/[^,;]*\/samples\/documents\/([^,;]+\.pdf)/g)].map((m) => m[1]!)))
+    copyFileSync(join(ROOT, 'samples/documents', d), join(dir, 'documents', d));
+  const plan = join(dir, 'payroll.plan.json');
+  await planBatch({
+    file: batch,
+    conn,
+    out: plan,
+    quote: false,
+    mergeDocuments: false,
+    allowPartial: false,
+    enablePairs: false,
+    preparedBy: 'Dan',
+  });
+  await addApproval(approvalsPathFor(plan), signPlan(planPayload(loadPlan(plan)), 'Alice', alice.privatePem, 'Alice.pem'));
+  // a document edited after approval
+  const [doc] = readdirSync(join(dir, 'documents'));
+  writeFileSync(join(dir, 'documents', doc!), Buffer.concat([readFileSync(join(dir, 'documents', doc!)), Buffer.from('\n')]));
+  for (const n of ['payroll.plan.json', 'payroll.plan.json.approvals.json', 'payroll.csv'])
+    copyFileSync(join(dir, n), join(dir, 'inbox', n));
+
+  const r = await watchFolder({ dir, config, conn, once: true, crashWaitMs: 0 });
+  expect(r.files).toMatchObject([{ outcome: 'failed', kind: 'refused' }]);
+  const [claim] = readdirSync(join(dir, 'failed'));
+  const { reason } = JSON.parse(readFileSync(join(dir, 'failed', claim!, 'payroll.summary.json'), 'utf8')) as { reason: string };
+  expect(reason).toContain(`${join(dir, 'failed', claim!, 'payroll.csv')} changed since the plan was made`);
+  expect(sb.requestLog().filter((e) => e.route === 'initiate')).toEqual([]);
 });
