@@ -837,7 +837,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         if (sent.length)
           out.violations.push(`(a) ${what}: refused (exit ${r.code}) after ${sent.map((e) => `${e.method} ${e.route}`).join(', ')}`);
         const legit = step.sheet || otherStateBefore || step.merge || step.other !== 'none' || (step.early && step.drain !== 'none');
-        if (!mustRefuse && step.kind === 'plan' && !approvalsTouched && !legit) {
+        if (!mustRefuse && step.kind === 'plan' && approvedStep && !legit) {
           out.goodRefused++;
           out.notes.push(`  (refused a plan run the model lets through)`);
         }
@@ -861,10 +861,15 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           for (const m of (c.reason ?? '').matchAll(/`payout-batch (?:run|retry|plan) (\/[^ `]+)/g))
             if (!['processing', 'done', 'failed'].some((x) => existsSync(m[1]!.replace('/processing/', `/${x}/`))))
               out.violations.push(`(w) ${what}: failed/${c.id}'s reason names ${m[1]}, which is nowhere: ${c.reason}`);
-          // every file a reason names is there (a claim's own file: in failed/ now, not processing/)
-          for (const m of (c.reason ?? '').matchAll(new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^\\s\`'",;)]*[^\\s\`'",;).:…]`, 'g')))
+          // every file a reason names is there (a claim's own file: in failed/ now, not processing/; a state folder a command
+          // names is made by the command)
+          for (const m of (c.reason ?? '')
+            .replaceAll(/--state-dir [^ `]+/g, '')
+            .matchAll(new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^\\s\`'",;)]*[^\\s\`'",;).:…]`, 'g')))
             if (!existsSync(m[0]))
-              out.violations.push(`(w) ${what}: ${c.where}/${c.id}'s reason names ${m[0].replace(dir, 'DIR')}, which is not there: ${c.reason}`);
+              out.violations.push(
+                `(w) ${what}: ${c.where}/${c.id}'s reason names ${m[0].replace(dir, 'DIR')}, which is not there: ${c.reason}`,
+              );
           if (c.where === 'processing' && !ticks.at(-1)!.stdout.includes(`${name}: processing`))
             out.violations.push(`(w) ${what}: processing/${c.id} left there without a reason in the last tick`);
           if (mustRefuse && c.where === 'done') out.violations.push(`(w) ${what}: must be refused, yet done/${c.id}`);
