@@ -873,6 +873,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           if (c.where === 'processing' && !ticks.at(-1)!.stdout.includes(`${name}: processing`))
             out.violations.push(`(w) ${what}: processing/${c.id} left there without a reason in the last tick`);
           if (mustRefuse && c.where === 'done') out.violations.push(`(w) ${what}: must be refused, yet done/${c.id}`);
+          // a file edited after its claim (a mutation as the first initiate arrives) goes to failed/, never done/
+          const claimed = parseJson(readFileSync(join(dir, c.where, c.id, '.claim.json'), 'utf8').toString())?.sha256;
+          const held = join(dir, c.where, c.id, name);
+          if (c.where === 'done' && (!existsSync(held) || sha(readFileSync(held)) !== claimed))
+            out.violations.push(`(w) ${what}: done/${c.id}'s file is not the content claimed (sha256 ${String(claimed).slice(0, 16)})`);
         }
         const left = readdirSync(inbox).filter((x) => !x.startsWith('.') && !/\.(plan|approvals)\.json$/.test(x));
         if (left.length) out.violations.push(`(w) ${what}: left in the inbox: ${left.join(', ')}`);
