@@ -210,6 +210,8 @@ interface Outcome {
   unbound: number;
   goodRefused: number;
   watches: number;
+  /** Payouts a watch step created. */
+  watchMade: number;
   allowance: number;
 }
 /** A watch step's draws in a scenario written before them. */
@@ -516,6 +518,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     unbound: 0,
     goodRefused: 0,
     watches: 0,
+    watchMade: 0,
     allowance: 0,
   };
   const dir = await workDir('pb-plan-fuzz-');
@@ -901,11 +904,12 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const fileRows = [...approvedRows, ...(await batchRows(runBatch).catch(() => []))];
       for (const p of created) {
         out.made++;
+        if (w) out.watchMade++;
         if (step.kind === 'retry' && sc.mode === 'flag') unbound.add(p.id);
         if (!above || approvedStep) continue;
         const ref = p.made && refOfKey.get(p.made.key);
-        // (approvals touched: the model cannot tell; a body the approvers signed passes either way)
-        if (touched && ref && p.made && signedBody.get(ref) === bodyDigest(p.made.body)) continue;
+        // (a plan run with approvals touched: the model cannot tell; a body the approvers signed passes either way)
+        if (touched && planUsed && ref && p.made && signedBody.get(ref) === bodyDigest(p.made.body)) continue;
         allowed.add(p.id);
         out.allowance++;
         const body = p.made?.body ?? {};
@@ -990,14 +994,25 @@ function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): 
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = { steps: 0, refused: 0, made: 0, kills: 0, unbound: 0, goodRefused: 0, mutations: 0, watches: 0, allowance: 0 };
+const totals = {
+  steps: 0,
+  refused: 0,
+  made: 0,
+  kills: 0,
+  unbound: 0,
+  goodRefused: 0,
+  mutations: 0,
+  watches: 0,
+  watchMade: 0,
+  allowance: 0,
+};
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 for (const sc of scenarios) totals.mutations += sc.mutations.length;
 console.log(
   `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.mutations} mutations, ${totals.steps} steps ` +
     `(${totals.watches} watch steps; ${totals.refused} refused, exit 2 or 3 or a watch's file to failed/ with nothing made; ${totals.kills} SIGKILLs; ` +
     `${totals.goodRefused} plan runs or watches refused the model lets through), ` +
-    `${totals.made} payouts created (${totals.unbound} by retries under no policy, ${totals.allowance} under --above's allowance), ${failures} scenarios with a violation, ` +
+    `${totals.made} payouts created (${totals.watchMade} by watches, ${totals.unbound} by retries under no policy, ${totals.allowance} under --above's allowance), ${failures} scenarios with a violation, ` +
     `${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
 process.exitCode = failures ? 1 : 0;
