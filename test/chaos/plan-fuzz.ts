@@ -893,6 +893,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           (sc.invalidRow && !step.allowPartial) ||
           step.merge ||
           (step.early && step.drain !== 'none') ||
+          // (a tick killed after the drain: the next one finds the wallet short)
+          (w.kill && step.drain !== 'none') ||
           // (content sent before: by this ledger, or by another, the service refusing its keys again)
           fresh.some((c) => /already processed|CONFLICT|ALREADY_PAID/.test(c.reason ?? ''));
         if (failedOnly && !mustRefuse && approvedStep && !legit) {
