@@ -12,7 +12,8 @@
 // payout FAILED (refunded) then `retry --resend-failed` on either host, `status`, a host on its own file ledger
 // importing its state folder into the team ledger (`ledger import`, a process; the first import of file ledgers alone
 // makes the team ledger) and running on the team ledger from then on: alone, right after a run of its own SIGKILLed at
-// its 1st to 3rd initiate, or while another host's run on the team ledger goes (a process); once or twice. A step may drain a wallet as its
+// its 1st to 3rd initiate, or while another host's run on the team ledger goes (a process); once or twice (a host that
+// never ran runs first). A step may drain a wallet as its
 // preflight reads the methods (rows refused INSUFFICIENT_FUNDS; credited back after it) and lose answers after create (5xx or a
 // dropped connection). Checked after each step:
 //   (a) one payout per reference across the account, but a resend after a FAILED or REJECTED one once a
@@ -142,7 +143,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('fail' as const), host: hostArb, pick: fc.nat(100), ...around }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('status' as const), host: hostArb, ...around }) },
   {
-    weight: 3,
+    weight: 4,
     arbitrary: fc.record({
       t: fc.constant('import' as const),
       host: hostArb,
@@ -474,6 +475,10 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
               out.kills += r.signal ? 1 : 0;
               const how = r.signal ? `SIGKILLed at initiate ${seen}` : `a process, not killed: exit ${r.code}`;
               add({ what: `${what}: its run before (${how})`, host: j, r, ...(r.signal ? {} : { rows: await rowsOf(j.file) }) });
+            } else if (!existsSync(join(state, 'ledgers'))) {
+              // (a host that never ran has nothing to import: exit 2, seen; it runs first)
+              const r = await main(j, ['run', basename(j.file), ...common]);
+              add({ what: `${what}: its first run before`, host: j, r, rows: await rowsOf(j.file) });
             }
             const other = step.pre === 'during' ? hosts.find((x) => x.team) : undefined;
             if (step.pre === 'during')
