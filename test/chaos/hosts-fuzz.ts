@@ -149,7 +149,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       host: hostArb,
       pre: fc.constantFrom<'none' | 'kill' | 'during'>('none', 'kill', 'during'),
       kill: fc.constantFrom<1 | 2 | 3>(1, 2, 3),
-      delay: fc.constantFrom(0, 300, 900),
+      delay: fc.constantFrom(0, 150, 250, 300, 400, 900),
       twice: fc.boolean(),
       json: fc.boolean(),
       ...around,
