@@ -1,6 +1,6 @@
 // `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, in one
 // transaction under the lock of every account it touches. A reference the database shows sent by
-// another batch (or a live run of one reserved), or a batch held with other lines, refuses that batch
+// another batch (or a live run of any batch reserved), or a batch held with other lines, refuses that batch
 // whole; one held with the same lines is skipped, also once the database has more (a status learnt
 // since); one whose file has more gets them.
 import { createHash } from 'node:crypto';
@@ -148,13 +148,13 @@ async function digestsOf(q: Queryable, accounts: string[]): Promise<Map<string, 
 
 const CHUNK = 5000;
 
-/** A live run of another batch that reserved a reference `j` sent: it found it sent nowhere, and would send it again. */
+/** A live run that reserved a reference `j` sent: it found it sent nowhere (this batch's too: it read the batch before), and would send it again. */
 async function beingSent(q: Queryable, j: FileJournal): Promise<ImportConflict[]> {
   const mine = fold(j.lines);
   const r = await q.query<{ reference: string; batch_id: string; file: string }>(
     `SELECT r.reference, r.batch_id, b.file FROM payout_batch.reservations r JOIN payout_batch.batch_runs b USING (account, batch_id, holder)
-      WHERE r.account = $1 AND r.reference = ANY($2::text[]) AND left(r.batch_id, 16) <> left($3, 16) AND ${ALIVE('r.holder')}`,
-    [j.account, [...mine.rows.values()].filter((s) => sent(s.phase)).map((s) => s.ref), j.batchId],
+      WHERE r.account = $1 AND r.reference = ANY($2::text[]) AND ${ALIVE('r.holder')}`,
+    [j.account, [...mine.rows.values()].filter((s) => sent(s.phase)).map((s) => s.ref)],
   );
   const batch = { batchId: j.batchId, file: mine.header?.file ?? j.path };
   return r.rows.map((x) => ({

@@ -9,22 +9,29 @@
 // re-saved as XLSX, rows reordered). Then 4 to 12 steps: a run on a host (main() in this process, or a process SIGKILLed
 // at its 1st to 3rd initiate), two hosts' runs at once (processes), a results file copied to another host and retried
 // there (as it was, a row fixed, an amount changed), `plan --out` on one host, two approvals, `run --plan` on another, a
-// payout FAILED (refunded) then `retry --resend-failed` on either host, `status`. A step may drain a wallet as its
+// payout FAILED (refunded) then `retry --resend-failed` on either host, `status`, a host on its own file ledger
+// importing its state folder into the team ledger (`ledger import`, a process; the first import of file ledgers alone
+// makes the team ledger) and running on the team ledger from then on: alone, right after a run of its own SIGKILLed at
+// its 1st to 3rd initiate, or while another host's run on the team ledger goes (a process); once or twice (a host that
+// never ran runs first). A step may drain a wallet as its
 // preflight reads the methods (rows refused INSUFFICIENT_FUNDS; credited back after it) and lose answers after create (5xx or a
 // dropped connection). Checked after each step:
 //   (a) one payout per reference across the account, but a resend after a FAILED or REJECTED one once a
 //       --resend-failed was asked; none under a key of no reference. A second payout under another API key in the
 //       variant reading, made from hosts that share no ledger, is the documented limit (src/engine/REFERENCE.md,
-//       "Idempotency keys"): counted apart, with its attempts; any other is a violation. A later attempt's key only once
+//       "Idempotency keys"): counted apart, with its attempts; any other is a violation, as is one made from a host on
+//       the team ledger once an import put the earlier payout there (its host's, of a reference an imported batch sent). A later attempt's key only once
 //       the one before was spent at the service: a refusal bound to it under the same API key, or a payout FAILED or
 //       REJECTED under it (a resend after a refund);
 //   (b) every payout matches a row of a file some host was given; a `run --plan`'s, a body of its approved plan; every
 //       initiate came under the API key of a host that ran the step;
 //   (c) every row of a command's file in its results (cells compared), or the command refused whole saying why;
-//   (d) no "unexpected error" nor stack trace; `status` creates nothing.
+//   (d) no "unexpected error" nor stack trace; `status` creates nothing;
+//   (e) an import exits 0, or 3 naming each batch it left out and why (or 2: the host never ran, no ledgers/ folder);
+//       run twice, it exits 0 again when it did the first time.
 // Exits 1 when any check fails, printing the scenario: `--scenario JSON --only I` replays it.
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -35,6 +42,8 @@ import * as XLSX from 'xlsx';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { bodyDigest } from '../../src/engine/plan-file.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
+import { readFileLedgers } from '../../src/ledger/import.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -84,6 +93,17 @@ type Step = Around &
     | { t: 'plan'; host: number; runner: number }
     | { t: 'fail'; host: number; pick: number }
     | { t: 'status'; host: number }
+    | {
+        t: 'import';
+        host: number;
+        /** Before the import: nothing, a run of its own SIGKILLed at its `kill`th initiate, or another host's run on the team ledger at once. */
+        pre: 'none' | 'kill' | 'during';
+        kill: 1 | 2 | 3;
+        /** ms before the import starts (against a run at once). */
+        delay: number;
+        twice: boolean;
+        json: boolean;
+      }
   );
 interface Scenario {
   layout: 'files' | 'team' | 'mixed';
@@ -122,6 +142,19 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('plan' as const), host: hostArb, runner: hostArb, ...around }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('fail' as const), host: hostArb, pick: fc.nat(100), ...around }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('status' as const), host: hostArb, ...around }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      t: fc.constant('import' as const),
+      host: hostArb,
+      pre: fc.constantFrom<'none' | 'kill' | 'during'>('none', 'kill', 'during'),
+      kill: fc.constantFrom<1 | 2 | 3>(1, 2, 3),
+      delay: fc.constantFrom(0, 150, 250, 300, 400, 900),
+      twice: fc.boolean(),
+      json: fc.boolean(),
+      ...around,
+    }),
+  },
 );
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   layout: fc.constantFrom<Scenario['layout']>('files', 'team', 'mixed'),
@@ -166,6 +199,8 @@ interface Host {
   /** The results file this host last wrote or was given. */
   results?: string;
 }
+/** A host as it was when a command ran (an import moves it to the team ledger). */
+type As = Pick<Host, 'i' | 'key' | 'team'>;
 
 interface Outcome {
   violations: string[];
@@ -182,6 +217,9 @@ interface Outcome {
   resends: number;
   /** Of `limit`: the second payout under a later attempt's key (a retried or resent row). */
   limitLater: number;
+  /** `ledger import` commands, and those refused (exit 3). */
+  imports: number;
+  importsRefused: number;
 }
 
 let cluster: Cluster | undefined;
@@ -199,6 +237,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     exposed: 0,
     resends: 0,
     limitLater: 0,
+    imports: 0,
+    importsRefused: 0,
   };
   const violations = new Set<string>();
   const root = await workDir('pb-hosts-fuzz-');
@@ -212,7 +252,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     onRequest: (e) => onRequest(e.route),
   });
   try {
-    const ledger = sc.layout === 'files' ? undefined : await (cluster ??= await startCluster()).newDatabase();
+    // (on file ledgers alone, the first import makes the team ledger)
+    let ledger = sc.layout === 'files' ? undefined : await (cluster ??= await startCluster()).newDatabase();
     // the batch, and each host's copy of it
     // (the currencies in turn: the sample's rows come a currency at a time, and a drained wallet must hold rows back)
     const pool = parse<Row>(generateCsv({ rows: 24, currencies: ['GBP', 'EUR', 'NGN'], ...(sc.documents ? { documentsEvery: 3 } : {}) }), {
@@ -251,7 +292,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       });
       hosts.push({ i, key: apiKey, team, work, env, file });
     }
-    const shared = (a: Host, b: Host) => a === b || (a.team && b.team);
+    const shared = (a: As, b: As) => (a.team && b.team) || (a.i === b.i && !a.team && !b.team);
     if (sc.variant && hosts.some((a) => hosts.some((b) => a.key !== b.key && !shared(a, b)))) out.exposed = 1;
     // approvers Alice and Bob (the maker is Dan)
     const keys = { Alice: newKeyPair(), Bob: newKeyPair() };
@@ -259,9 +300,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
     await writeFile(approvers, JSON.stringify(Object.entries(keys).map(([name, k]) => ({ name, publicKey: k.publicKey }))));
 
     const service = ['--base-url', sb.url];
-    const scopeOf = (h: Host) => (sc.variant ? sha(h.key) : undefined);
-    /** Each payout's hosts: those that ran the step that made it, under the API key that made it. */
-    const madeBy = new Map<string, Host[]>();
+    const scopeOf = (h: As) => (sc.variant ? sha(h.key) : undefined);
+    /** Each payout's hosts: those that ran the step that made it, under the API key that made it, as they were then. */
+    const madeBy = new Map<string, As[]>();
+    /** Payouts the team ledger holds by an import: a host's, of a reference an imported batch of it sent. */
+    const held = new Set<string>();
     let resendAsked = false;
     const limitRefs = new Set<string>();
     const laterAttempts = new Set<string>();
@@ -281,7 +324,11 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
       const before = new Set(serviceRecords(sb).map((p) => p.id));
       const logAt = sb.requestLog().length;
       /** Commands of this step: what each was given (rows), and its output. */
-      const ran: { what: string; host: Host; r: CliRun; rows?: Row[]; planBodies?: Set<string>; retried?: string }[] = [];
+      const ran: { what: string; host: Host; as: As; r: CliRun; rows?: Row[]; planBodies?: Set<string>; retried?: string; made?: false }[] =
+        [];
+      const add = (x: Omit<(typeof ran)[number], 'as'>) => ran.push({ ...x, as: { i: x.host.i, key: x.host.key, team: x.host.team } });
+      /** This step's import: its host, and the references of the batches the team ledger now holds. */
+      let imported: { host: number; refs: Set<string> } | undefined;
       let what = `step ${k + 1} ${step.t} on host ${h.i}`;
       // the drain as the step's preflight reads the methods, the faults for the step
       let back: () => Promise<unknown> = async () => {};
@@ -323,16 +370,16 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
               const r = await proc(h, args, step.kill);
               out.kills += r.signal ? 1 : 0;
               what += r.signal ? ` (SIGKILLed at initiate ${seen})` : ` (a process, not killed: exit ${r.code})`;
-              ran.push({ what, host: h, r, ...(r.signal ? {} : { rows: await rowsOf(h.file) }) });
-            } else ran.push({ what, host: h, r: await main(h, args), rows: await rowsOf(h.file) });
+              add({ what, host: h, r, ...(r.signal ? {} : { rows: await rowsOf(h.file) }) });
+            } else add({ what, host: h, r: await main(h, args), rows: await rowsOf(h.file) });
             break;
           }
           case 'both': {
             const o = hosts[step.other % hosts.length] === h ? hosts[(h.i + 1) % hosts.length]! : hosts[step.other % hosts.length]!;
             what = `step ${k + 1} runs at once on hosts ${h.i} and ${o.i}`;
             const [a, b] = await Promise.all([h, o].map((x) => proc(x, ['run', basename(x.file), ...common])));
-            ran.push({ what: `${what} (host ${h.i})`, host: h, r: a!, rows: await rowsOf(h.file) });
-            ran.push({ what: `${what} (host ${o.i})`, host: o, r: b!, rows: await rowsOf(o.file) });
+            add({ what: `${what} (host ${h.i})`, host: h, r: a!, rows: await rowsOf(h.file) });
+            add({ what: `${what} (host ${o.i})`, host: o, r: b!, rows: await rowsOf(o.file) });
             break;
           }
           case 'copy': {
@@ -358,7 +405,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             for (const r of table.rows) everGiven.push({ ...r.cells });
             what = `step ${k + 1} results of host ${h.i} (${basename(h.results)}, ${edit}) retried on host ${to.i}`;
             const r = await main(to, ['retry', given, ...common]);
-            ran.push({ what, host: to, r, rows: table.rows.map((x) => x.cells), retried: given });
+            add({ what, host: to, r, rows: table.rows.map((x) => x.cells), retried: given });
             if (r.code !== null && r.code <= 1) to.results = given;
             break;
           }
@@ -377,7 +424,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             const made = parseJson(await readFile(plan, 'utf8'));
             const planBodies = new Set(((made?.rows ?? []) as { body: object }[]).map((x) => bodyDigest(x.body)));
             const r = await main(runner, ['run', '--plan', plan, '--require-approvals', '2', '--approvers', approvers, ...common]);
-            ran.push({ what, host: runner, r, rows: await rowsOf(h.file), planBodies });
+            add({ what, host: runner, r, rows: await rowsOf(h.file), planBodies });
             break;
           }
           case 'fail': {
@@ -400,7 +447,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             resendAsked = true;
             out.resends++;
             const r = await main(h, ['retry', given, '--resend-failed', ...common]);
-            ran.push({ what, host: h, r, rows: (await readResults(given)).rows.map((x) => x.cells), retried: given });
+            add({ what, host: h, r, rows: (await readResults(given)).rows.map((x) => x.cells), retried: given });
             break;
           }
           case 'status': {
@@ -410,7 +457,56 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             }
             what = `step ${k + 1} status of ${basename(h.results)} on host ${h.i}`;
             const r = await main(h, ['status', h.results, ...service]);
-            ran.push({ what, host: h, r });
+            add({ what, host: h, r });
+            break;
+          }
+          case 'import': {
+            // (the first host on a file ledger from the one drawn)
+            const j = hosts.map((_, d) => hosts[(h.i + d) % hosts.length]!).find((x) => !x.team);
+            if (!j) {
+              out.notes.push(`${what}: every host on the team ledger already`);
+              break;
+            }
+            ledger ??= await (cluster ??= await startCluster()).newDatabase();
+            const state = j.env.PAYOUT_BATCH_STATE_DIR!;
+            what = `step ${k + 1} import of host ${j.i}'s state folder`;
+            if (step.pre === 'kill') {
+              const r = await proc(j, ['run', basename(j.file), ...common], step.kill);
+              out.kills += r.signal ? 1 : 0;
+              const how = r.signal ? `SIGKILLed at initiate ${seen}` : `a process, not killed: exit ${r.code}`;
+              add({ what: `${what}: its run before (${how})`, host: j, r, ...(r.signal ? {} : { rows: await rowsOf(j.file) }) });
+            } else if (!existsSync(join(state, 'ledgers'))) {
+              // (a host that never ran has nothing to import: exit 2, seen; it runs first)
+              const r = await main(j, ['run', basename(j.file), ...common]);
+              add({ what: `${what}: its first run before`, host: j, r, rows: await rowsOf(j.file) });
+            }
+            const other = step.pre === 'during' ? hosts.find((x) => x.team) : undefined;
+            if (step.pre === 'during')
+              what += other ? ` during a run on host ${other.i}` : ' (no other host on the team ledger to run at once)';
+            j.env = { ...j.env, PAYOUT_BATCH_LEDGER_URL: ledger };
+            const args = ['ledger', 'import', '--from-state-dir', state, ...service, ...(step.json ? ['--json'] : [])];
+            const importing = async () => {
+              await new Promise((r) => setTimeout(r, other ? step.delay : 0));
+              return proc(j, args);
+            };
+            const [first, run] = await Promise.all([importing(), other && proc(other, ['run', basename(other.file), ...common])]);
+            if (run && other) add({ what: `${what} (the run on host ${other.i})`, host: other, r: run, rows: await rowsOf(other.file) });
+            const runs = [first, ...(step.twice ? [await proc(j, args)] : [])];
+            const refs = new Set<string>();
+            for (const [n, r] of runs.entries()) {
+              const w = `${what}${n ? ' (again)' : ''}`;
+              add({ what: w, host: j, r, made: false });
+              out.imports++;
+              const said = judgeImport(r, state, step.json);
+              if (said.violation) violations.add(`(e) ${w}: ${said.violation}: ${(r.stdout + r.stderr).slice(0, 800)}`);
+              if (r.code === 3) out.importsRefused++;
+              for (const ref of said.refs) refs.add(ref);
+              if (n && runs[0]!.code === 0 && r.code !== 0)
+                violations.add(`(e) ${w}: exit ${r.code} run twice: ${(r.stdout + r.stderr).slice(0, 800)}`);
+            }
+            // (from now on the team ledger's, whatever the import said)
+            j.team = true;
+            imported = { host: j.i, refs };
             break;
           }
         }
@@ -429,13 +525,24 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         const scope = scopes.get(p.id);
         madeBy.set(
           p.id,
-          ran.map((x) => x.host).filter((x) => scopeOf(x) === undefined || scopeOf(x) === scope),
+          ran
+            .filter((x) => x.made !== false)
+            .map((x) => x.as)
+            .filter((x) => scopeOf(x) === undefined || scopeOf(x) === scope),
         );
       }
+      // the payouts an import put in the team ledger: its host's, before it, of a reference an imported batch sent
+      if (imported)
+        for (const p of serviceRecords(sb)) {
+          const ref = p.made && refOfKey.get(p.made.key);
+          if (ref && imported.refs.has(ref) && madeBy.get(p.id)?.some((x) => x.i === imported.host && !x.team)) held.add(p.id);
+        }
       for (const x of ran) {
         out.commands++;
         const { r } = x;
-        out.notes.push(`${x.what}: ${r.signal ?? `exit ${r.code}`}: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`);
+        // (an import's say is its output)
+        const said = x.made === false ? r.stdout.trim() || r.stderr.trim() : r.stderr.trim();
+        out.notes.push(`${x.what}: ${r.signal ?? `exit ${r.code}`}: ${said.split('\n').slice(-2).join(' | ').slice(0, 300)}`);
         // (d)
         if (STACK.test(r.stdout + r.stderr)) violations.add(`(d) ${x.what}: ${(r.stderr || r.stdout).slice(0, 800)}`);
         if (step.t === 'status' && made.length) violations.add(`(d) ${x.what}: status created ${made.map((p) => p.id).join(', ')}`);
@@ -510,7 +617,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
         const show = () =>
           ps.map(
             (p) =>
-              `${p.id} ${p.status} ${p.made?.key} by host(s) ${
+              `${p.id} ${p.status} ${p.made?.key}${held.has(p.id) ? ' (imported)' : ''} by host(s) ${
                 madeBy
                   .get(p.id)
                   ?.map((x) => x.i)
@@ -519,7 +626,8 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           );
         // each payout after the first, in the order the service made them, needs an excuse: a resend (a later attempt)
         // after a FAILED or REJECTED one once --resend-failed was asked, or the documented limit: an earlier payout
-        // under another API key (the variant reading) made from a host sharing no ledger with this one's
+        // under another API key (the variant reading) made from a host sharing no ledger with this one's, unless this
+        // one's host is on the team ledger and that payout is one an import put there
         let refunded = 0;
         for (const [j, p] of ps.entries()) {
           const earlier = ps.slice(0, j);
@@ -536,7 +644,7 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
             earlier.some(
               (q) =>
                 scopes.get(q.id) !== scopes.get(p.id) &&
-                (madeBy.get(q.id) ?? []).some((a) => byMine.some((b) => a.key !== b.key && !shared(a, b))),
+                (madeBy.get(q.id) ?? []).some((a) => byMine.some((b) => a.key !== b.key && !shared(a, b) && !(b.team && held.has(q.id)))),
             );
           if (limit) {
             if (!limitRefs.has(`${ref} ${p.id}`))
@@ -562,6 +670,46 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
   return out;
 }
 
+/**
+ * What an import said: a refusal (exit 3) names each batch it left out and why, no stack trace; the references of
+ * the batches it says the team ledger now holds (all of the folder's on exit 0; else those imported or already there,
+ * by --json, or those the text does not name as left out).
+ */
+function judgeImport(r: CliRun, state: string, json: boolean): { violation?: string; refs: Set<string> } {
+  const refs = new Set<string>();
+  if (r.signal) return { violation: `ended by ${r.signal}`, refs };
+  if (STACK.test(r.stdout + r.stderr)) return { violation: 'a stack trace', refs };
+  if (r.code === 2 && !existsSync(join(state, 'ledgers')) && /holds no file ledger/.test(r.stderr)) return { refs };
+  if (r.code !== 0 && r.code !== 3) return { violation: `exit ${r.code}`, refs };
+  const { journals } = readFileLedgers(state, []);
+  let kept: (batchId: string) => boolean = () => true;
+  if (json) {
+    type Batch = { batchId: string };
+    const said = parseJson(r.stdout) as
+      { imported?: Batch[]; alreadyThere?: Batch[]; differing?: Batch[]; conflicts?: { batch: Batch }[] } | undefined;
+    if (!said?.imported || !said.alreadyThere || !said.differing || !said.conflicts) return { violation: 'no JSON', refs };
+    const ids = new Set([...said.imported, ...said.alreadyThere].map((b) => b.batchId));
+    const out = [...said.conflicts.map((c) => c.batch.batchId), ...said.differing.map((b) => b.batchId)];
+    if (r.code === 3 && !out.length) return { violation: 'refused, naming no batch', refs };
+    if (r.code === 0 && out.length) return { violation: 'exit 0 with batches left out', refs };
+    kept = (id) => ids.has(id);
+  } else if (r.code === 3) {
+    if (/^refused: /m.test(r.stderr)) return { refs };
+    const named = [
+      ...r.stdout.matchAll(
+        /batch ([0-9a-f]{16}) \(.*?(?:\) and, in the ledger, by batch [0-9a-f]{16} \(.*, (?:\w+|being sent)\)| is in the ledger with other lines)$/gm,
+      ),
+    ];
+    if (!named.length || !/whose batches were not imported/.test(r.stdout)) return { violation: 'refused, naming no batch and why', refs };
+    kept = (id) => !named.some((m) => id.startsWith(m[1]!));
+  }
+  for (const j of journals)
+    if (kept(j.batchId))
+      for (const row of foldJournal(j.lines.map((l) => JSON.parse(l) as JournalLine)).rows.values())
+        if (row.phase !== 'none' && row.phase !== 'rejected') refs.add(row.ref);
+  return { refs };
+}
+
 /** Drains the wallet to less than a row and its fee (its key fuzz-drain-*); returns its credit back. */
 function drain(sb: LocalSandbox, currency: Cur, key: string): () => Promise<unknown> {
   const done = drainWallet(sb, KEY, currency, key).catch(() => undefined);
@@ -570,12 +718,25 @@ function drain(sb: LocalSandbox, currency: Cur, key: string): () => Promise<unkn
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = { steps: 0, commands: 0, refused: 0, kills: 0, made: 0, limit: 0, exposed: 0, resends: 0, limitLater: 0 };
+const totals = {
+  steps: 0,
+  commands: 0,
+  refused: 0,
+  kills: 0,
+  made: 0,
+  limit: 0,
+  exposed: 0,
+  resends: 0,
+  limitLater: 0,
+  imports: 0,
+  importsRefused: 0,
+};
 try {
   const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
   console.log(
     `\nseed ${SEED}, ${ONLY === undefined && !GIVEN ? RUNS : 1} scenarios, ${totals.steps} steps, ${totals.commands} commands ` +
-      `(${totals.refused} refused whole, ${totals.kills} SIGKILLs, ${totals.resends} --resend-failed), ${totals.made} payouts created, ` +
+      `(${totals.refused} refused whole, ${totals.kills} SIGKILLs, ${totals.resends} --resend-failed, ` +
+      `${totals.imports} imports of which ${totals.importsRefused} refused), ${totals.made} payouts created, ` +
       `${totals.limit} payouts made again under the other API key from a host sharing no ledger (the documented limit; ${totals.limitLater} of a later attempt; ${totals.exposed} scenarios exposed to it), ` +
       `${failures} scenarios with a violation, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );

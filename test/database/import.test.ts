@@ -225,4 +225,19 @@ describe.runIf(withPostgres)('importing into the database', () => {
       await run.close();
     }
   });
+
+  it('refuses a journal of the batch a live run holds: the run read that batch before the import, and would send its references again', async () => {
+    const run = new PgLedgers(await TeamDb.open(url, { command: 'run' }));
+    try {
+      const live = await run.of(ACCOUNT).reserve({ batchId: batchId('z'), file: '/pay/z.csv', command: 'run', fresh: ['SAME1'] });
+      const plan = await importJournals(db, [journal(batchId('z'), { SAME1: 'created' })], 'import same');
+      expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.phase])).toEqual([
+        ['SAME1', batchId('z').slice(0, 16), 'being sent'],
+      ]);
+      expect((await rows()).filter((r) => r.origin === 'import same')).toEqual([]);
+      await live.release();
+    } finally {
+      await run.close();
+    }
+  });
 });
