@@ -259,7 +259,7 @@ export interface BatchRunner extends Pick<LockOwner, 'pid' | 'host' | 'startedAt
   file: string;
   command: string;
 }
-const who = (r: BatchRunner) =>
+export const who = (r: BatchRunner) =>
   `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.pid} on ${r.host} since ${r.startedAt})`;
 
 export const batchInProgress = (r: BatchRunner): BatchRefused =>

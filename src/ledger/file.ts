@@ -151,20 +151,8 @@ export class FileLedger implements Ledger {
   }
 
   private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
-    const now = Date.now();
-    for (const n of names(this.dir)) {
-      if (!n.endsWith('.reserve.json')) continue;
-      const p = join(this.dir, n);
-      const r = readReserve(p);
-      if (!r) continue; // (released meanwhile)
+    for (const { r, run } of liveRuns(this.dir, true)) {
       if (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt) continue;
-      const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
-      if (mtime === undefined) continue;
-      if (!(holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)) {
-        unlinkSync(p); // left by a process that is gone: what it sent is in its journal
-        continue;
-      }
-      const run = { ...r.owner, batchId: r.batchId, file: r.file, command: r.command };
       if (r.batchId === o.batchId) throw batchInProgress(run);
       const overlap = r.refs.filter((x) => fresh.has(x));
       if (overlap.length) throw referencesBeingSent(overlap, run);
@@ -195,6 +183,21 @@ export class FileLedger implements Ledger {
   claim = async (): Promise<ClaimAnswer> => ({ held: true });
   claimAbandoned = async (): Promise<boolean | undefined> => undefined;
   endClaim = async (): Promise<void> => {};
+}
+
+/** The runs whose reservations are in a ledger folder and alive; `removeGone` (under its lock): those of processes gone, whose sends are in their journals. */
+export function liveRuns(dir: string, removeGone = false) {
+  const now = Date.now();
+  return names(dir).flatMap((n) => {
+    const p = join(dir, n);
+    const r = n.endsWith('.reserve.json') ? readReserve(p) : undefined; // (none: released meanwhile)
+    const mtime = r && statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+    if (!r || mtime === undefined) return [];
+    if (holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS)
+      return [{ r, run: { ...r.owner, batchId: r.batchId, file: r.file, command: r.command } }];
+    if (removeGone) unlinkSync(p);
+    return [];
+  });
 }
 
 /**

@@ -10,7 +10,8 @@ import { ALIVE, LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
-import { batchOfJournalName, ledgerDirFor, names as list } from './file.ts';
+import { batchOfJournalName, ledgerDirFor, liveRuns, names as list } from './file.ts';
+import { BatchRefused, who } from './account-ledger.ts';
 import { appendLines } from './postgres.ts';
 
 export interface FileJournal {
@@ -59,6 +60,13 @@ export function readFileLedgers(stateDir: string, accounts: string[]) {
   const unknown: string[] = [];
   const damaged: { path: string; line: number }[] = [];
   for (const folder of list(base).sort()) {
+    // (its journal is not whole yet, and what it sends next would be on the folder alone)
+    const live = liveRuns(join(base, folder))[0]?.run;
+    if (live)
+      throw new BatchRefused(
+        `a run is sending from ${stateDir} right now: ${who(live)}. Wait until it ends, then import again`,
+        'batch-in-progress',
+      );
     const names = list(join(base, folder)).filter((n) => batchOfJournalName(n));
     for (const name of names.sort()) {
       const path = join(base, folder, name);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
 import type { Queryable } from '../../src/ledger/schema.ts';
-import { ledgerDirFor } from '../../src/ledger/file.ts';
+import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
 import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
 import { appendLines, PgLedgers } from '../../src/ledger/postgres.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
@@ -146,6 +146,25 @@ describe('reading a file ledger', () => {
     expect(journals.map((x) => [x.account, x.batchId, x.lines])).toEqual([[ACCOUNT, batchId('e').slice(0, 16), [j.lines[1], j.lines[1]]]]);
     expect(damaged).toEqual([1, 3].map((line) => ({ path, line })));
     expect(planImport(new Map(), [...journals, journal(batchId('g'), { R9: 'created' })]).conflicts.map((c) => c.ref)).toEqual(['R9']);
+  });
+
+  it('refuses, naming it, a state folder a run is sending from: its journal would go in part-written, the rest sent on the folder alone', async () => {
+    const other = mkdtempSync(join(dir, 'live-'));
+    const folder = ledgerDirFor(other, ACCOUNT);
+    const j = journal(batchId('d'), { R1: 'created', R2: 'initiating' });
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `${batchId('d').slice(0, 16)}.journal.jsonl`), j.lines.join('\n') + '\n');
+    const live = await new FileLedger(ACCOUNT, folder).reserve({
+      batchId: batchId('d'),
+      file: '/pay/d.csv',
+      command: 'run',
+      fresh: ['R3'],
+    });
+    expect(() => readFileLedgers(other, [ACCOUNT])).toThrow(
+      /a run is sending from .* right now: \/pay\/d\.csv \(batch d{16}, `run` by pid/,
+    );
+    await live.release();
+    expect(readFileLedgers(other, [ACCOUNT]).journals.map((x) => x.batchId)).toEqual([batchId('d').slice(0, 16)]);
   });
 });
 
