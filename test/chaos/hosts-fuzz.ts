@@ -224,22 +224,23 @@ interface Outcome {
 
 let cluster: Cluster | undefined;
 
+/** An outcome's counts, and the campaign's totals of them, from zero. */
+const counts = () => ({
+  steps: 0,
+  commands: 0,
+  refused: 0,
+  kills: 0,
+  made: 0,
+  limit: 0,
+  exposed: 0,
+  resends: 0,
+  limitLater: 0,
+  imports: 0,
+  importsRefused: 0,
+});
+
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = {
-    violations: [],
-    notes: [],
-    steps: 0,
-    commands: 0,
-    refused: 0,
-    kills: 0,
-    made: 0,
-    limit: 0,
-    exposed: 0,
-    resends: 0,
-    limitLater: 0,
-    imports: 0,
-    importsRefused: 0,
-  };
+  const out: Outcome = { violations: [], notes: [], ...counts() };
   const violations = new Set<string>();
   const root = await workDir('pb-hosts-fuzz-');
   let onRequest = (_route: string) => {};
@@ -718,19 +719,7 @@ function drain(sb: LocalSandbox, currency: Cur, key: string): () => Promise<unkn
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = {
-  steps: 0,
-  commands: 0,
-  refused: 0,
-  kills: 0,
-  made: 0,
-  limit: 0,
-  exposed: 0,
-  resends: 0,
-  limitLater: 0,
-  imports: 0,
-  importsRefused: 0,
-};
+const totals = counts();
 try {
   const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
   console.log(

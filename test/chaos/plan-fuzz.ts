@@ -507,20 +507,21 @@ async function snapshotFiles(f: Files): Promise<Map<string, Buffer | undefined>>
   return new Map(await Promise.all(all.map(async (p) => [p, await readFile(p).catch(() => undefined)] as const)));
 }
 
+/** An outcome's counts, and the campaign's totals of them, from zero. */
+const counts = () => ({
+  steps: 0,
+  refused: 0,
+  made: 0,
+  kills: 0,
+  unbound: 0,
+  goodRefused: 0,
+  watches: 0,
+  watchMade: 0,
+  allowance: 0,
+});
+
 async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
-  const out: Outcome = {
-    violations: [],
-    notes: [],
-    steps: 0,
-    refused: 0,
-    made: 0,
-    kills: 0,
-    unbound: 0,
-    goodRefused: 0,
-    watches: 0,
-    watchMade: 0,
-    allowance: 0,
-  };
+  const out: Outcome = { violations: [], notes: [], ...counts() };
   const dir = await workDir('pb-plan-fuzz-');
   const state = join(dir, 'state');
   let onInitiate = () => {};
@@ -996,18 +997,7 @@ function drain(sb: LocalSandbox, currency: 'GBP' | 'EUR' | 'NGN', key: string): 
 
 const scenarios = GIVEN ? [GIVEN] : fc.sample(scenarioArb, { seed: SEED, numRuns: RUNS });
 const t0 = performance.now();
-const totals = {
-  steps: 0,
-  refused: 0,
-  made: 0,
-  kills: 0,
-  unbound: 0,
-  goodRefused: 0,
-  mutations: 0,
-  watches: 0,
-  watchMade: 0,
-  allowance: 0,
-};
+const totals = { ...counts(), mutations: 0 };
 const failures = await runScenarios(scenarios, { only: ONLY, given: !!GIVEN, verbose: VERBOSE }, runScenario, totals);
 for (const sc of scenarios) totals.mutations += sc.mutations.length;
 console.log(
