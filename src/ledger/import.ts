@@ -2,7 +2,7 @@
 // transaction under the lock of every account it touches. A reference the database shows sent by
 // another batch (or a live run of any batch reserved), or a batch held with other lines, refuses that batch
 // whole; one held with the same lines is skipped, also once the database has more (a status learnt
-// since); one whose file has more gets them.
+// since); one whose file has more gets them. A folder a live run sends from is refused whole.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
