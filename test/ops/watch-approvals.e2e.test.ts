@@ -11,10 +11,14 @@ import { planBatch } from '../../src/engine/plan-command.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder } from '../../src/watch/watcher.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import type { Connection } from '../../src/client/connect.ts';
 import { generateCsv, ROOT, tempDirs } from '../engine/helpers.ts';
 import { connectionTo, startSb } from './helpers.ts';
 
 const dirs = tempDirs('pb-watch-approvals-');
+/** Dan's plan of `file`, as `plan FILE --out PLAN --prepared-by Dan` makes it (no quote). */
+const planByDan = (file: string, conn: Connection, out: string) =>
+  planBatch({ file, conn, out, quote: false, mergeDocuments: false, allowPartial: false, enablePairs: false, preparedBy: 'Dan' });
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
   await sb?.close();
@@ -52,16 +56,7 @@ it('a batch runs only with its plan and two approvals beside it that count; othe
   const batch = join(staging, 'payroll.csv');
   writeFileSync(batch, generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'APPR' }));
   const plan = join(staging, 'payroll.plan.json');
-  await planBatch({
-    file: batch,
-    conn,
-    out: plan,
-    quote: false,
-    mergeDocuments: false,
-    allowPartial: false,
-    enablePairs: false,
-    preparedBy: 'Dan',
-  });
+  await planByDan(batch, conn, plan);
   const approve = (name: string, key: { privatePem: string }) =>
     addApproval(approvalsPathFor(plan), signPlan(planPayload(loadPlan(plan)), name, key.privatePem, `${name}.pem`));
   /** Drops the plan and approvals as they are now, then the batch. */
@@ -116,16 +111,7 @@ it('a file refused for a document changed since its plan names its copy where it
   for (const d of new Set([...csv.matchAll(/[^,;]*\/samples\/documents\/([^,;]+\.pdf)/g)].map((m) => m[1]!)))
     copyFileSync(join(ROOT, 'samples/documents', d), join(dir, 'documents', d));
   const plan = join(dir, 'payroll.plan.json');
-  await planBatch({
-    file: batch,
-    conn,
-    out: plan,
-    quote: false,
-    mergeDocuments: false,
-    allowPartial: false,
-    enablePairs: false,
-    preparedBy: 'Dan',
-  });
+  await planByDan(batch, conn, plan);
   await addApproval(approvalsPathFor(plan), signPlan(planPayload(loadPlan(plan)), 'Alice', alice.privatePem, 'Alice.pem'));
   // a document edited after approval
   const [doc] = readdirSync(join(dir, 'documents'));
