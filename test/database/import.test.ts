@@ -229,32 +229,26 @@ describe.runIf(withPostgres)('importing into the database', () => {
     expect((await importJournals(counting, [edited], 'third')).differing).toHaveLength(1);
   });
 
-  it('refuses a reference a live run of another batch holds: it found it sent nowhere, and would send it again', async () => {
+  it.each([
+    ['a reference a live run of another batch holds: it found it sent nowhere, and would send it again', 'x', 'y', 'LIVE1'],
+    [
+      'a journal of the batch a live run holds: the run read that batch before the import, and would send its references again',
+      'z',
+      'z',
+      'SAME1',
+    ],
+  ])('refuses %s', async (_why, held, imported, ref) => {
     const run = new PgLedgers(await TeamDb.open(url, { command: 'run' }));
+    const origin = `import ${ref}`;
     try {
-      const live = await run.of(ACCOUNT).reserve({ batchId: batchId('x'), file: '/pay/x.csv', command: 'run', fresh: ['LIVE1'] });
-      const plan = await importJournals(db, [journal(batchId('y'), { LIVE1: 'created' })], 'import live');
-      expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.file])).toEqual([
-        ['LIVE1', batchId('x').slice(0, 16), '/pay/x.csv'],
+      const live = await run.of(ACCOUNT).reserve({ batchId: batchId(held), file: `/pay/${held}.csv`, command: 'run', fresh: [ref] });
+      const plan = await importJournals(db, [journal(batchId(imported), { [ref]: 'created' })], origin);
+      expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.file, c.other.phase])).toEqual([
+        [ref, batchId(held).slice(0, 16), `/pay/${held}.csv`, 'being sent'],
       ]);
-      expect((await rows()).filter((r) => r.origin === 'import live')).toEqual([]);
+      expect((await rows()).filter((r) => r.origin === origin)).toEqual([]);
       await live.release();
-      expect((await importJournals(db, [journal(batchId('y'), { LIVE1: 'created' })], 'import live')).insert).toHaveLength(1);
-    } finally {
-      await run.close();
-    }
-  });
-
-  it('refuses a journal of the batch a live run holds: the run read that batch before the import, and would send its references again', async () => {
-    const run = new PgLedgers(await TeamDb.open(url, { command: 'run' }));
-    try {
-      const live = await run.of(ACCOUNT).reserve({ batchId: batchId('z'), file: '/pay/z.csv', command: 'run', fresh: ['SAME1'] });
-      const plan = await importJournals(db, [journal(batchId('z'), { SAME1: 'created' })], 'import same');
-      expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.phase])).toEqual([
-        ['SAME1', batchId('z').slice(0, 16), 'being sent'],
-      ]);
-      expect((await rows()).filter((r) => r.origin === 'import same')).toEqual([]);
-      await live.release();
+      expect((await importJournals(db, [journal(batchId(imported), { [ref]: 'created' })], origin)).insert).toHaveLength(1);
     } finally {
       await run.close();
     }
