@@ -752,10 +752,9 @@ export class FolderWatch {
   /** To done/ or failed/, its summary written first; one still processing stays. */
   private async settle(claimDir: string, claim: ClaimRecord, { out, summary = {} }: Judged): Promise<void> {
     const id = basename(claimDir);
-    const to = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
-    // (a reason naming the claim's files names them where they will lie)
-    if (out.outcome !== 'processing') out = { ...out, reason: out.reason?.replaceAll(claimDir, to) };
-    const f: FileOutcome = { ...out, name: claim.name, claim: id, folder: claimDir, summary: summary.summary as RunSummary | undefined };
+    const to = out.outcome === 'processing' ? claimDir : join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
+    out = { ...out, reason: out.reason?.replaceAll(claimDir, to) }; // (a reason naming the claim's files names them where they will lie)
+    const f: FileOutcome = { ...out, name: claim.name, claim: id, folder: to, summary: summary.summary as RunSummary | undefined };
     if (out.outcome !== 'processing') {
       const record = {
         file: claim.name,
@@ -773,8 +772,7 @@ export class FolderWatch {
       await writeFile(join(claimDir, summaryName(claim.name)), JSON.stringify(record, null, 2) + '\n');
       for (const p of (summary.problems as FileProblem[] | undefined) ?? [])
         this.o.logger?.warn({ file: p.file, row: p.row, column: p.column, code: p.code, expected: p.expected, risky: p.risky }, p.message);
-      f.folder = to;
-      await this.locked(() => renameSync(claimDir, f.folder));
+      await this.locked(() => renameSync(claimDir, to));
       this.mine.delete(claimDir);
       this.halted.delete(claimDir);
       // unrecorded, it stays `running` under this process: once gone, another host takes it over and finds it done in its journal
