@@ -698,7 +698,7 @@ function judgeImport(r: CliRun, state: string, json: boolean): { violation?: str
     if (/^refused: /m.test(r.stderr)) return { refs };
     const named = [
       ...r.stdout.matchAll(
-        /batch ([0-9a-f]{16}) \(.*?(?:\) and, in the ledger, by batch [0-9a-f]{16} \(.*, (?:\w+|being sent)\)| is in the ledger with other lines)$/gm,
+        /batch ([0-9a-f]{16}) \(.*?(?:\) and, in the ledger, by (?:batch [0-9a-f]{16} \(.*, (?:\w+|being sent)\)|a run of that same batch, .*)| is in the ledger with other lines)$/gm,
       ),
     ];
     if (!named.length || !/whose batches were not imported/.test(r.stdout)) return { violation: 'refused, naming no batch and why', refs };

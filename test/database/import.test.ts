@@ -9,6 +9,7 @@ import type { Queryable } from '../../src/ledger/schema.ts';
 import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
 import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
 import { appendLines, PgLedgers } from '../../src/ledger/postgres.ts';
+import { describePlan } from '../../src/cli/commands/ledger.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const ACCOUNT = 'https://gateway.sandbox.example.com';
@@ -230,14 +231,21 @@ describe.runIf(withPostgres)('importing into the database', () => {
   });
 
   it.each([
-    ['a reference a live run of another batch holds: it found it sent nowhere, and would send it again', 'x', 'y', 'LIVE1'],
+    [
+      'a reference a live run of another batch holds: it found it sent nowhere, and would send it again',
+      'x',
+      'y',
+      'LIVE1',
+      `in the ledger, by batch ${batchId('x').slice(0, 16)} (/pay/x.csv, being sent)`,
+    ],
     [
       'a journal of the batch a live run holds: the run read that batch before the import, and would send its references again',
       'z',
       'z',
       'SAME1',
+      'in the ledger, by a run of that same batch, sending it now: import again once that run ends',
     ],
-  ])('refuses %s', async (_why, held, imported, ref) => {
+  ])('refuses %s', async (_why, held, imported, ref, said) => {
     const run = new PgLedgers(await TeamDb.open(url, { command: 'run' }));
     const origin = `import ${ref}`;
     try {
@@ -246,6 +254,9 @@ describe.runIf(withPostgres)('importing into the database', () => {
       expect(plan.conflicts.map((c) => [c.ref, c.other.batchId.slice(0, 16), c.other.file, c.other.phase])).toEqual([
         [ref, batchId(held).slice(0, 16), `/pay/${held}.csv`, 'being sent'],
       ]);
+      expect(describePlan(plan)).toContain(
+        `reference ${ref} sent by batch ${batchId(imported).slice(0, 16)} (/pay/${imported}.csv) and, ${said}\n`,
+      );
       expect((await rows()).filter((r) => r.origin === origin)).toEqual([]);
       await live.release();
       expect((await importJournals(db, [journal(batchId(imported), { [ref]: 'created' })], origin)).insert).toHaveLength(1);

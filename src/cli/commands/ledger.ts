@@ -52,12 +52,15 @@ function candidateAccounts(args: Args, io: CliIO): string[] {
 
 const batches = (n: number) => `${n} batch${n === 1 ? '' : 'es'}`;
 
-function describePlan(plan: ImportPlan): string {
+/** What `ledger import` prints: what went in, and each batch left out and why. */
+export function describePlan(plan: ImportPlan): string {
   const refused = [
     ...plan.conflicts.map(
       (c) =>
-        `  ${c.account}: reference ${c.ref} sent by batch ${c.batch.batchId.slice(0, 16)} (${c.batch.file}) ` +
-        `and, in the ledger, by batch ${c.other.batchId.slice(0, 16)} (${c.other.file}, ${c.other.phase})`,
+        `  ${c.account}: reference ${c.ref} sent by batch ${c.batch.batchId.slice(0, 16)} (${c.batch.file}) and, in the ledger, ` +
+        (c.other.batchId === c.batch.batchId
+          ? 'by a run of that same batch, sending it now: import again once that run ends'
+          : `by batch ${c.other.batchId.slice(0, 16)} (${c.other.file}, ${c.other.phase})`),
     ),
     ...plan.differing.map((j) => `  ${j.account}: batch ${j.batchId.slice(0, 16)} (${j.path}) is in the ledger with other lines`),
   ];
