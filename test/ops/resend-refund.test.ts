@@ -1,8 +1,11 @@
 // retry --resend-failed sends nothing while the refund of a failed payout is not in the wallet's
 // transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
-// a payout that is not failed and refunded. `status` reports no X -> X refresh as a move. A failed
-// row edited into another row's payee and amount is a new payment: refused as a probable duplicate.
+// a payout that is not failed and refunded; once the refund shows, the retry itself confirms the
+// failure and the refund with the service, journals them and sends the row again once. `status`
+// reports no X -> X refresh as a move. A failed row edited into another row's payee and amount is
+// a new payment: refused as a probable duplicate.
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, afterEach } from 'vitest';
 import { readResults, writeResults } from '../../src/results/results.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
@@ -70,6 +73,45 @@ describe('resend only after the refund', () => {
     ]);
     expect(r.kind).toBe('rows-failed');
     expect(r.plan?.toSend).toEqual([]);
+  });
+
+  it('finds the refund `status` could not see yet, journals it, and sends the row again once', async () => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 2 });
+    await setStatus(sb, ids[0]!, 'FAILED');
+    await refreshStatus({ client: connectionTo(sb, noTransactions).client, resultsFile: results });
+    const retry = () =>
+      retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn: connectionTo(sb!), resendFailed: true });
+    const r = await retry();
+    expect([r.kind, r.resent, r.notResent]).toEqual(['ok', 1, []]);
+    const lines = readFileSync(r.journalPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as JournalLine);
+    expect(lines.filter((l) => l.t === 'refund')).toEqual([expect.objectContaining({ payoutId: ids[0], amount: expect.any(String) })]);
+    expect(await allPayouts(sb)).toHaveLength(3);
+    expect((await retry()).resent).toBe(0);
+    expect(await allPayouts(sb)).toHaveLength(3);
+  });
+
+  it.each([
+    ['PENDING', 'the results file says FAILED, the service does not: nothing is sent', 2],
+    ['FAILED', 'only the results file knew it FAILED: the retry asks the service, then sends the row again once', 3],
+  ])('service %s: %s', async (service, _why, payouts) => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 2 });
+    if (service === 'FAILED') await setStatus(sb, ids[0]!, 'FAILED');
+    const table = await readResults(results);
+    table.rows[0]!.result.status = 'FAILED';
+    await writeResults(results, table);
+    const r = await retryResults({
+      ...unattended({ settleDelayMs: 10 }),
+      resultsFile: results,
+      conn: connectionTo(sb),
+      resendFailed: true,
+    });
+    expect([r.resent, r.notResent]).toEqual([payouts - 2, []]);
+    expect(await allPayouts(sb)).toHaveLength(payouts);
   });
 
   for (const other of ['kept', 'deleted'] as const)
