@@ -12,7 +12,7 @@ import { attachDocuments } from '../../src/follow-up/attach-documents.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { unattended } from '../ops/helpers.ts';
+import { setStatus, unattended } from '../ops/helpers.ts';
 import { KEY, ROOT, tempDirs, writeBatch, retryResults } from './helpers.ts';
 import { writeFile, readFile } from 'node:fs/promises';
 
@@ -128,6 +128,41 @@ describe('documents a created payout still lacks', () => {
         .slice(before)
         .filter((x) => x === 'patchDocuments'),
     ).toHaveLength(ROWS - 1);
+  });
+
+  it('a payout that moved since: the next run journals the status it read, then attaches what is missing', async () => {
+    const { box, c, run, first } = await patchFailingRun();
+    const ids = (await readResults(first.resultsPath)).rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : []));
+    for (const id of ids) await setStatus(box, id, 'PROCESSING');
+    const second = await run();
+    for (const r of (await readResults(second.resultsPath)).rows.filter((x) => ids.includes(x.result.payoutId!))) {
+      expect([r.result.status, r.result.errorCode ?? '']).toEqual(['PROCESSING', '']);
+      expect(await documentsAt(c, r.result.payoutId!)).toHaveLength(3);
+    }
+  });
+
+  it('a payout given documents elsewhere since, so that the missing ones would pass 5: no PATCH, the row says why', async () => {
+    const { c, run, first } = await patchFailingRun();
+    const id = (await readResults(first.resultsPath)).rows.find((r) => r.result.payoutId)!.result.payoutId!;
+    const pdf = await readFile(doc('invoice-uk-c1.pdf'));
+    const others = [];
+    for (const x of ['a', 'b', 'c'])
+      others.push((await c.client.uploadDocument({ bytes: pdf, filename: `${x}.pdf`, contentType: 'application/pdf' })).documentUrl);
+    await c.client.patchDocuments(id, others);
+    const before = routes().length;
+    const second = await run();
+    const row = (await readResults(second.resultsPath)).rows.find((r) => r.result.payoutId === id)!;
+    expect([row.result.errorCode, row.result.errorMessage]).toEqual([
+      'DOCUMENTS_NOT_ATTACHED',
+      expect.stringMatching(new RegExp(`holds 4 documents; 2 more would pass the 5 .*: payout-batch attach ${id} FILE\\.\\.\\. --merge$`)),
+    ]);
+    expect(await documentsAt(c, id)).toHaveLength(4);
+    expect(
+      sb!
+        .requestLog()
+        .slice(before)
+        .filter((x) => x.route === 'patchDocuments' && x.path.includes(id)),
+    ).toEqual([]);
   });
 
   it('retry of the results file attaches them too, and reports the rows from the journal', async () => {
