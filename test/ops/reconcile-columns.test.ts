@@ -1,8 +1,11 @@
 // `reconcile` and `status` of a batch whose columns bear an export's names ("Payment Reference",
-// "Currency"): each row is named by its reference, as the statement names it.
+// "Currency"): each row is named by its reference, as the statement names it. The reconciliation of
+// an Excel results file is a workbook of the same lines.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import * as XLSX from 'xlsx';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
@@ -70,6 +73,34 @@ describe('reconcile --statement of a results file whose row lost its payout id c
         ['PAYOUT', 'GEN-0001'],
         ['PAYOUT', 'GEN-0002'],
       ]);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('reconcile of an Excel results file', () => {
+  it('writes the reconciliation as a workbook beside it: the lines of the CSV one, amounts as numbers in a money format', async () => {
+    const sb = await startSb();
+    try {
+      const b = await paidBatch(sb, { rows: 2 });
+      const xlsx = b.results.replace(/\.csv$/, '.xlsx');
+      await writeResults(xlsx, { ...(await readResults(b.results)), format: 'xlsx' });
+      const client = connectionTo(sb).client;
+      const csv = (await reconcile({ client, resultsFile: b.results })).reconciliationPath!;
+      const rc = await reconcile({ client, resultsFile: xlsx });
+      expect(rc.reconciliationPath).toBe(xlsx.replace(/\.xlsx$/, '.reconciliation.xlsx'));
+      const wb = XLSX.read(await readFile(rc.reconciliationPath!), { cellNF: true });
+      expect(wb.SheetNames).toEqual(['Reconciliation']);
+      const sheet = wb.Sheets.Reconciliation!;
+      const cells = XLSX.utils.sheet_to_json<unknown[]>(sheet, { header: 1, raw: true, defval: '' });
+      const records: string[][] = parse(await readFile(csv), { bom: true });
+      const [header, ...lines] = records;
+      const money = new Set(['totalDeductible', 'debit', 'refund', 'net']);
+      expect(cells[0]).toEqual(header);
+      expect(cells.slice(1)).toEqual(lines.map((l) => l.map((v, i) => (money.has(header![i]!) && v !== '' ? Number(v) : v))));
+      const debit = XLSX.utils.encode_cell({ r: 1, c: header!.indexOf('debit') });
+      expect([sheet[debit]?.t, sheet[debit]?.z]).toEqual(['n', '#,##0.00']);
     } finally {
       await sb.close();
     }
