@@ -1,5 +1,6 @@
 // Preflight against the sandbox over HTTP: the reads of a batch with corridors that are enabled,
-// disabled (one pair into two countries) and prohibited, asked together and each at most once.
+// disabled (one pair into two countries) and prohibited, asked together and each at most once; a
+// methods route that asks for more fields than the spec, or names none.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -185,6 +186,46 @@ describe('preflight at an account with no pair enabled', () => {
       expect(r.rowIssues.get(row!.rowNumber)).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
     } finally {
       await variant.close();
+    }
+  });
+
+  it.each([
+    ['asks for more than the spec: the row the method cannot take is INVALID, named, and not quoted', 'more'],
+    ['gives no requiredFields: offline validation alone decides, said once', 'none'],
+  ])("the methods route's SWIFT %s", async (_what, change) => {
+    /** The SWIFT method of every methods answer, asking for a postCode too, or without its requiredFields. */
+    const rewrite = (v: unknown): void => {
+      if (Array.isArray(v)) return v.forEach(rewrite);
+      if (!v || typeof v !== 'object') return;
+      const o = v as Record<string, unknown>;
+      if ((o.code ?? o.method) === 'SWIFT' && Array.isArray(o.requiredFields)) {
+        if (change === 'more') o.requiredFields.push({ name: 'postCode', type: 'string' });
+        else delete o.requiredFields;
+      }
+      Object.values(o).forEach(rewrite);
+    };
+    const rewriting = (async (input: string | URL | Request, init?: RequestInit) => {
+      const r = await fetch(input, init);
+      if (!new URL(input instanceof Request ? input.url : String(input)).pathname.endsWith('/methods')) return r;
+      const body = (await r.json()) as unknown;
+      rewrite(body);
+      return new Response(JSON.stringify(body), { status: r.status, headers: r.headers });
+    }) as typeof fetch;
+    const p1 = rows.filter((x) => x.reference === 'P-1'); // (no postCode: the spec lists it as optional for SWIFT)
+    const r = await preflight(client(rewriting), p1);
+    const issue = r.rowIssues.get(p1[0]!.rowNumber);
+    if (change === 'more') {
+      expect(issue).toEqual({
+        status: 'INVALID',
+        code: 'MISSING_REQUIRED_FIELDS',
+        message: 'the methods route requires postCode for SWIFT',
+      });
+      expect(r.quoteGroups.size).toBe(0);
+    } else {
+      expect(issue).toBeUndefined();
+      expect(
+        r.warnings.filter((w) => w.includes('requiredFields for SWIFT (USD -> NGN) could not be read: offline validation alone')),
+      ).toHaveLength(1);
     }
   });
 
