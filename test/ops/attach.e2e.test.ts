@@ -172,6 +172,23 @@ describe('payout-batch attach', () => {
     expect((await payout(sb, id)).supportingDocuments).toHaveLength(2);
   });
 
+  it('--json: what a script reads of the same attach, the merge and the total included', async () => {
+    sb = await startSb();
+    const { dir, id, five, env } = await oneDocument(sb);
+    const r = await runMain(['attach', id, ...five, '--merge', '--json', '--base-url', sb.url], { cwd: dir, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      exitCode: 0,
+      payoutId: id,
+      status: 'PENDING',
+      uploaded: [expect.anything()],
+      alreadyAttached: [],
+      stillAsks: [],
+      totalDocuments: 2,
+      merged: true,
+    });
+  });
+
   it('a file that is not a PDF, JPEG or PNG is a usage error (exit 2), nothing sent', async () => {
     sb = await startSb();
     const { dir, ids } = await paidBatch(sb, { rows: 1 });
