@@ -56,4 +56,19 @@ describe('prepare, then execute', () => {
     expect(r).toMatchObject({ kind: 'refused', refused: ['--expect-rows 5, but the batch pays 2 rows'] });
     expect(sb.requestLog().filter((x) => x.route === 'initiate')).toHaveLength(0);
   });
+
+  it('the service failing at the preflight: prepared as halted, nothing sent; run again once it answers, each row paid once', async () => {
+    sb = await startSb();
+    const file = await writeBatch(await dirs.make(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+    const initiates = () => sb!.requestLog().filter((x) => x.route === 'initiate').length;
+    sb.setFaults({ errorBeforeEffect: 1, routes: ['wallets'] });
+    const prepared = await prepareRun({ ...unattended({}), file, conn: connectionTo(sb) });
+    expect([prepared.plan, prepared.confirm]).toEqual([undefined, false]);
+    const r = await execute(prepared, { confirmed: true });
+    expect(r).toMatchObject({ kind: 'halted', halted: expect.stringMatching(/^preflight: .*50\d/) });
+    expect(initiates()).toBe(0);
+    sb.setFaults({});
+    const again = await execute(await prepareRun({ ...unattended({}), file, conn: connectionTo(sb) }));
+    expect([again.kind, initiates()]).toEqual(['ok', 2]);
+  });
 });
