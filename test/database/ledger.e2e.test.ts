@@ -176,6 +176,27 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     );
     expect(refused.stdout).toContain(`${damaged} line 2 is damaged: left out, as every command reads the journal`);
     expect(await linesIn(url)).toHaveLength(lines.length);
+    // the same, as a script reads it
+    const json = await inProcess(['ledger', 'import', '--from-state-dir', 'other', '--json'], team(url));
+    expect(json.code, json.stderr).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      from: join(dir, 'other'),
+      imported: [],
+      alreadyThere: [],
+      differing: [],
+      conflicts: [{ ref: 'LEDGER-0001', batch: { batchId: id.slice(0, 16) }, other: { batchId: mine.slice(0, 16), phase: 'created' } }],
+      damaged: [{ path: damaged, line: 2 }],
+    });
+    // a folder whose journals name no account this command can place: refused, naming it
+    const stray = join(dir, 'stray', 'ledgers', 'f00d');
+    mkdirSync(stray, { recursive: true });
+    writeFileSync(join(stray, `${id.slice(0, 16)}.journal.jsonl`), [JSON.stringify(header), JSON.stringify(init), ''].join('\n'));
+    const unknown = await inProcess(['ledger', 'import', '--from-state-dir', 'stray'], team(url));
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      `the account of ${stray} is not known (their journals do not name it): name its service with --base-url URL`,
+    );
+    expect(await linesIn(url)).toHaveLength(lines.length);
 
     const status = await inProcess(['ledger', 'status', '--json'], team(url));
     expect(status.code, status.stderr).toBe(0);
