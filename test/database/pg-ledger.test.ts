@@ -78,6 +78,28 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     }
   });
 
+  it("a run's reservation cleared under it (another host took it for gone): guard refuses, no line is written", async () => {
+    const admin = await processes.connect();
+    const E = 'e'.repeat(64);
+    const alice = await ledgerOfAProcess();
+    const reservation = await alice.reserve({ batchId: E, file: '/f/eeee.csv', command: 'run', fresh: ['E1', 'E2', 'E3'] });
+    const journal = alice.open(E);
+    journal.append(header(E));
+    const initiating = (ref: string) => () =>
+      journal.append({ t: 'initiating', ref, row: 2, attempt: 1, key: `k-${ref}`, body: '{}', at: '2026-01-01T00:00:01Z' });
+    try {
+      await reservation.guard('E1', initiating('E1'));
+      await admin.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND reference = $2', [ACCOUNT, 'E2']);
+      await expect(reservation.guard('E2', initiating('E2'))).rejects.toThrow(/^reference E2 is not in this run's reservation: not sent$/);
+      await admin.query('DELETE FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2', [ACCOUNT, E]);
+      await expect(reservation.guard('E3', initiating('E3'))).rejects.toMatchObject({ name: 'ReservationLost' });
+      const phases = (await foldBatch(await ledgerOfAProcess(), E)).folded.rows;
+      expect([...phases.keys()]).toEqual(['E1']);
+    } finally {
+      await reservation.release();
+    }
+  });
+
   it('a refused write of the lines in guard fails the ledger: nothing more is sent, and release throws', async () => {
     const admin = await processes.connect();
     const D = 'd'.repeat(64);
