@@ -4,7 +4,8 @@
 // a failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
-// resume.
+// resume. A folder set for production pays only with --env production; an --env other than the
+// folder's is refused.
 import {
   appendFileSync,
   existsSync,
@@ -414,5 +415,27 @@ describe('watch: a batch file named like the claim record', () => {
     // (its record names this process's pid namespace: a watch in a container bearing the host's name judges it by age)
     expect(readClaim(join(dir, 'done', claim!))).toMatchObject({ pid: process.pid, pidSpace: myStart().pidSpace });
     expect(await allPayouts(sb)).toHaveLength(before + 2);
+  });
+});
+
+describe('the environment a watch pays in', () => {
+  it.each([
+    [
+      { environment: 'production' },
+      [],
+      3,
+      'payout-batch.json names production: name it on the command line too (--env production) to pay for real',
+    ],
+    [{ environment: 'sandbox' }, ['--env', 'production'], 2, '--env production but payout-batch.json says "environment": "sandbox"'],
+  ])('%j with %j: refused before anything is read or sent', async (config, flags, code, said) => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify(config));
+    writeFileSync(join(dir, 'inbox', 'batch.csv'), generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'ENV' }));
+    const before = sb.requestLog().length;
+    const r = await runMain(['watch', dir, '--once', ...flags, '--base-url', sb.url], { cwd: dir, env: cleanEnv() });
+    expect([r.code, r.stderr.split('\n')[0]]).toEqual([code, `payout-batch: ${said}`]);
+    expect(readdirSync(join(dir, 'inbox'))).toEqual(['batch.csv']);
+    expect(sb.requestLog().length).toBe(before);
   });
 });
