@@ -7,7 +7,7 @@ import { copyFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, cleanEnv, paidBatch, runCli, runMain, sampleDoc, setStatus, startSb, workDir, writeBatch } from './helpers.ts';
-import { readResults } from '../../src/results/results.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 
 let sb: LocalSandbox | undefined;
@@ -187,6 +187,26 @@ describe('payout-batch attach', () => {
       totalDocuments: 2,
       merged: true,
     });
+  });
+
+  it('names no payout: an id the service does not know, or a row of the results file that has none (exit 2, nothing uploaded)', async () => {
+    sb = await startSb();
+    const { dir, results } = await paidBatch(sb, { rows: 1 });
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const table = await readResults(results);
+    table.rows.push({ rowNumber: 3, cells: { ...table.rows[0]!.cells, reference: 'NEVER-SENT' }, result: { status: 'INVALID' } });
+    await writeResults(results, table);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const before = uploads(sb);
+    const byId = await runMain(['attach', unknown, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
+    expect(byId.code, byId.stderr).toBe(2);
+    expect(byId.stderr).toMatch(
+      new RegExp(`PAYOUT_NOT_FOUND: no payout ${unknown} for this key's business \\(request id [0-9a-f-]{36}\\); .*--results FILE`),
+    );
+    const byRow = await runMain(['attach', 'NEVER-SENT', sampleDoc(), '--results', results, '--base-url', sb.url], { cwd: dir, env });
+    expect(byRow.code, byRow.stderr).toBe(2);
+    expect(byRow.stderr).toContain(`row 3 of ${results} (NEVER-SENT) has no payout (INVALID): there is nothing to attach to`);
+    expect(uploads(sb)).toBe(before);
   });
 
   it('a file that is not a PDF, JPEG or PNG is a usage error (exit 2), nothing sent', async () => {
