@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +66,23 @@ describe('payout-batch sandbox', () => {
     err = '';
     expect(await main(['sandbox', '--seed', file], io)).toBe(2);
     expect(err).toContain('is not valid JSON');
+  });
+
+  it('a --port another program holds: exit 2, saying to pick another or 0', async () => {
+    const held = createServer().listen(0, '127.0.0.1');
+    await once(held, 'listening');
+    const { port } = held.address() as AddressInfo;
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const io = { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, cwd: root, stopSignal: Promise.resolve() };
+    try {
+      expect(await main(['sandbox', '--port', String(port), '--quiet'], io)).toBe(2);
+      expect(err).toContain(`port ${port} on 127.0.0.1 is in use; pick another with --port, or --port 0 for a free one`);
+      expect(err).not.toMatch(/\n\s+at /);
+    } finally {
+      held.close();
+    }
   });
 
   it('runs in process with flags, until the stop signal, then closes', async () => {
