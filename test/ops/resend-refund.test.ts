@@ -32,6 +32,10 @@ const noTransactions: typeof fetch = async (input, init) => {
   return fetch(input, init);
 };
 
+/** `retry RESULTS --resend-failed --yes` in this process. */
+const resendFailed = (resultsFile: string, conn = connectionTo(sb!)) =>
+  retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile, conn, resendFailed: true });
+
 /** A paid batch of two rows of 20.00 whose first payout FAILED (refund shown), its results edited, then retry --resend-failed. */
 async function resendEdited(edit: (table: Awaited<ReturnType<typeof readResults>>) => void) {
   sb = await startSb();
@@ -41,12 +45,7 @@ async function resendEdited(edit: (table: Awaited<ReturnType<typeof readResults>
   const table = await readResults(results);
   edit(table);
   await writeResults(results, table);
-  const r = await retryResults({
-    ...unattended({ settleDelayMs: 10 }),
-    resultsFile: results,
-    conn: connectionTo(sb),
-    resendFailed: true,
-  });
+  const r = await resendFailed(results);
   return { r, ids };
 }
 
@@ -60,12 +59,7 @@ describe('resend only after the refund', () => {
     expect(st.failed).toEqual([expect.objectContaining({ payoutId: ids[0], refunded: undefined })]);
     expect(st.money.GBP!.refundsNotSeen).toBe(1);
     const before = sb.requestLog().filter((r) => r.route === 'initiate').length;
-    const r = await retryResults({
-      ...unattended({ settleDelayMs: 10 }),
-      resultsFile: results,
-      conn,
-      resendFailed: true,
-    });
+    const r = await resendFailed(results, conn);
     expect(sb.requestLog().filter((x) => x.route === 'initiate').length).toBe(before);
     expect(r.resent).toBe(0);
     expect(r.notResent).toEqual([
@@ -80,9 +74,7 @@ describe('resend only after the refund', () => {
     const { results, ids } = await paidBatch(sb, { rows: 2 });
     await setStatus(sb, ids[0]!, 'FAILED');
     await refreshStatus({ client: connectionTo(sb, noTransactions).client, resultsFile: results });
-    const retry = () =>
-      retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn: connectionTo(sb!), resendFailed: true });
-    const r = await retry();
+    const r = await resendFailed(results);
     expect([r.kind, r.resent, r.notResent]).toEqual(['ok', 1, []]);
     const lines = readFileSync(r.journalPath, 'utf8')
       .trim()
@@ -90,7 +82,7 @@ describe('resend only after the refund', () => {
       .map((l) => JSON.parse(l) as JournalLine);
     expect(lines.filter((l) => l.t === 'refund')).toEqual([expect.objectContaining({ payoutId: ids[0], amount: expect.any(String) })]);
     expect(await allPayouts(sb)).toHaveLength(3);
-    expect((await retry()).resent).toBe(0);
+    expect((await resendFailed(results)).resent).toBe(0);
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 
@@ -104,12 +96,7 @@ describe('resend only after the refund', () => {
     const table = await readResults(results);
     table.rows[0]!.result.status = 'FAILED';
     await writeResults(results, table);
-    const r = await retryResults({
-      ...unattended({ settleDelayMs: 10 }),
-      resultsFile: results,
-      conn: connectionTo(sb),
-      resendFailed: true,
-    });
+    const r = await resendFailed(results);
     expect([r.resent, r.notResent]).toEqual([payouts - 2, []]);
     expect(await allPayouts(sb)).toHaveLength(payouts);
   });
