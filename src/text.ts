@@ -6,8 +6,9 @@ let homoglyphs: ((text: string) => string) | undefined;
 /** Unicode TR39's confusable skeleton (unhomoglyph), loaded when first asked for, not bundled: only screening and approvers' names need its 118 KB table, which it makes a regex of as it loads. */
 export const unhomoglyph = (text: string): string => (homoglyphs ??= requireCjs('unhomoglyph') as (text: string) => string)(text);
 
-/** 3 -> "3 rows", 1 -> "1 row", 12000 -> "12,000 rows". */
-export const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
+/** 3 -> "3 rows", 1 -> "1 row", 12000 -> "12,000 rows", 2 -> "2 batches". */
+export const plural = (n: number, word: string) =>
+  `${groupThousands(String(n))} ${word}${n === 1 ? '' : /(s|x|ch|sh)$/.test(word) ? 'es' : 's'}`;
 
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
 

@@ -77,8 +77,14 @@ describe('amounts in reports (amountText)', () => {
     expect(atLeastDecimals(new Dec('1.23456'), 2)).toBe('1.23456');
   });
 
-  it('plural: one row, rows, thousands grouped', () => {
+  it('plural: one row, rows, thousands grouped; batches, matches', () => {
     expect([plural(1, 'row'), plural(0, 'row'), plural(12000, 'row')]).toEqual(['1 row', '0 rows', '12,000 rows']);
+    expect([plural(1, 'batch'), plural(2, 'batch'), plural(3, 'match'), plural(2, 'process')]).toEqual([
+      '1 batch',
+      '2 batches',
+      '3 matches',
+      '2 processes',
+    ]);
   });
 });
 

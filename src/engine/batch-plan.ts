@@ -15,7 +15,7 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapMadeText, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import type { SwapRequest } from '../spec/schemas.ts';
 import { hitText, type Screened } from './screen-batch.ts';
-import { byText } from '../text.ts';
+import { byText, plural } from '../text.ts';
 import { unsettled, unsettledBody } from './session.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 
@@ -308,7 +308,7 @@ export function requestKindsText(r: RequestCost): string {
 /** The guard of --max-requests N (a watch's maxRequests): why the batch is refused, or undefined. */
 export function requestLimitReason(r: RequestCost, max: number | undefined): string | undefined {
   if (max === undefined || r.estimate <= max) return undefined;
-  return `--max-requests ${max}, but this batch needs about ${r.estimate} request${r.estimate === 1 ? '' : 's'} of the key's month (${requestKindsText(r)})`;
+  return `--max-requests ${max}, but this batch needs about ${plural(r.estimate, 'request')} of the key's month (${requestKindsText(r)})`;
 }
 
 /** The rows by verdict in one pass: created, invalid, left out (with the corridors not enabled), and the candidates in file order. */

@@ -50,8 +50,6 @@ function candidateAccounts(args: Args, io: CliIO): string[] {
   return [...new Set(accounts.filter((a) => a !== undefined))];
 }
 
-const batches = (n: number) => `${n} batch${n === 1 ? '' : 'es'}`;
-
 /** What `ledger import` prints: what went in, and each batch left out and why. */
 export function describePlan(plan: ImportPlan): string {
   const refused = [
@@ -66,7 +64,7 @@ export function describePlan(plan: ImportPlan): string {
   ];
   const lines = plan.insert.reduce((n, j) => n + j.lines.length, 0);
   const left = refused.length ? `${plural(refused.length, 'conflict')}, whose batches were not imported:\n${refused.join('\n')}\n` : '';
-  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n${left}`;
+  return `Imported ${plural(plan.insert.length, 'batch')} (${plural(lines, 'line')}); ${plural(plan.same.length, 'batch')} already there\n${left}`;
 }
 
 async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
@@ -123,8 +121,8 @@ async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   else
     io.stdout.write(
       `${db.where}: schema version ${version}\n` +
-        `${alive.length} other process${alive.length === 1 ? '' : 'es'} connected${alive.map((h) => `\n  ${h.command || '?'} on ${h.host}, pid ${h.pid}`).join('')}\n` +
-        (out.accounts.length ? out.accounts.map((a) => `${a.account}: ${batches(a.batches)}\n`).join('') : 'no batches yet\n'),
+        `${plural(alive.length, 'other process')} connected${alive.map((h) => `\n  ${h.command || '?'} on ${h.host}, pid ${h.pid}`).join('')}\n` +
+        (out.accounts.length ? out.accounts.map((a) => `${a.account}: ${plural(a.batches, 'batch')}\n`).join('') : 'no batches yet\n'),
     );
   return ExitCode.OK;
 }
