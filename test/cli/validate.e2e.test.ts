@@ -47,6 +47,18 @@ describe('payout-batch validate', () => {
     expect(readFileSync(report, 'utf8')).toContain("'-50.00");
   });
 
+  it('--max-problems N shows the first N problems, then says how many more and where to find them all', async () => {
+    const file = join(root, 'samples/payroll-broken.csv');
+    const shown = async (...flags: string[]) =>
+      (await runMain(['validate', file, '--max-problems', '5', ...flags], { cwd: tmp, env: cleanEnv() })).stdout;
+    const plain = await shown();
+    expect(plain.split('\n').filter((l) => l.startsWith(`  ${file} row `))).toHaveLength(5);
+    expect(plain).toContain('  ... 38 more problems not shown (--max-problems 0 shows all; --report FILE.csv writes all)\n');
+    expect(await shown('--report', join(tmp, 'all.csv'))).toContain(
+      '  ... 38 more problems not shown (--max-problems 0 shows all; all are in the report)\n',
+    );
+  });
+
   it('prints the ESC, BEL and U+202E of an invalid row as escapes, never raw to the terminal (issue 43, item 16)', () => {
     const [header, row] = readFileSync(join(root, 'samples/payroll-2025-01.csv'), 'utf8').split('\n');
     const file = join(tmp, 'hidden.csv');
