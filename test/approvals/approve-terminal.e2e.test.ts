@@ -1,7 +1,8 @@
 // An approver sees what they sign and is asked (issue 31, item 4), and the approvers list is built
 // from what `approver-key new` writes: `approve` on a pseudo-terminal shows the plan and signs
-// nothing on "n"; not a terminal without --yes is refused; `approvers add` makes a list, and a
-// `cat` of the public key files is accepted as one, by `run --plan --require-approvals`.
+// nothing on "n"; not a terminal without --yes is refused, and so is one without an approvers list
+// to check the key against; `approvers add` makes a list, and a `cat` of the public key files is
+// accepted as one, by `run --plan --require-approvals`.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,6 +66,12 @@ async function onTerminal(args: string[], answer: string): Promise<{ code: numbe
 
 it('approve shows the plan and asks on a terminal: "n" signs nothing; not a terminal needs --yes; -y signs', async () => {
   const alice = ['approve', 'payroll.plan.json', '--as', 'Alice', '--key-file', 'keys/Alice.approver-key.pem'];
+  // no list to check Alice's key against: a usage error, nothing signed
+  const { PAYOUT_BATCH_APPROVERS: _list, ...noList } = env;
+  const unlisted = await runMain([...alice, '--yes'], { cwd: dir, env: noList });
+  expect(unlisted.code).toBe(2);
+  expect(unlisted.stderr).toContain('name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS)');
+  expect(existsSync(approvals())).toBe(false);
   const declined = await onTerminal(alice, 'n\n');
   expect(declined.code, declined.screen).toBe(3);
   // what is signed, before the question: the service and account, totals, maker, payees, what is already paid
