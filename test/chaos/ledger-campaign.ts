@@ -9,10 +9,11 @@
 //
 // Faults on every spec route: latency MIN-MAX ms, 10% 5xx after create, 5% dropped after create
 // (rows of unknown outcome, resent by whichever host resumes). Sandbox and client at 50/s.
-// A stop lands in the run's preflight once in four (after 1 to P of its requests, P: a preflight's,
-// counted by a `plan` first), else among its sends (after 1 to 2 S of its initiates, S an even share
-// of the rows over K + D + 2 runs); then 0 to MAX ms more, so that it also falls between requests
-// (an `initiating` commit, a journal write, an upload).
+// A stop lands in the run's preflight (after 1 to P of its requests, P: a preflight's, counted by a
+// `plan` first) once in four, and more often once fewer than two rows are left unpaid a stop; else
+// among its sends (after 1 to 2 S of its initiates, S an even share of the unpaid rows over the
+// stops left and 2 runs more), so that the batch lasts until the last stop; then 0 to MAX ms more,
+// so that it also falls between requests (an `initiating` commit, a journal write, an upload).
 //
 // Measured at the end, faults off. The sandbox's payout list has no reference: a payout is mapped
 // to its row through the Idempotency-Key that created it (the sandbox's record) and the
@@ -93,7 +94,9 @@ async function main(): Promise<number> {
     const stops = KILLS + DB_KILLS;
     const dbRounds = new Set<number>();
     while (dbRounds.size < Math.min(DB_KILLS, stops)) dbRounds.add(1 + Math.floor(random() * stops));
-    const share = ROWS / (stops + 2);
+    // (drawn against the rows still unpaid: a stop that comes late, a database crash the CLI sends
+    // through until the server is down, leaves fewer rows to the stops after it)
+    const shareOf = (unpaid: number, stopsLeft: number) => Math.max(1, unpaid / (stopsLeft + 2));
     const counted = sb.keyRequests();
     const plan = await runCli(['plan', 'payroll.csv', '--base-url', sb.url, '--rate', String(RATE)], { cwd: shared, env: hosts[0]!.env });
     const preflight = sb.keyRequests() - counted;
@@ -102,7 +105,7 @@ async function main(): Promise<number> {
       `Team ledger kill campaign: ${ROWS} rows, 2 hosts, ${KILLS} SIGKILLs of the CLI and ${DB_KILLS} of the database ` +
         `(runs ${[...dbRounds].sort((a, b) => a - b).join(', ') || 'none'}), latency ${LATENCY[0]}-${LATENCY[1]} ms, ` +
         `10% 5xx and 5% dropped after create, sandbox and client at ${RATE}/s, stops after 1-${preflight} requests ` +
-        `(a preflight's) or 1-${Math.ceil(2 * share)} initiates, seed ${SEED}`,
+        `(a preflight's) or 1 to twice an even share of the unpaid rows' initiates, seed ${SEED}`,
     );
 
     let [cliKills, dbKills, finished, round] = [0, 0, false, 0];
@@ -112,8 +115,9 @@ async function main(): Promise<number> {
       const host = hosts[(round - 1) % 2]!;
       const stopping = round <= stops;
       const killDb = dbRounds.has(round);
-      const inPreflight = random() < 0.25;
-      const after = 1 + Math.floor(random() * (inPreflight ? preflight : 2 * share));
+      const unpaid = ROWS - (await sb.initiateKeys()).created.length;
+      const inPreflight = random() < Math.max(0.25, 1 - unpaid / (2 * (stops - round + 1)));
+      const after = 1 + Math.floor(random() * (inPreflight ? preflight : 2 * shareOf(unpaid, stops - round + 1)));
       const count = inPreflight ? () => sb.keyRequests() : () => sb.keyInitiates();
       const extraMs = Math.floor(random() * LATENCY[1]);
       const from = count();
