@@ -16,6 +16,7 @@ const ISOLATED = [
   'test/ops/watch-policy-since.e2e.test.ts',
   'test/approvals/policy-holds.e2e.test.ts',
   'test/approvals/account-policy.e2e.test.ts',
+  'test/approvals/approve-terminal.e2e.test.ts',
   'test/screening-e2e/flow.e2e.test.ts',
   'test/ops/watch-unreadable.test.ts',
   'test/ops/watch-heartbeat.test.ts',

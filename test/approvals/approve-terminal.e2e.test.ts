@@ -1,16 +1,25 @@
 // An approver sees what they sign and is asked (issue 31, item 4), and the approvers list is built
 // from what `approver-key new` writes: `approve` on a pseudo-terminal shows the plan and signs
 // nothing on "n"; not a terminal without --yes is refused, and so is one without an approvers list
-// to check the key against; `approvers add` makes a list, and a `cat` of the public key files is
-// accepted as one, by `run --plan --require-approvals`.
+// to check the key against (of a plan; of a policy proposal where no policy is in force, and of a
+// clearance, alike); `approvers add` makes a list, and a `cat` of the public key files is accepted
+// as one, by `run --plan --require-approvals`. main() in this process reads the host folder of
+// policies a test names (packageJson() mocked), else the package's own.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, onTestFinished, vi } from 'vitest';
 import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
+
+/** The host folder of policies main() reads in this process (empty: the package's own). */
+const host = vi.hoisted(() => ({ folder: '' }));
+vi.mock('../../src/package-root.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/package-root.ts')>();
+  return { ...real, packageJson: () => ({ ...real.packageJson(), ...(host.folder && { payoutBatch: { hostFolder: host.folder } }) }) };
+});
 
 const dirs = tempDirs('pb-approve-tty-');
 let sb: LocalSandbox;
@@ -95,6 +104,50 @@ it('approve shows the plan and asks on a terminal: "n" signs nothing; not a term
   expect(signed.stdout).toContain('Approved payroll.plan.json as Alice');
   await approveAs(join(dir, 'payroll.plan.json'), 'Bob', readFileSync(join(dir, 'keys/Bob.approver-key.pem'), 'utf8'));
   expect(JSON.parse(readFileSync(approvals(), 'utf8')).map((a: { name: string }) => a.name)).toEqual(['Alice', 'Bob']);
+});
+
+/** main() in this process with no approvers list, under the host folder of policies `dir/<machine>`. */
+const on =
+  (machine: string) =>
+  (...args: string[]) => {
+    host.folder = join(dir, machine);
+    const { PAYOUT_BATCH_APPROVERS: _list, ...noList } = env;
+    return runMain(args, { cwd: dir, env: noList });
+  };
+
+/** Besides a plan, what `approve` signs, made as its makers make it: its path in `dir`. */
+const made = {
+  /** `policy set` at the office, where a policy is in force: a proposal of a change. */
+  proposal: async () => {
+    const set = ['policy', 'set', '--approvers', 'keys/Alice.approver.pub.json', '--require-approvals', '1', '--base-url', sb.url];
+    expect((await on('office')(...set)).code).toBe(0);
+    const proposed = await on('office')(...set, '--approvals-expire-after', '7d');
+    expect(proposed.stdout, proposed.stderr).toContain('Proposal written to policy-change.json, not in force');
+    return 'policy-change.json';
+  },
+  /** `screen --clear` of a hit of the sample list. */
+  clearance: async () => {
+    copyFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), join(dir, 'sample-payroll.csv'));
+    const list = join(ROOT, 'samples/sanctions/sdn.csv');
+    const clear = ['--clear', 'PAYROLL-2025-01-021', '--entry', 'ofac-sdn:90004', '--reason', 'another company of that name'];
+    const cleared = await on('laptop')('screen', 'sample-payroll.csv', '--sanctions-list', list, ...clear);
+    expect(cleared.code, cleared.stderr).toBe(0);
+    const [file] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+    return join('clearances', file!);
+  },
+};
+
+it.each([
+  ['a policy proposal', 'proposal', 'name the approvers list of the policy in force: --approvers FILE; nothing was written'],
+  ['a sanctions clearance', 'clearance', 'name the approvers list that gives your name its key: --approvers FILE; nothing was written'],
+] as const)('approve of %s with no approvers list to check the key against: a usage error, nothing signed', async (_, what, said) => {
+  onTestFinished(() => void (host.folder = ''));
+  const file = await made[what]();
+  // on an approver's own machine, where no policy of the account is in force
+  const r = await on('laptop')('approve', file, '--as', 'Alice', '--key-file', 'keys/Alice.approver-key.pem', '--yes');
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(said);
+  expect(existsSync(join(dir, `${file}.approvals.json`))).toBe(false);
 });
 
 it('approvers add builds the list once per approver, refuses a look-alike; a cat of the key files is a list run accepts', async () => {

@@ -4,8 +4,10 @@
 // a failure once payouts went out leaves the file in processing/ (exit 4), resumed by the next run;
 // a stale .ready marker marks no new file; a link left in processing/ is never followed; a stop
 // while --once waits for a file to settle ends it quietly, one while a file is read leaves it to
-// resume. A folder set for production pays only with --env production; an --env other than the
-// folder's is refused.
+// resume. A claim folder with no file to resume (its watch stopped before writing its record, or
+// before moving the file in) is removed once 10 s old or once its owner is gone; one holding a file
+// but no record is kept, said. A folder set for production pays only with --env production; an
+// --env other than the folder's is refused.
 import {
   appendFileSync,
   existsSync,
@@ -25,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { myStart } from '../../src/files/lock.ts';
-import { readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
+import { claimFile, readClaim, writeClaim } from '../../src/watch/claim-folder.ts';
 import { WatchConfig } from '../../src/watch/config.ts';
 import { watchFolder, type WatchOptions, type WatchResult } from '../../src/watch/watcher.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
@@ -398,6 +400,70 @@ describe('watch: a claim record torn by a power cut (.claim.json empty beside it
     expect(readFileSync(join(claimDir, 'torn.csv'), 'utf8')).toBe(csv);
     expect(warned).toEqual([expect.stringMatching(/no readable \.claim\.json.*left in processing/)]);
     expect(await allPayouts(sb)).toHaveLength(before);
+  });
+});
+
+describe('watch: claim folders left in processing/ with no file to resume', () => {
+  const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
+
+  it('one a watch that crashed before writing its .claim.json left with no file is removed once 10 s old, not before', async () => {
+    const dir = await dirs.make();
+    // (empty; and one whose process died while writing the record: its temporary file, a dot file, is all there is)
+    const ids = ['20260101T000000Z-000000-crashed.csv', '20260101T000000Z-000001-writing.csv'];
+    const claimDirs = ids.map((id) => join(dir, 'processing', id));
+    for (const d of claimDirs) mkdirSync(d, { recursive: true });
+    writeFileSync(join(claimDirs[1]!, `.claim.json.${process.pid}.0a1b2c3d.tmp`), '{"name": "writing.csv", ');
+    // younger: its process may still be at it
+    for (const d of claimDirs) utimesSync(d, secondsAgo(8), secondsAgo(8));
+    expect((await watchOnce(dir)).files).toEqual([]);
+    expect(list(dir, 'processing').sort()).toEqual(ids);
+    for (const d of claimDirs) utimesSync(d, secondsAgo(12), secondsAgo(12));
+    expect((await watchOnce(dir)).files).toEqual([]);
+    expect(list(dir, 'processing')).toEqual([]);
+  });
+
+  it('one with no .claim.json beside a file is kept however old, the warning naming the folder and the file', async () => {
+    const dir = await dirs.make();
+    const id = '20260101T000000Z-000002-kept.csv';
+    const claimDir = join(dir, 'processing', id);
+    mkdirSync(claimDir, { recursive: true });
+    const csv = generateCsv({ rows: 1, currencies: ['GBP'], prefix: 'KEPT', amount: () => '940.00' });
+    writeFileSync(join(claimDir, 'kept.csv'), csv);
+    utimesSync(claimDir, secondsAgo(3600), secondsAgo(3600));
+    const warned: [unknown, string][] = [];
+    const logger = {
+      warn: (fields: unknown, msg: string) => void warned.push([fields, msg]),
+      info: () => {},
+      debug: () => {},
+      error: () => {},
+    } as unknown as WatchOptions['logger'];
+    const before = (await allPayouts(sb)).length;
+    expect((await watchOnce(dir, { logger })).files).toEqual([]);
+    expect(warned).toEqual([
+      [{ claim: id, files: ['kept.csv'] }, expect.stringMatching(/^no readable \.claim\.json .*left in processing\/$/)],
+    ]);
+    expect(list(dir, 'processing')).toEqual([id]);
+    expect(readFileSync(join(claimDir, 'kept.csv'), 'utf8')).toBe(csv);
+    expect(await allPayouts(sb)).toHaveLength(before);
+  });
+
+  it('one whose .claim.json names a file gone from it, only dot files left, is removed once its owner is gone, kept while it lives', async () => {
+    const dir = await dirs.make();
+    const id = '20260101T000000Z-000003-gone.csv';
+    const claimDir = join(dir, 'processing', id);
+    mkdirSync(claimDir, { recursive: true });
+    // (its owner stopped before moving the file in, and the file left the inbox since; a temporary file of a write it did not finish)
+    writeClaim(claimDir, { name: 'gone.csv', pid: process.pid, host: hostname(), ...myStart(), claimedAt: new Date().toISOString() });
+    writeFileSync(join(claimDir, `.gone.results.csv.${process.pid}.0a1b2c3d.tmp`), '');
+    // its owner alive (this process): kept, however long since its heartbeat
+    utimesSync(claimFile(claimDir), secondsAgo(3600), secondsAgo(3600));
+    expect((await watchOnce(dir)).files).toEqual([]);
+    expect(list(dir, 'processing')).toEqual([id]);
+    // its owner gone (this host, another process now under its pid)
+    writeClaim(claimDir, { ...readClaim(claimDir)!, pidStart: 'gone' });
+    expect((await watchOnce(dir)).files).toEqual([]);
+    expect(list(dir, 'processing')).toEqual([]);
+    expect(list(dir, 'failed')).toEqual([]);
   });
 });
 
