@@ -138,8 +138,16 @@ const made = {
 };
 
 it.each([
-  ['a policy proposal', 'proposal', 'name the approvers list of the policy in force: --approvers FILE; nothing was written'],
-  ['a sanctions clearance', 'clearance', 'name the approvers list that gives your name its key: --approvers FILE; nothing was written'],
+  [
+    'a policy proposal',
+    'proposal',
+    'name the approvers list of the policy in force: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
+  ],
+  [
+    'a sanctions clearance',
+    'clearance',
+    'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
+  ],
 ] as const)('approve of %s with no approvers list to check the key against: a usage error, nothing signed', async (_, what, said) => {
   onTestFinished(() => void (host.folder = ''));
   const file = await made[what]();

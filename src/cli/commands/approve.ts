@@ -65,6 +65,9 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
   return { name, sign: (planPath: string, payload?: object) => signAsMaker(planPath, name, pem, path, payload) };
 }
 
+const LIST_FLAG = '--approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written';
+const NO_LIST = `name the approvers list that gives your name its key: ${LIST_FLAG}`;
+
 /** What `approve` signs (a plan, a policy proposal, a clearance), its text, and the list giving each name its key. */
 async function whatIsSigned(arg: string, list: string | undefined, cwd: string) {
   const path = resolve(cwd, arg);
@@ -74,20 +77,17 @@ async function whatIsSigned(arg: string, list: string | undefined, cwd: string) 
     const { account, store } = loaded.proposal;
     const policy = store === 'host' ? (await hostStore(account).read()).policy : undefined;
     const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
-    if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
+    if (!listed) throw new UsageError(`name the approvers list of the policy in force: ${LIST_FLAG}`);
     return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal, policy?.approvers), listed, preparedBy: undefined };
   }
   if (isClearance(path)) {
     const loaded = loadClearance(path);
-    if (!named) throw new UsageError('name the approvers list that gives your name its key: --approvers FILE; nothing was written');
+    if (!named) throw new UsageError(NO_LIST);
     return { payload: clearancePayload(loaded), text: clearanceText(loaded.clearance), listed: named, preparedBy: loaded.clearance.madeBy };
   }
   const plan = loadPlan(path);
   const payload = planPayload(plan);
-  if (!named)
-    throw new UsageError(
-      'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
-    );
+  if (!named) throw new UsageError(NO_LIST);
   return { payload, text: approveText(plan, payload, arg), listed: named, preparedBy: payload.preparedBy };
 }
 
