@@ -29,7 +29,7 @@ import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsList, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { firstError, loadBatch, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { firstError, loadBatch, referenceOf, reservedSession, rowLookup, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { listView, type SpillList } from '../files/spill.ts';
 import { unlessMissing } from '../files/attempt.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
@@ -561,15 +561,18 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
   return () => undefined;
 }
 
-/** A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless. */
+/**
+ * A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless, and holds
+ * its reference even when its cells are no longer valid (a copy of it above it claimed nothing: the same payment).
+ */
 function checkAcrossRows(rows: SpillList<EngineRow>, only: Set<number>, settling: Set<number>, file: string): void {
   const refs = new Map<string, number>();
   const dupKeys = new Map<string, number>();
   const take = (row: EngineRow) => {
-    refs.set(row.payout!.reference, row.rowNumber);
-    dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
+    refs.set(referenceOf(row)!, row.rowNumber);
+    if (row.payout) dupKeys.set(probableDuplicateKey(row.payout), row.rowNumber);
   };
-  for (const row of rows) if (row.payout && (!only.has(row.rowNumber) || settling.has(row.rowNumber))) take(row);
+  for (const row of rows) if (settling.has(row.rowNumber) ? referenceOf(row) : row.payout && !only.has(row.rowNumber)) take(row);
   rows.forEach((row, i) => {
     if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) return;
     const sameRef = refs.get(row.payout.reference);

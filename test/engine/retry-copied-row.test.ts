@@ -1,6 +1,7 @@
 // A results row copied in a spreadsheet keeps the copied row's result cells (its key, payout id and
 // status). Edited into a new payment (another reference and payee), it is that payment: sent once,
-// reported with its own payout, never shown with the payout of the row it was copied from.
+// reported with its own payout, never shown with the payout of the row it was copied from. Copied
+// as it is, or edited into a row that is not valid, it is the same payment: shown on one row.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -70,4 +71,29 @@ describe('retry of a results file with a paid row copied and edited into a new p
     expect(await allPayouts(sb)).toHaveLength(3);
     expect(retried.kind).toBe('ok');
   });
+
+  // (found by test/chaos/retry-fuzz.ts, seed 303129: the copy above, made invalid, claimed the payment first; the paid
+  // row below was then planned as a new row of that reference, and both rows showed the one payout)
+  for (const where of ['below', 'above'] as const)
+    it(`a paid row copied as it is, the copy's amount made 0, ${where} it: the payout shown on one row, nothing sent`, async () => {
+      sb = await startSb();
+      const dir = await dirs.make();
+      const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'CZ' });
+      const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
+      const table = await readResults(run.resultsPath);
+      const paid = table.rows[0]!.result.payoutId!;
+      const copy = structuredClone(table.rows[0]!);
+      copy.cells.sourceAmount = '0';
+      if (where === 'below') table.rows.push(copy);
+      else table.rows.unshift(copy);
+      table.rows.forEach((r, i) => (r.rowNumber = i + 2));
+      await writeResults(run.resultsPath, table);
+
+      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+      const rows = (await readResults(retried.resultsPath)).rows;
+      expect(rows.filter((r) => r.result.payoutId === paid)).toHaveLength(1);
+      expect(rows.filter((r) => r.cells.reference === 'CZ-0001').map((r) => r.result.status)).toContain('PENDING');
+      expect(await allPayouts(sb)).toHaveLength(2);
+      expect(retried.summary.money.GBP?.payouts).toBe(2);
+    });
 });
