@@ -480,8 +480,9 @@ async function runScenario(sc: Scenario, n: number): Promise<Outcome> {
           seen.push({ zone, json: `refused ${r.code}` });
           continue;
         }
-        if (!json && nothing) {
-          // (refused, exit 2, when the period holds no movement of the batch: judged so)
+        if (nothing && (!json || json.error !== undefined)) {
+          // (refused, exit 2, when the period holds no movement of the batch: judged so; with --json the refusal is
+          // printed as {exitCode, error})
           seen.push({ zone, json: `refused ${r.code}` });
           if (zone === 'UTC') {
             out.notes.push(`${label}: exit ${r.code}: ${r.stderr.trim().slice(-200)}`);
