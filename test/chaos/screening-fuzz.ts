@@ -457,16 +457,22 @@ function derive(p: Party, l: ReturnType<typeof listed>, structure: Structure, su
     }
   }
   let s = out.join(' ');
+  // (case changes only Latin letters: a look-alike put in before, Greek Η or Cyrillic Н for H, made small would be η or
+  // н, which look like no Latin letter; seed 3112675 drew "ηans-jürgen μüllεr")
+  const latin = (f: (t: string) => string) => s.replace(/\p{Script=Latin}+/gu, f);
   for (const op of surface) {
     switch (op) {
       case 'lower':
-        s = s.toLowerCase();
+        s = latin((t) => t.toLowerCase());
         break;
       case 'upper':
-        s = s.toUpperCase();
+        s = latin((t) => t.toUpperCase());
         break;
       case 'titleCase':
-        s = s.split(' ').map(cap).join(' ');
+        s = s
+          .split(' ')
+          .map((w) => (/^[\p{Script=Latin}\P{L}]+$/u.test(w) ? cap(w) : w))
+          .join(' ');
         break;
       case 'stripDiacritics':
         s = s.normalize('NFD').replace(/\p{M}/gu, '');
@@ -486,12 +492,14 @@ function derive(p: Party, l: ReturnType<typeof listed>, structure: Structure, su
         s = s.replace(/(\p{L}{3})(\p{L}{2})/u, `$1${pick % 2 ? '\u00ad' : '\u200b'}$2`);
         break;
       case 'typo': {
-        // one letter mistyped in the longest word of 6 letters or more
+        // one letter mistyped in the longest word of 6 letters or more (a letter: the hyphen of AL-HADDAD made a letter
+        // is a hyphen dropped and a letter added, which the README does not promise; seed 3112675)
         const ws = s.split(' ');
         const at = ws.reduce((b, w, i) => (w.length > (ws[b]?.length ?? 0) ? i : b), 0);
         const w = ws[at]!;
-        if (w.length < 6) break;
-        const i = 2 + (pick % (w.length - 3));
+        const letters = [...w].flatMap((c, i) => (i >= 2 && i < w.length - 1 && /\p{L}/u.test(c) ? [i] : []));
+        if (w.length < 6 || !letters.length) break;
+        const i = letters[pick % letters.length]!;
         ws[at] = w.slice(0, i) + (w[i] === 'x' ? 'z' : 'x') + w.slice(i + 1);
         s = ws.join(' ');
         break;
