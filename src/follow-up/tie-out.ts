@@ -392,7 +392,18 @@ const unexplainedProblem = (f: ForeignTransaction) =>
 export function tieOut(input: TieOutInput) {
   const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
   const sums = new CurrencySums();
-  const rows = input.rows.map((r, i) => tieOutRow(r, (slot) => matched.get(`${i},${slot}`) ?? [], input.payouts, sums));
+  const firstRow = new Map<string, number>();
+  const rows = input.rows.map((r, i) => {
+    const first = r.payoutId === undefined ? undefined : firstRow.get(r.payoutId);
+    if (first === undefined) {
+      if (r.payoutId) firstRow.set(r.payoutId, r.rowNumber);
+      return tieOutRow(r, (slot) => matched.get(`${i},${slot}`) ?? [], input.payouts, sums);
+    }
+    // (a row copied in the file holds its payout once, as in status: the row naming it first ties it out)
+    const copied = `payout ${r.payoutId} is row ${first}'s too: counted once`;
+    const copy = { ...r, payoutId: undefined, earlier: undefined, problems: [...(r.problems ?? []), copied] };
+    return { ...tieOutRow(copy, () => [], input.payouts, sums), payoutId: r.payoutId };
+  });
   const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));
   const swaps = (input.swaps ?? []).flatMap((w) => tieOutSwap(w, swapHits.get(w.reference) ?? [], sums) ?? []);
   problems.push(...swaps.flatMap((w) => w.problems));
