@@ -8,7 +8,7 @@ import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { allPayouts, connectionTo, startSb, unattended } from '../ops/helpers.ts';
+import { allPayouts, connectionTo, copyFirstRow, paidBatch, startSb, unattended } from '../ops/helpers.ts';
 import { tempDirs, writeBatch, retryResults } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -23,23 +23,11 @@ describe('retry of a results file with a paid row copied and edited into a new p
   for (const where of ['below', 'above'] as const)
     it(`pays the copy once under its own reference, the copy ${where} the paid row`, async () => {
       sb = await startSb();
-      const dir = await dirs.make();
-      const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'CP' });
-      const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
-      const table = await readResults(run.resultsPath);
-      const paid = table.rows[0]!.result.payoutId!;
-      const copy = structuredClone(table.rows[0]!);
-      Object.assign(copy.cells, { reference: 'CP-NEW', accountName: 'Grace Hopper', sourceAmount: '77.00' });
-      if (where === 'below') table.rows.push(copy);
-      else table.rows.unshift(copy);
-      table.rows.forEach((r, i) => (r.rowNumber = i + 2));
-      await writeResults(run.resultsPath, table);
+      const run = await paidBatch(sb, { dir: await dirs.make(), rows: 2, prefix: 'CP' });
+      const paid = run.ids[0];
+      await copyFirstRow(run.results, where, { reference: 'CP-NEW', accountName: 'Grace Hopper', sourceAmount: '77.00' });
 
-      const retried = await retryResults({
-        ...unattended({ settleDelayMs: 10 }),
-        resultsFile: run.resultsPath,
-        conn: connectionTo(sb),
-      });
+      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.results, conn: connectionTo(sb) });
       const rows = new Map((await readResults(retried.resultsPath)).rows.map((r) => [r.cells.reference, r.result]));
       expect(rows.get('CP-0001')!.payoutId).toBe(paid);
       expect(rows.get('CP-NEW')!.status).toBe('PENDING');
@@ -77,19 +65,11 @@ describe('retry of a results file with a paid row copied and edited into a new p
   for (const where of ['below', 'above'] as const)
     it(`a paid row copied as it is, the copy's amount made 0, ${where} it: the payout shown on one row, nothing sent`, async () => {
       sb = await startSb();
-      const dir = await dirs.make();
-      const path = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'CZ' });
-      const run = await runBatch({ file: path, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
-      const table = await readResults(run.resultsPath);
-      const paid = table.rows[0]!.result.payoutId!;
-      const copy = structuredClone(table.rows[0]!);
-      copy.cells.sourceAmount = '0';
-      if (where === 'below') table.rows.push(copy);
-      else table.rows.unshift(copy);
-      table.rows.forEach((r, i) => (r.rowNumber = i + 2));
-      await writeResults(run.resultsPath, table);
+      const run = await paidBatch(sb, { dir: await dirs.make(), rows: 2, prefix: 'CZ' });
+      const paid = run.ids[0];
+      await copyFirstRow(run.results, where, { sourceAmount: '0' });
 
-      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.resultsPath, conn: connectionTo(sb) });
+      const retried = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: run.results, conn: connectionTo(sb) });
       const rows = (await readResults(retried.resultsPath)).rows;
       expect(rows.filter((r) => r.result.payoutId === paid)).toHaveLength(1);
       expect(rows.filter((r) => r.cells.reference === 'CZ-0001').map((r) => r.result.status)).toContain('PENDING');

@@ -86,13 +86,25 @@ export async function paidBatch(
   return { dir, file, results: r.resultsPath, ids: table.rows.map((x) => x.result.payoutId!) };
 }
 
-/** The sandbox's operations staff: one move of the state table. */
 /** A two-row results file whose batch columns were sorted apart from its result columns (each row's cells now the other's). */
 export async function sortApart(results: string): Promise<void> {
   const table = await readResults(results);
   const cells = table.rows.map((r) => r.cells);
   await writeResults(results, { ...table, rows: table.rows.map((r, i) => ({ ...r, cells: cells[1 - i]! })) });
 }
+
+/** A results file's first row copied in a spreadsheet, its result cells with it, `cells` edited, put below the last row or above the first. */
+export async function copyFirstRow(results: string, where: 'below' | 'above', cells: Record<string, string>): Promise<void> {
+  const table = await readResults(results);
+  const copy = structuredClone(table.rows[0]!);
+  Object.assign(copy.cells, cells);
+  if (where === 'below') table.rows.push(copy);
+  else table.rows.unshift(copy);
+  table.rows.forEach((r, i) => (r.rowNumber = i + 2));
+  await writeResults(results, table);
+}
+
+/** The sandbox's operations staff: one move of the state table. */
 
 export async function setStatus(sb: { url: string }, payoutId: string, status: string, extra: Record<string, unknown> = {}): Promise<void> {
   const r = await fetch(`${sb.url}/_sandbox/payouts/${payoutId}/status`, {

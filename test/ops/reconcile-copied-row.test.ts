@@ -2,13 +2,11 @@
 // that payout out once, on the row naming it first, and says the other row is a copy, as status
 // does: never "no debit for this payout" on a row that was paid, nor a total expecting it twice.
 import { afterEach, expect, it } from 'vitest';
-import { runBatch } from '../../src/engine/pipeline.ts';
 import { reconcile } from '../../src/follow-up/reconciliation.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
-import { readResults, writeResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from '../engine/helpers.ts';
-import { connectionTo, startSb, unattended, writeBatch } from './helpers.ts';
+import { connectionTo, copyFirstRow, paidBatch, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-reconcile-copied-');
@@ -23,20 +21,12 @@ it.each([
   ['its amount made 0, above it', '0', 'above'],
 ] as const)('a paid row copied %s: its payout tied out once, the copy named', async (_, amount, where) => {
   sb = await startSb();
-  const dir = await dirs.make();
-  const file = await writeBatch(dir, 'pay.csv', { rows: 2, currencies: ['GBP'], prefix: 'RK' });
   const conn = connectionTo(sb);
-  const run = await runBatch({ file, conn, ...unattended({ settleDelayMs: 10 }) });
-  const table = await readResults(run.resultsPath);
-  const paid = table.rows[0]!.result.payoutId!;
-  const copy = structuredClone(table.rows[0]!);
-  if (amount) copy.cells.sourceAmount = amount;
-  if (where === 'below') table.rows.push(copy);
-  else table.rows.unshift(copy);
-  table.rows.forEach((r, i) => (r.rowNumber = i + 2));
-  await writeResults(run.resultsPath, table);
+  const run = await paidBatch(sb, { dir: await dirs.make(), rows: 2, prefix: 'RK' });
+  const paid = run.ids[0];
+  await copyFirstRow(run.results, where, amount ? { sourceAmount: amount } : {});
 
-  const report = (await reconcile({ client: conn.client, resultsFile: run.resultsPath, ledgers: [ledgerOf(conn)] })).report!;
+  const report = (await reconcile({ client: conn.client, resultsFile: run.results, ledgers: [ledgerOf(conn)] })).report!;
   const [first, second] = where === 'below' ? [2, 4] : [2, 3];
   expect(report.problems).toEqual([`row ${second} RK-0001: payout ${paid} is row ${first}'s too: counted once`]);
   const gbp = report.totals.find((t) => t.currency === 'GBP')!;
