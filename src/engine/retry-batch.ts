@@ -563,7 +563,7 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
 
 /**
  * A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless, and holds
- * its reference even when its cells are no longer valid (a copy of it above it claimed nothing: the same payment).
+ * its reference even when its cells are no longer valid (another row of that reference, its copy, is the same payment).
  */
 function checkAcrossRows(rows: SpillList<EngineRow>, only: Set<number>, settling: Set<number>, file: string): void {
   const refs = new Map<string, number>();
