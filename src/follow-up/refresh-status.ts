@@ -6,7 +6,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
 import { spillResults, writeResults } from '../results/results.ts';
-import { batchColumns } from '../results/read.ts';
+import { batchColumns, copiedPayouts } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import { isFailedAfterCreation, type RowState } from '../journal/lines.ts';
 import { isoTime, nextStatusUndated } from '../spec/status-order.ts';
@@ -307,16 +307,14 @@ function currencyOf(t: ResultsList): (row: ResultRow) => string {
 function* moneyEntries(t: ResultsList, problems: string[]): Generator<MoneyEntry> {
   const amountColumn = batchColumns(t).sourceAmount;
   const currencyOfRow = currencyOf(t);
-  /** Payout id -> the row that named it first: a row copied in the file is counted once. */
-  const seen = new Map<string, number>();
+  const copied = copiedPayouts();
   for (const row of t.rows) {
     const r = row.result;
-    const first = r.payoutId === undefined ? undefined : seen.get(r.payoutId);
-    if (first !== undefined) {
-      problems.push(`row ${row.rowNumber}: payout ${r.payoutId} is row ${first}'s too: counted once`);
+    const copy = copied(r.payoutId, row.rowNumber);
+    if (copy) {
+      problems.push(`row ${row.rowNumber}: ${copy}`);
       continue;
     }
-    if (r.payoutId) seen.set(r.payoutId, row.rowNumber);
     const earlier = parseEarlierPayouts(r.earlierPayouts);
     if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
     yield* earlier.payouts.map(moneyEntryOfEarlier);

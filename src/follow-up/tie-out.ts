@@ -8,6 +8,7 @@ import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 import { byText, zonedTime } from '../text.ts';
 import { amountAsRead } from '../validation/amount.ts';
+import { copiedPayouts } from '../results/read.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -392,16 +393,12 @@ const unexplainedProblem = (f: ForeignTransaction) =>
 export function tieOut(input: TieOutInput) {
   const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
   const sums = new CurrencySums();
-  const firstRow = new Map<string, number>();
+  const copied = copiedPayouts();
   const rows = input.rows.map((r, i) => {
-    const first = r.payoutId === undefined ? undefined : firstRow.get(r.payoutId);
-    if (first === undefined) {
-      if (r.payoutId) firstRow.set(r.payoutId, r.rowNumber);
-      return tieOutRow(r, (slot) => matched.get(`${i},${slot}`) ?? [], input.payouts, sums);
-    }
-    // (a row copied in the file holds its payout once, as in status: the row naming it first ties it out)
-    const copied = `payout ${r.payoutId} is row ${first}'s too: counted once`;
-    const copy = { ...r, payoutId: undefined, earlier: undefined, problems: [...(r.problems ?? []), copied] };
+    const why = copied(r.payoutId, r.rowNumber);
+    if (!why) return tieOutRow(r, (slot) => matched.get(`${i},${slot}`) ?? [], input.payouts, sums);
+    // (the row naming the payout first ties it out; the copy adds nothing)
+    const copy = { ...r, payoutId: undefined, earlier: undefined, problems: [...(r.problems ?? []), why] };
     return { ...tieOutRow(copy, () => [], input.payouts, sums), payoutId: r.payoutId };
   });
   const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));

@@ -9,7 +9,7 @@ import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import { amountAsRead } from '../validation/amount.ts';
 import type { ResultsTable } from '../results/results.ts';
-import { batchColumns } from '../results/read.ts';
+import { batchColumns, copiedPayouts } from '../results/read.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/view.ts';
@@ -408,7 +408,7 @@ export async function resultsViewOf(
   const byUrgency = () => action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
   const notes = [...(o.notes ?? [])];
   const sums = new Map<string, GroupSums>();
-  const firstRow = new Map<string, number>();
+  const copied = copiedPayouts();
   const rows: ResultsRowView[] = [];
   let total = 0;
   for await (const r of table.rows) {
@@ -422,14 +422,9 @@ export async function resultsViewOf(
       // (the most urgent are kept as they come: never a list of every row that needs action)
       if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
     }
-    // (a row copied in the file holds its payout once, as in status: counted once)
-    const id = r.result.payoutId;
-    const first = id ? firstRow.get(id) : undefined;
-    if (first !== undefined) notes.push(`Row ${r.rowNumber}: payout ${id} is row ${first}'s too: counted once.`);
-    else {
-      addToGroups(sums, r, cell, notes);
-      if (id) firstRow.set(id, r.rowNumber);
-    }
+    const copy = copied(r.result.payoutId, r.rowNumber);
+    if (copy) notes.push(`Row ${r.rowNumber}: ${copy}.`);
+    else addToGroups(sums, r, cell, notes);
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
         ...rowOf(r, cell),

@@ -96,6 +96,19 @@ export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>, file?: strin
   }
 }
 
+/**
+ * A results file's rows naming one payout: the first holds it, a later one (a row copied in the file) is counted once, as
+ * `status`, `reconcile` and the report count it. Called a row at a time: undefined, or why that row counts nothing.
+ */
+export function copiedPayouts(): (payoutId: string | undefined, rowNumber: number) => string | undefined {
+  const first = new Map<string, number>();
+  return (id, row) => {
+    const was = id ? first.get(id) : undefined;
+    if (id && was === undefined) first.set(id, row);
+    return was === undefined ? undefined : `payout ${id} is row ${was}'s too: counted once`;
+  };
+}
+
 // ---------------------------------------------------------------- records to table
 
 /** Records read before the header must be found in them (blank lines above it). */
