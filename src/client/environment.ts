@@ -1,5 +1,4 @@
-// Which server: production and sandbox from one gateway host (spec §1.5), `local` (the embedded
-// sandbox) or --base-url. Production is never the default nor a fallback: only asked for by name.
+// Production and sandbox from one gateway host (spec §1.5); production only when asked for by name.
 import { sandboxHostOf } from '../spec/endpoints.ts';
 import { attempt } from '../files/attempt.ts';
 import { isLoopbackHost } from '../spec/schemas.ts';
@@ -65,12 +64,6 @@ function normaliseHost(raw: string): string {
   return h;
 }
 
-/** The production gateway's host, when one is configured (a staging host names none). */
-function productionHost(raw: string | undefined): string | undefined {
-  const h = raw ? attempt(() => normaliseHost(raw)) : undefined;
-  return h?.startsWith('gateway.staging.') ? undefined : h;
-}
-
 export function resolveEnvironment(options: EnvironmentOptions): ResolvedEnvironment {
   const { vars } = options;
   const rawName = options.env ?? vars.PAYOUT_ENV;
@@ -94,7 +87,9 @@ export function resolveEnvironment(options: EnvironmentOptions): ResolvedEnviron
   if (baseUrl) {
     if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
     const url = normaliseBaseUrl(baseUrl);
-    if (name !== 'production' && new URL(url).hostname.replace(/\.$/, '') === productionHost(rawHost))
+    // the production gateway's host, when one is configured (a staging host names none)
+    const production = rawHost ? attempt(() => normaliseHost(rawHost)) : undefined;
+    if (name !== 'production' && new URL(url).hostname.replace(/\.$/, '') === production && !production.startsWith('gateway.staging.'))
       throw new ClientConfigError(`${url} is the production host: name --env production on the command line to pay for real`, 'refused');
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }

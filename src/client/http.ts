@@ -1,5 +1,3 @@
-// The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
-// read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
@@ -392,11 +390,7 @@ export class Transport {
     const body = ErrorBody.safeParse(hide.deep(jsonObject(text))).data;
     const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: !spec.storage });
     const foreign = outcome === 'unknown' && status < 500;
-    const serverMessage = body
-      ? Array.isArray(body.message)
-        ? body.message.join('; ')
-        : body.message
-      : describeForeignBody(hide.text(text), headers.get('content-type'));
+    const serverMessage = body ? [body.message].flat().join('; ') : describeForeignBody(hide.text(text), headers.get('content-type'));
     // (a code is the service's only: an intermediary's body names none)
     const code = !foreign && body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
     const fieldErrors: FieldError[] = foreign
