@@ -1,5 +1,3 @@
-// PayoutClient: one method per route of the spec, in the spec's words, on the one sender it extends (http.ts).
-// Strict in what we send (src/spec/schemas.ts checks every body), liberal in what we accept (answers.ts).
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import * as requests from '../spec/schemas.ts';

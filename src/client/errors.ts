@@ -1,5 +1,4 @@
-// One error for everything between the tool and the service: status, the spec's code, route, the
-// x-request-id for support, and the fact the engine acts on: did the service certainly not act?
+// One error for everything between the tool and the service; the engine acts on `outcome`.
 import type { ZodError } from 'zod';
 import type { FieldError } from '../spec/schemas.ts';
 

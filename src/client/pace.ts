@@ -1,7 +1,6 @@
-// At most N request starts in any rolling window per key. Not a token bucket (a full one lets 5 through
-// and refills 5 at once: the server counts 10 in a second): a log of start times (SlidingWindowLimiter),
-// shared by every process of this user through a JSON file per key under a short lock (SharedPace), or
-// by every host through the team ledger. A start not yet sent counts as now.
+// A log of start times per key (SlidingWindowLimiter), not a token bucket: a full one lets 5 through and
+// refills 5 at once, so the server counts 10 in a second. Shared through a JSON file per key under a
+// short lock (SharedPace), or the team ledger. A start not yet sent counts as now.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';

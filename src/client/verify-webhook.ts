@@ -1,5 +1,4 @@
-// Incoming webhook deliveries (spec §6): X-Service-Signature checked in constant time, the event
-// parsed, the delivery id reported so the caller can drop duplicates.
+// Incoming webhook deliveries (spec §6): the delivery id is returned so the caller can drop one sent twice.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { attempt } from '../files/attempt.ts';
 import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/endpoints.ts';

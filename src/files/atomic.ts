@@ -1,5 +1,4 @@
-// Atomic replacement: a temporary file in the same folder, fsynced, renamed over the target, the
-// folder fsynced. A crash leaves at worst a stray ".<name>.<pid>.<random>.tmp", never read as results.
+// As README.md says; a crash leaves at worst a stray ".<name>.<pid>.<random>.tmp", never read as results.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,5 @@
-// The one inter-process lock: the owner record hard-linked to the lock's name (link() fails with
-// EEXIST, so two processes never both succeed). Breaking a stale lock is guarded by "<lock>.break"
-// so two processes seeing the same stale lock never remove a fresh one; that one is stale after 10 s.
+// link() fails with EEXIST, so two processes never both take a lock. Breaking a stale one is guarded by
+// "<lock>.break" (itself stale after 10 s), so two seeing the same stale lock never remove a fresh one.
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';

@@ -1,7 +1,5 @@
-// A list kept in a file instead of in memory: a batch's rows are written once as they are
-// read and read back one at a time, by index or in order, so a run holds a few numbers a row, not
-// the rows. The file is unlinked as soon as it is opened: nothing is left behind, even after kill -9,
-// and it is freed with the list (or the process).
+// A batch's rows in an unlinked file (README.md): a run holds two numbers a row, not the rows; the
+// file is freed with the list (or the process).
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

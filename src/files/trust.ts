@@ -1,5 +1,3 @@
-// A file or folder that decides a payout (a ledger, a policy) another user could have written is
-// not trusted: the one rule, for the state folder and the policies.
 import type { Stats } from 'node:fs';
 
 /** From its lstat; `rootMayOwn`: a host folder root set up. */

@@ -1,5 +1,3 @@
-// Pings, a metrics file, an alert (README.md). A failed signal is logged with the URL's origin only (its path is often
-// the token) and never changes the job's outcome or exit code.
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
