@@ -130,7 +130,6 @@ export function parseKeyFile(text: string, path: string): ApiKey {
     .filter((l) => l.text && !l.text.startsWith('#'));
   let key: string | undefined;
   let environment: KeyEnvironment | undefined;
-  let labelSource: string | undefined;
   const where = `key file ${path}`;
   if (lines.length === 1 && !lines[0]!.text.includes('=')) {
     key = lines[0]!.text;
@@ -144,10 +143,8 @@ export function parseKeyFile(text: string, path: string): ApiKey {
         .trim()
         .replace(/^(["'])(.*)\1$/, '$2');
       if (name === 'key' || name === 'apikey' || name === 'api_key' || name === 'payout_api_key') key = value;
-      else if (name === 'environment' || name === 'env') {
-        environment = parseEnvironmentWord(value, `${where}, line ${number}`);
-        labelSource = `${where}, line environment=`;
-      } else
+      else if (name === 'environment' || name === 'env') environment = parseEnvironmentWord(value, `${where}, line ${number}`);
+      else
         throw new ClientConfigError(
           `${where}, line ${number}: unknown setting (expected key=... and environment=...; ` +
             'a key that contains "=" is written as key=THE_KEY)',
@@ -159,11 +156,9 @@ export function parseKeyFile(text: string, path: string): ApiKey {
   if (environment && fromName && environment !== fromName) {
     throw new ClientConfigError(`${where}: the file name says ${fromName} but the file says ${environment}`, 'refused');
   }
-  if (!environment && fromName) {
-    environment = fromName;
-    labelSource = `${where} (its name)`;
-  }
-  return new ApiKey(key, { source: 'key-file', environment, labelSource, from: where });
+  // (ApiKey reads labelSource only with an environment)
+  const labelSource = environment ? `${where}, line environment=` : `${where} (its name)`;
+  return new ApiKey(key, { source: 'key-file', environment: environment ?? fromName, labelSource, from: where });
 }
 
 export interface LoadKeyOptions {
@@ -200,12 +195,7 @@ export async function loadApiKey(options: LoadKeyOptions): Promise<ApiKey | unde
   const value = env.PAYOUT_API_KEY;
   if (value !== undefined && value.trim() !== '') {
     const label = env.PAYOUT_API_KEY_ENV ? parseEnvironmentWord(env.PAYOUT_API_KEY_ENV, 'PAYOUT_API_KEY_ENV') : undefined;
-    return new ApiKey(value, {
-      source: 'environment',
-      environment: label,
-      labelSource: label ? 'PAYOUT_API_KEY_ENV' : undefined,
-      from: '$PAYOUT_API_KEY',
-    });
+    return new ApiKey(value, { source: 'environment', environment: label, labelSource: 'PAYOUT_API_KEY_ENV', from: '$PAYOUT_API_KEY' });
   }
   return undefined;
 }
