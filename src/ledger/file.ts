@@ -43,7 +43,7 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
       st = unlessMissing(() => lstatSync(path));
     } catch (e) {
       // (an lstat that fails otherwise is no folder nobody made yet: its owner and mode cannot be judged)
-      return `the state folder ${path} cannot be read (${errorCode(e)}): whether another user could change the ledger cannot be told. Make it a folder of your own (chmod 700 ${path}, or --state-dir)`;
+      return `the state folder ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): whether another user could change the ledger cannot be told. Make it a folder of your own (chmod 700 ${path}, or --state-dir)`;
     }
     if (!st) continue; // created 0700 when first needed
     const why = whyUntrusted(st);
@@ -69,8 +69,6 @@ export function names(dir: string): string[] {
     );
   return unlessMissing(() => readdirSync(dir), refused) ?? [];
 }
-
-const errorCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
 type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: LockOwner; refs: string[] };
 
@@ -123,7 +121,12 @@ export class FileLedger implements Ledger {
     const refs = new Set([...fresh, ...(o.settling ?? [])]);
     const owner = ownerRecord();
     const ino = await this.lock('ledger', async () => {
-      this.refuseBatchesBeingSent(o, fresh, owner);
+      for (const { r, run } of liveRuns(this.dir, true)) {
+        if (r.owner.pid === owner.pid && r.owner.host === owner.host && r.owner.startedAt === owner.startedAt) continue;
+        if (r.batchId === o.batchId) throw batchInProgress(run);
+        const overlap = r.refs.filter((x) => fresh.has(x));
+        if (overlap.length) throw referencesBeingSent(overlap, run);
+      }
       await refuseReferencesSentBefore(this, o, fresh);
       const body: ReserveFile = { batchId: o.batchId, file: o.file, results: o.results, command: o.command, owner, refs: [...refs] };
       await writeFileAtomic(path, JSON.stringify(body) + '\n', { mode: 0o600 }); // (fsynced: a power cut leaves it whole, a dead owner's)
@@ -148,15 +151,6 @@ export class FileLedger implements Ledger {
         if (attempt(() => statSync(path))?.ino === ino) attempt(() => unlinkSync(path)); // (else gone)
       },
     };
-  }
-
-  private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: LockOwner): void {
-    for (const { r, run } of liveRuns(this.dir, true)) {
-      if (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt) continue;
-      if (r.batchId === o.batchId) throw batchInProgress(run);
-      const overlap = r.refs.filter((x) => fresh.has(x));
-      if (overlap.length) throw referencesBeingSent(overlap, run);
-    }
   }
 
   async unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount> {

@@ -82,8 +82,6 @@ const WRITE_WHOLE = (name: string) =>
 
 const nothingSentText = (resumed: boolean) => (resumed ? 'Nothing more was sent.' : 'Nothing was sent.');
 
-const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
-
 /** One this watch's user cannot read: refused, not a crash of this run and of every later one on its claim. */
 const cannotRead = (what: string, e: NodeJS.ErrnoException, nothingSent: string) =>
   `refused: ${what} cannot be read (${e.code ?? e.message}): make it readable by the user this watch runs as, then drop it again. ${nothingSent}`;
@@ -434,18 +432,13 @@ export class FolderWatch {
       const sha = await fileSha256(claimed).catch((e: NodeJS.ErrnoException) => e);
       if (sha instanceof Error) return { claimDir, refused: cannotRead(`inbox/${name}`, sha, nothingSentText(false)) };
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      return { claimDir, refused: this.beingProcessed(claimDir, sha) };
+      for (const other of readdirSync(this.L.processing)) {
+        const oc = other === id ? undefined : readClaim(join(this.L.processing, other));
+        if (oc?.sha256 === sha)
+          return { claimDir, refused: `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice` };
+      }
+      return { claimDir };
     });
-  }
-
-  private beingProcessed(claimDir: string, sha: string): string | undefined {
-    for (const other of readdirSync(this.L.processing)) {
-      const od = join(this.L.processing, other);
-      if (od === claimDir) continue;
-      const oc = readClaim(od);
-      if (oc?.sha256 === sha) return `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice`;
-    }
-    return undefined;
   }
 
   /** Why the same content, sent before to this account from anywhere, is not paid again; `here`: this copy, as it will lie in failed/. */
@@ -590,7 +583,8 @@ export class FolderWatch {
     } catch (e) {
       if (e instanceof InputError && e.code === 'STOPPED')
         return { out: { resumed, outcome: 'processing', kind: 'ok', reason: 'stopped on request: resumed on the next start' } };
-      if (e instanceof InputError || e instanceof ResultsError) return refuse(unusable(e), 'unusable');
+      if (e instanceof InputError || e instanceof ResultsError)
+        return refuse(`unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, 'unusable');
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
       if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
