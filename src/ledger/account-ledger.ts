@@ -88,7 +88,6 @@ export type ClaimAnswer = { held: true; replaced?: WatchClaim } | { held: false;
 
 /** The promises of each member are in README.md's table. */
 export interface Ledger {
-  /** The service's normalised base URL (accountOf). */
   readonly account: string;
   /** For messages: the account's folder, or the database without its password. */
   readonly where: string;
@@ -103,7 +102,6 @@ export interface Ledger {
   /** Once every line appended is durable (a file ledger's are, synced when appended); throws when one could not be written. */
   flush(): Promise<void>;
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /** Sent without approval on the UTC `day` (a team ledger: its database's day); `take`: recorded under the lock unless past `take.above`. */
   unapproved(day: string, take?: UnapprovedTake): Promise<UnapprovedCount>;
   /** One claim per content on a ledger shared by hosts; a file ledger holds none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;

@@ -56,7 +56,6 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   return undefined;
 }
 
-/** The batch key of a journal's file name. */
 export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
 /** None when it does not exist; any other error refuses: a ledger read as empty would send again what it holds as sent. */

@@ -253,7 +253,6 @@ export class PgLedger implements Ledger, PolicyKeeper {
   }
 }
 
-/** The transaction's UTC day by the database's clock. */
 const DAY = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
 
 // The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
@@ -301,7 +300,6 @@ export async function runOf(q: Queryable, account: string, batchId: string): Pro
   return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
 }
 
-/** The live reservations of other batches among `refs`. */
 export async function heldElsewhere(q: Queryable, account: string, batchId: string, refs: string[]) {
   if (!refs.length) return [];
   const r = await q.query<{ reference: string; batch_id: string }>(
