@@ -1,6 +1,5 @@
-// A sanctions hit cleared as a false positive: `screen --clear` writes it, approvers sign it as a
-// plan, and a run counts it only with enough listed signers (never its maker) until it expires. It
-// binds the reference, a digest of the payee's name and accounts, and one list entry.
+// A sanctions hit cleared as a false positive, signed as a plan is (which count: README.md). It binds the reference, a
+// digest of the payee's name and accounts, and one list entry.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';

@@ -1,6 +1,5 @@
-// What an approver signs: the plan in canonical JSON, naming everything that is paid (each row's
-// initiate body digest, spec §4.2, beneficiary included, and its documents' digests), and the
-// sha256 of the plan file's bytes, so that any change to the plan makes every signature invalid.
+// What an approver signs (README.md): the plan in canonical JSON, each row's initiate body (spec §4.2) by its digest, and
+// the sha256 of the plan file's bytes, so that any change to the plan makes every signature invalid.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { z } from 'zod';

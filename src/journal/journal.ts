@@ -1,5 +1,4 @@
-// The per-batch journal file (README.md): append-only JSON lines, never rewritten; an append can be fsynced before it
-// returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next append starts on a fresh line.
+// The per-batch journal file: append-only JSON lines, fsynced when asked, a torn line skipped (README.md beside this file).
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { attempt, unlessMissing } from '../files/attempt.ts';

@@ -8,7 +8,6 @@ export const JOURNAL_VERSION = 1;
 /** An amount as the service wrote it (money.ts ApiAmount): a JSON number, or a decimal string. */
 const Amount = z.union([z.number(), z.string()]);
 
-/** The first line of a journal: which batch this is. */
 const BatchHeader = z.object({
   t: z.literal('batch'),
   v: z.number(),
@@ -109,10 +108,8 @@ const RowLine = z.discriminatedUnion('t', [
   }),
   /** A document uploaded once per batch, by the sha256 of the bytes sent; its documentUrl is reused (spec §4.6). */
   z.object({ t: z.literal('doc'), sha256: z.string(), url: z.string() }),
-  /** Written and fsynced before the request leaves: the key and the exact body text. */
   z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), apiKeyFingerprint, at }),
   z.object({ t: z.literal('created'), ...step, requestId: z.string(), payout: PayoutSnapshot, at }),
-  /** rejected: definitive (attempt + 1 may follow); unknown: resend the same key and body; conflict: 409, for a person. */
   z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
   z.object({ t: z.literal('patched'), ...ofPayout, documents: z.array(z.string()), at }),
   z.object({ t: z.literal('patch-failed'), ...ofPayout, error: ErrorSnapshot, at }),

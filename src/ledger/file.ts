@@ -1,6 +1,5 @@
-// The file ledger: one folder per account and user (its files: README.md beside this file). Under
-// its lock, the refusals and the reservation are one step, and every `initiating` line is fsynced
-// only while the reservation is still this process's own: two processes never both send a reference.
+// The file ledger (README.md beside this file): under its lock the refusals and the reservation are one step, and an
+// `initiating` line is fsynced only while the reservation is still ours: two processes never both send a reference.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';

@@ -1,6 +1,5 @@
-// A cron job's steps over one folder, each a method of FolderWatch. Every move happens under the
-// folder's lock, held for milliseconds; the engine's run is outside it, so two watches on one
-// folder share the files between them.
+// A cron job's steps over one folder (README.md). Every move happens under the folder's lock, held for milliseconds; the
+// engine's run is outside it, so two watches on one folder share the files between them.
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { utimes, writeFile } from 'node:fs/promises';
