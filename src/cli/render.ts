@@ -444,23 +444,19 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 
 /** The engine's errors as a message (with --json, also the one document on stdout) and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO, json = false): ExitCode {
-  const [message, code] = engineErrorSaid(e);
-  return saidFailed(io, json, message, code, (e as Error).message);
-}
-
-function engineErrorSaid(e: unknown): [string, ExitCode] {
+  const fail = (message: string, code: ExitCode) => saidFailed(io, json, message, code, (e as Error).message);
   if (e instanceof FailedAfterSending)
-    return [
+    return fail(
       `the run failed after sending began: ${e.message}\n` +
         `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
         'Resume is safe: fix the cause and run the same command again (nothing is paid twice).',
       ExitCode.SERVICE_UNAVAILABLE,
-    ];
-  if (e instanceof BatchRefused) return [`refused: ${e.message}`, ExitCode.REFUSED];
+    );
+  if (e instanceof BatchRefused) return fail(`refused: ${e.message}`, ExitCode.REFUSED);
   // (the team ledger lost before sending began: nothing was sent, run it again)
-  if (e instanceof TeamLedgerError) return [e.message, ExitCode.SERVICE_UNAVAILABLE];
+  if (e instanceof TeamLedgerError) return fail(e.message, ExitCode.SERVICE_UNAVAILABLE);
   if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable)
-    return [`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT];
+    return fail(`${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`, ExitCode.UNUSABLE_INPUT);
   throw e;
 }
 

@@ -68,27 +68,24 @@ export default defineCommand(builder, (args, io: CliIO) =>
       }
       return ExitCode.OK;
     } catch (e) {
-      const failed = failureOf(e);
-      if (!failed) throw e;
-      return saidFailed(io, args.json, failed.message, failed.code);
+      return attachFailed(e, io, args.json);
     }
   }),
 );
 
-function failureOf(e: unknown): { message: string; code: ExitCode } | undefined {
+function attachFailed(e: unknown, io: CliIO, json: boolean): ExitCode {
+  const fail = (message: string, code: ExitCode) => saidFailed(io, json, message, code);
   if (e instanceof AttachRefused)
-    return {
-      message: `attach refused: ${e.message}`,
-      code: e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED,
-    };
+    return fail(
+      `attach refused: ${e.message}`,
+      e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED,
+    );
   if (e instanceof LockBusy)
-    return {
-      message: `attach refused: another attach of this payout is running (${e.message}). Nothing was sent: run again when it has ended.`,
-      code: ExitCode.REFUSED,
-    };
+    return fail(
+      `attach refused: another attach of this payout is running (${e.message}). Nothing was sent: run again when it has ended.`,
+      ExitCode.REFUSED,
+    );
   if (e instanceof PayoutApiError)
-    return {
-      message: `the service refused: ${serviceAnswer(e)}`,
-      code: e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED,
-    };
+    return fail(`the service refused: ${serviceAnswer(e)}`, e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED);
+  throw e;
 }
