@@ -20,7 +20,6 @@ export interface CliIO {
   tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
-/** A command's arguments, as its builder declares them. */
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 
 export interface CliCommand<A> {
@@ -64,7 +63,6 @@ export const jsonOnThrow = (c: CliCommand<unknown>): CliCommand<unknown> => ({
     }),
 });
 
-/** A message on stderr, and the exit code it ends the command with. */
 export function said(io: CliIO, message: string, code: ExitCode): ExitCode {
   io.stderr.write(`payout-batch: ${message}\n`);
   return code;

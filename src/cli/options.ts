@@ -135,7 +135,6 @@ export function stateLedgers(args: { 'state-dir'?: (string | number)[] }, io: Cl
   return { stateDirs, ledgers: [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root })) };
 }
 
-/** stateLedgers, and the results file as named or by its batch id. */
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const { stateDirs, ledgers } = stateLedgers(args, io, conn);
   return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? resolve(io.cwd, args.results) };
@@ -333,7 +332,6 @@ export function swapRateTolerance(text: string | number | undefined): DecT {
 export const serviceOf = (args: ConnectionArgs, io: CliIO): string | undefined =>
   resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
 
-/** Someone can answer a question: stdin and stderr are both a terminal. */
 export function isInteractive(io: CliIO): boolean {
   return !!io.stdin.isTTY && !!io.stderr.isTTY;
 }

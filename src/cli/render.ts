@@ -112,7 +112,6 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   return fitted.join('\n') + '\n';
 }
 
-/** The invalid rows a plan shows whole. */
 const SHOWN_INVALID = 5;
 
 /** The totals by source currency, whole: amounts, fees, balances and how each fee is known. */
