@@ -229,17 +229,17 @@ export function fitToScreen(lines: string[], notes: Set<string>, s: Screen): str
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-function feesText(c: BatchPlan['currencies'][number]): string {
-  const notes = [
+const feesText = (c: BatchPlan['currencies'][number]) =>
+  notesText(
     c.feesEstimated
       ? `fees of ${plural(c.feesEstimated, 'row')} estimated, margin ${groupThousands(c.feeMargin ?? '0')}`
       : c.rows > (c.feesNotKnown ?? 0)
         ? 'fees exact (quoted)'
         : '',
     c.feesNotKnown ? `+ fees of ${plural(c.feesNotKnown, 'row')} not known before sending` : '',
-  ].filter(Boolean);
-  return notes.length ? `   (${notes.join('; ')})` : '';
-}
+  );
+
+const notesText = (...notes: string[]) => (notes.some(Boolean) ? `   (${notes.filter(Boolean).join('; ')})` : '');
 
 export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>): string {
   const l: string[] = ['', 'Summary'];
@@ -255,13 +255,12 @@ export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>):
 export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   const entries = Object.entries(money);
   if (!entries.length) return [];
-  const line = (t: MoneyTotals) => {
-    const notes = [
+  const line = (t: MoneyTotals) =>
+    [t.debited, t.refunded, t.net].map((amount) => groupThousands(amount).padStart(16)).join(' ') +
+    notesText(
       t.refundsNotSeen ? `${plural(t.refundsNotSeen, 'refund')} not seen yet` : '',
       t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
-    ].filter(Boolean);
-    return `${groupThousands(t.debited).padStart(16)} ${groupThousands(t.refunded).padStart(16)} ${groupThousands(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
-  };
+    );
   return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
 }
 
