@@ -80,17 +80,15 @@ function skipHelpCache(y: unknown): void {
   if (usage) usage.cacheHelpMessage = () => undefined;
 }
 
-/** A flag given an empty value (`--plan=`, `--plan "$UNSET"`): refused, never read as not given. */
-function emptyFlag(args: Record<string, unknown>): string | undefined {
-  const empty = Object.entries(args).find(([k, v]) => k !== '_' && k !== '$0' && (v === '' || (Array.isArray(v) && v.includes(''))));
-  return empty && `--${empty[0]} needs a value: it was given empty`;
-}
-
-/** A flag of one value given twice: yargs makes it a list, which the command would read as one value. */
-function flagTwice(args: Record<string, unknown>, y: unknown): string | undefined {
+// A flag given an empty value (`--plan=`, `--plan "$UNSET"`): refused, never read as not given; then a flag of one value given
+// twice: yargs makes it a list, which the command would read as one value.
+function wrongFlag(args: Record<string, unknown>, y: unknown): string | undefined {
+  const flags = Object.entries(args).filter(([k]) => k !== '_' && k !== '$0');
+  const empty = flags.find(([, v]) => v === '' || (Array.isArray(v) && v.includes('')));
+  if (empty) return `--${empty[0]} needs a value: it was given empty`;
   const lists = new Set((y as { getOptions: () => { array: string[] } }).getOptions().array);
-  const twice = Object.keys(args).find((k) => k !== '_' && Array.isArray(args[k]) && !lists.has(k));
-  return twice && `--${twice} was given more than once: give it once`;
+  const twice = flags.find(([k, v]) => Array.isArray(v) && !lists.has(k));
+  return twice && `--${twice[0]} was given more than once: give it once`;
 }
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
@@ -130,7 +128,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
         describe: c.describe,
         builder: full ? (y) => (commandParser = full.builder(y)) : {},
         handler: async (args) => {
-          const wrong = emptyFlag(args) ?? flagTwice(args, commandParser);
+          const wrong = wrongFlag(args, commandParser);
           if (wrong) throw new UsageError(wrong);
           const state = io.env.PAYOUT_BATCH_STATE_DIR;
           // (from each folder a command runs in, a relative one would name another state folder, and another ledger)
