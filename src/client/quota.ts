@@ -10,6 +10,7 @@ import { attempt, unlessMissing } from '../files/attempt.ts';
 import { ClientConfigError, type KeyEnvironment } from './api-key.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
+import { plural } from '../text.ts';
 
 interface KeyUsage {
   months: Record<string, number>;
@@ -170,10 +171,10 @@ class UsageFileStore implements UsageStore {
 }
 
 /** "this batch needs about N requests; this key has used M of 10,000 this month, as counted here" */
-export function quotaSentence(needed: number, usage: UsageReport): string {
+export function quotaSentence(needed: number, usage: UsageReport, subject = 'this batch'): string {
   const fmt = (n: number) => n.toLocaleString('en-US');
   const base =
-    `this batch needs about ${fmt(needed)} requests; this key has used ${fmt(usage.used)} of ` +
+    `${subject} needs about ${plural(needed, 'request')}; this key has used ${fmt(usage.used)} of ` +
     `${fmt(usage.quota)} this month (${usage.month}, UTC), as counted here`;
   return needed > usage.remaining ? `${base}: that is more than the ${fmt(usage.remaining)} left` : base;
 }

@@ -192,4 +192,11 @@ describe('UsageCounter', () => {
     );
     expect(quotaSentence(600, u)).toMatch(/more than the 500 left/);
   });
+
+  it("names a status refresh's needs, however many, as the refresh's", () => {
+    const u = { fingerprint: 'f', month: '2025-03', used: 2_000, quota: 10_000, remaining: 8_000 };
+    // status once rewrote "this batch" with a pattern that missed "1,234": the batch's words were printed
+    expect(quotaSentence(1_234, u, 'this refresh')).toMatch(/^this refresh needs about 1,234 requests; this key has used 2,000/);
+    expect(quotaSentence(1, u, 'this refresh')).toMatch(/^this refresh needs about 1 request; /);
+  });
 });

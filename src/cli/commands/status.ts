@@ -46,8 +46,7 @@ const command = defineCommand(builder, (args, io: CliIO) =>
       logger,
       stop: abortOn(io.stopSignal),
       onPlan: ({ requests, usage }) => {
-        const needs = `this refresh needs about ${plural(requests, 'request')}`;
-        const text = usage ? quotaSentence(requests, usage).replace(/this batch needs about \d+ requests/, needs) : needs;
+        const text = usage ? quotaSentence(requests, usage, 'this refresh') : `this refresh needs about ${plural(requests, 'request')}`;
         if (!args.json) io.stdout.write(`${text}.\n`);
         logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
       },
