@@ -158,8 +158,7 @@ export function nameScore(payeeTokens: string[], listedTokens: string[], review:
     foundL += s * listed[j]!.length;
     if (s > INITIAL && !WEAK.has(listed[j]!)) strong++;
   }
-  const letters = (ts: string[]) => ts.reduce((n, t) => n + t.length, 0);
-  const score = (foundL / letters(listed) + foundP / letters(payee)) / 2;
+  const score = (foundL / letterCount(listed) + foundP / letterCount(payee)) / 2;
   if (payee.length === 1 && listed.length === 1) return score;
   if (usedP.size > 1) return strong > 1 && usedP.size === Math.min(payee.length, listed.length) ? Math.max(score, review) : score;
   return listed.length === 1 && listed[0]!.length >= 5 && foundL === listed[0]!.length ? review : 0;
@@ -192,11 +191,8 @@ const triples = (token: string) => {
   const padded = `^^${token}$$`;
   return new Set(Array.from({ length: padded.length - 2 }, (_, i) => padded.slice(i, i + 3)));
 };
-const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
-  const at = map.get(key);
-  if (at) at.push(value);
-  else map.set(key, [value]);
-};
+const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => void (map.get(key) ?? map.set(key, []).get(key)!).push(value);
+const letterCount = (ts: string[]) => ts.reduce((n, t) => n + t.length, 0);
 
 /** The lists indexed (README "Speed"): the vocabulary, its SymSpell deletions and sounds, postings both ways. */
 export type Index = ReturnType<typeof buildIndex>;
@@ -231,7 +227,7 @@ export function buildIndex(lists: ReadList[]) {
       for (const [text, on] of [[entry.name, 'name'] as const, ...entry.aliases.map((a) => [a, 'alias'] as const)]) {
         const ts = nameTokens(text);
         if (!ts.length) continue;
-        const id = index.names.push({ list, entry, text, on, tokens: ts, letters: ts.reduce((n, t) => n + t.length, 0) }) - 1;
+        const id = index.names.push({ list, entry, text, on, tokens: ts, letters: letterCount(ts) }) - 1;
         for (const t of ts) {
           let word = vocabulary.get(t);
           if (word === undefined) {
@@ -258,13 +254,12 @@ export function buildIndex(lists: ReadList[]) {
   index.namesOf = postings(words, (add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(w, name))));
   const { namesOf } = index;
   index.letters = Int32Array.from(index.names, (n) => n.letters);
-  const common = (w: number) => namesOf.at[w + 1]! - namesOf.at[w]! > COMMON;
   index.commonShare = Float64Array.from(index.names, (n, name) => {
-    const of = wordsOf[name]!.filter(common);
+    const of = wordsOf[name]!.filter((w) => common(namesOf, w));
     return of.reduce((l, w) => l + words[w]!.length, 0) / n.letters;
   });
   for (let w = 0; w < words.length; w++)
-    if (common(w)) {
+    if (common(namesOf, w)) {
       const list = namesOf.of.subarray(namesOf.at[w], namesOf.at[w + 1]);
       list.set([...list].sort((a, b) => index.commonShare[b]! - index.commonShare[a]! || a - b));
     }
@@ -379,7 +374,7 @@ function alikeWords(index: Index, token: string): [number, number][] {
     const depth = Math.min(allowedEdits(token.length, token.length), allowedEdits(index.longest, index.longest));
     const lengths = Array.from({ length: index.longest + 1 }, (_, n) => n).filter((n) => n >= 4 && near(n, token.length));
     const { at: from, of: ofLength } = index.byLength;
-    if (lengths.reduce((sum, n) => sum + from[n + 1]! - from[n]!, 0) < variantCount(token.length, depth))
+    if (lengths.reduce((sum, n) => sum + sizeOf(index.byLength, n), 0) < variantCount(token.length, depth))
       for (const n of lengths) for (let i = from[n]!; i < from[n + 1]!; i++) check(ofLength[i]!);
     else
       variants(token, depth, (h) => {
@@ -404,6 +399,8 @@ const scratchOf = (index: Index) =>
 
 /** A word on more names than this is common: its names are visited only where the words found may be most of them. */
 const COMMON = 64;
+const sizeOf = (p: Postings, k: number) => p.at[k + 1]! - p.at[k]!;
+const common = (namesOf: Postings, w: number) => sizeOf(namesOf, w) > COMMON;
 
 /** The listed names a payee's name may reach review with; a payee's initial counts as found but finds no name by itself. */
 function candidates(index: Index, payee: string[], review: number): number[] {
@@ -423,23 +420,22 @@ function candidates(index: Index, payee: string[], review: number): number[] {
     if (t.length > 1) for (const [w, s] of alikeWords(index, t)) pairs.push([w, s * index.words[w]!.length, bits]);
   const all = (1 << Math.min(payee.length, 30)) - 1;
   const reach = 2 * review - 1;
-  const common = (w: number) => namesOf.at[w + 1]! - namesOf.at[w]! > COMMON;
   // A name holding no rare word found is a candidate only when its common words found are most of
   // it (the letters found reach `least` of it), or when common words stand for every payee's word.
   const least = initials ? (reach - INITIAL) / (1 - INITIAL) : reach;
   const credit = new Map<number, number>();
-  for (const [w, found] of pairs) if (common(w)) credit.set(w, (credit.get(w) ?? 0) + found);
+  for (const [w, found] of pairs) if (common(namesOf, w)) credit.set(w, (credit.get(w) ?? 0) + found);
   const most = Math.max(0, ...[...credit].map(([w, c]) => c / index.words[w]!.length));
   const whole = (bits: number) => payee.length > 1 && ((bits | initials) & all) === all;
   const everyName = new Set<number>();
   if (least <= 0) credit.forEach((_, w) => everyName.add(w));
-  else if (whole(pairs.reduce((b, [w, , bits]) => (common(w) ? b | bits : b), 0))) {
+  else if (whole(pairs.reduce((b, [w, , bits]) => (common(namesOf, w) ? b | bits : b), 0))) {
     // Names of common words only may hold a word for each of the payee's: visit all of one payee word's.
     let cheapest = Infinity;
     for (let i = 0; i < Math.min(payee.length, 30); i++) {
       if (initials & (1 << i)) continue;
       const of = [...credit.keys()].filter((w) => pairs.some(([v, , bits]) => v === w && bits & (1 << i)));
-      const cost = of.reduce((n, w) => n + namesOf.at[w + 1]! - namesOf.at[w]!, 0);
+      const cost = of.reduce((n, w) => n + sizeOf(namesOf, w), 0);
       if (cost < cheapest) {
         cheapest = cost;
         everyName.clear();
@@ -451,7 +447,7 @@ function candidates(index: Index, payee: string[], review: number): number[] {
   const pass = ++scratch.pass;
   const visited: number[] = [];
   for (const [w] of pairs)
-    for (let i = namesOf.at[w]!, every = !common(w) || everyName.has(w); i < namesOf.at[w + 1]!; i++) {
+    for (let i = namesOf.at[w]!, every = !common(namesOf, w) || everyName.has(w); i < namesOf.at[w + 1]!; i++) {
       const name = namesOf.of[i]!;
       if (!every && index.commonShare[name]! * most < least - 1e-9) break;
       if (scratch.visited[name] !== pass) visited.push(name);
