@@ -220,16 +220,15 @@ async function readOfac(sdn: string, hash: Hash) {
   const alt = await beside('alt');
   if (!alt)
     throw new ScreeningError('LIST_UNREADABLE', `${sdn}: no ${named('alt')} (in any case) beside it, with its aliases: download it too`);
-  for await (const [r] of csvRecords(alt, hash, 5)) {
-    const name = ofacCell(r[3]);
-    if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
-  }
-  const add = await beside('add');
-  if (add)
-    for await (const [r] of csvRecords(add, hash, 6)) {
-      const country = ofacCell(r[4]);
-      if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
+  const attach = async (file: string, width: number, column: number, to: 'aliases' | 'countries') => {
+    for await (const [r] of csvRecords(file, hash, width)) {
+      const value = ofacCell(r[column]);
+      if (value) byId.get(ofacCell(r[0]))?.[to].push(value);
     }
+  };
+  await attach(alt, 5, 3, 'aliases');
+  const add = await beside('add');
+  if (add) await attach(add, 6, 4, 'countries');
   // A remark is cut at 1,000 characters, the rest in sdn_comments.csv (a BIC may be there, or cut in two); a cut
   // remark without its rest shows that file cut short (its 0x1A is not confirmed, so not required)
   const comments = await beside('sdn_comments');
