@@ -57,7 +57,7 @@ async function documentFiles(dir: string, batchDir: string, file: string): Promi
 }
 
 /** A control total: the count and sum declared, against those counted (and the amounts that are no xs:decimal: the first, how many). */
-const totals = (path: string) => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0), uncounted: '', uncountable: 0 });
+const totals = (path: string) => ({ path, NbOfTxs: '', CtrlSum: '', count: 0, sum: new Dec(0), uncounted: '', uncountable: 0 });
 type Totals = ReturnType<typeof totals>;
 
 /** The message header first ({ id, version }), then one RawRow per transaction. */
@@ -86,12 +86,12 @@ async function* streamTransactions(
   const check = (t: Totals) => {
     const problems: string[] = [];
     // (a PmtInf may leave it out, the group header may not; 06 is 6)
-    if ((t.nbOfTxs || t === group) && !(/^\d{1,15}$/.test(t.nbOfTxs) && Number(t.nbOfTxs) === t.count))
-      problems.push(`NbOfTxs says ${t.nbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
+    if ((t.NbOfTxs || t === group) && !(/^\d{1,15}$/.test(t.NbOfTxs) && Number(t.NbOfTxs) === t.count))
+      problems.push(`NbOfTxs says ${t.NbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
     const more = t.uncountable > 1 ? ` and ${t.uncountable - 1} more` : '';
     const without = t.uncountable ? ` without ${t.uncounted}${more}, not an xs:decimal` : '';
-    if (t.ctrlSum && !xsDecimal(t.ctrlSum)?.equals(t.sum))
-      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}${without}`);
+    if (t.CtrlSum && !xsDecimal(t.CtrlSum)?.equals(t.sum))
+      problems.push(`CtrlSum says ${t.CtrlSum}, the amounts add up to ${t.sum.toFixed()}${without}`);
     if (problems.length)
       throw fail('CONTROL_TOTALS', `control totals of ${t.path} do not match: ${problems.join('; ')}. Nothing of the file is used.`);
   };
@@ -135,8 +135,7 @@ async function* streamTransactions(
     const [, , top, fourth] = stack;
     if (top === 'GrpHdr' && depth === 4) {
       if (fourth === 'MsgId') msgId = value;
-      if (fourth === 'NbOfTxs') group.nbOfTxs = value;
-      if (fourth === 'CtrlSum') group.ctrlSum = value;
+      if (fourth === 'NbOfTxs' || fourth === 'CtrlSum') group[fourth] = value;
     } else if (top === 'GrpHdr' && depth === 3 && !headerSent) {
       headerSent = true;
       ready.push({ id: msgId, version });
@@ -162,8 +161,7 @@ async function* streamTransactions(
       if (value) add(tx, below(3), value);
     } else if (top === 'PmtInf' && depth > 3 && fourth !== 'CdtTrfTxInf') {
       if (value) add(block, below(2), value);
-      if (depth === 4 && fourth === 'NbOfTxs') blockTotals.nbOfTxs = value;
-      if (depth === 4 && fourth === 'CtrlSum') blockTotals.ctrlSum = value;
+      if (depth === 4 && (fourth === 'NbOfTxs' || fourth === 'CtrlSum')) blockTotals[fourth] = value;
     } else if (depth === 1) {
       check(group);
     }
