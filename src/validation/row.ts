@@ -321,11 +321,10 @@ function encodingProblem(text: string, xml: boolean, guessed?: boolean, misreadL
   if (utf8 !== undefined)
     return [`UTF-8 text read as Windows-1252 (in UTF-8: "${utf8}"): the file mixes the two`, 'the file saved as UTF-8'];
   const misread = guessed && misreadCodePage(text);
+  const page = 'reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8';
   if (misread || (misreadLine !== undefined && /[^\p{ASCII}]/u.test(text)))
     return [
-      misread
-        ? `"${text}" reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`
-        : `"${text}" may be misread: line ${misreadLine} of the file reads like another code page (Mac Roman, Windows-1250, Windows-1251) read as Windows-1252, guessed for a file not in UTF-8`,
+      misread ? `"${text}" ${page}` : `"${text}" may be misread: line ${misreadLine} of the file ${page}`,
       'save the file as CSV UTF-8, or (a batch file) name its encoding with --encoding (windows-1250, windows-1251, macintosh, windows-1252)',
     ];
 }
