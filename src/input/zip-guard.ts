@@ -15,6 +15,7 @@ export function checkWorkbookFileSize(file: string, bytes: number): void {
 
 const tooBig = (file: string) => tooLarge(file, `the workbook unpacks to more than ${mb(MAX_UNPACKED_BYTES)}`);
 
+const bombed = (out: number, packed: number) => out > RATIO_MIN_BYTES && out > MAX_PART_RATIO * Math.max(1, packed);
 const bomb = (file: string, part: string, out: number, packed: number) =>
   tooLarge(
     file,
@@ -114,9 +115,7 @@ export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
   for (const part of parts) {
     declared += part.declared;
     if (declared > MAX_UNPACKED_BYTES) throw tooBig(file);
-    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed)) {
-      throw bomb(file, part.name, part.declared, part.packed);
-    }
+    if (bombed(part.declared, part.packed)) throw bomb(file, part.name, part.declared, part.packed);
   }
   let actual = 0;
   for (const part of parts) {
@@ -127,7 +126,7 @@ export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
       const r = await inflatedSize(buf.subarray(part.dataStart), MAX_UNPACKED_BYTES - actual);
       actual += r.out;
       if (r.over) throw tooBig(file);
-      if (r.out > RATIO_MIN_BYTES && r.out > MAX_PART_RATIO * Math.max(1, r.consumed)) throw bomb(file, part.name, r.out, r.consumed);
+      if (bombed(r.out, r.consumed)) throw bomb(file, part.name, r.out, r.consumed);
     } // other methods: SheetJS refuses them
     if (actual > MAX_UNPACKED_BYTES) throw tooBig(file);
   }
