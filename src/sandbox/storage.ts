@@ -11,7 +11,7 @@ import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from 
 import type { Clock } from './clock.ts';
 import type { SandboxState } from './contract.ts';
 import { apiError, type Reply } from './http.ts';
-import { newToken } from './ids.ts';
+import { newId, newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';
 export const DOCUMENT_PATH = '/_storage/documents/';
@@ -84,14 +84,14 @@ export class Storage {
     return { status: 200, body: f.uploaded.bytes, headers: { 'content-type': f.contentType } };
   }
 
-  /** The uploaded file behind a documentUrl issued to this business; otherwise why not. */
-  resolve(documentUrl: string, businessId: string): StoredFile | string {
+  /** The uploaded file behind a documentUrl issued to this business, as a payout's new document; otherwise why not. */
+  resolve(documentUrl: string, businessId: string): { id: string; url: string; uploadedAt: string } | string {
     if (!URL.canParse(documentUrl)) return 'is not a URL';
     const u = new URL(documentUrl);
     const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
     const f = (u.host === new URL(this.baseUrl()).host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
     if (!f || f.businessId !== businessId) return 'is not a documentUrl issued by the upload-url route to this business';
     if (!f.uploaded) return 'has no uploaded file yet: PUT the file to its uploadUrl first';
-    return f;
+    return { id: newId(), url: documentUrl, uploadedAt: f.uploaded.at };
   }
 }

@@ -41,12 +41,8 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   // Spec §2 Beneficiary: its country (countryCode, SWIFT's beneficiaryCountry), when given, may not be prohibited either.
   for (const c of [beneficiary.countryCode, beneficiary.beneficiaryCountry]) if (c) refuseProhibited(sb.store, c);
 
-  const documents: PayoutRec['documents'] = [];
-  if (body.supportingDocument) {
-    const file = sb.storage.resolve(body.supportingDocument, business.id);
-    if (typeof file === 'string') return fieldError('supportingDocument', `${body.supportingDocument} ${file}`);
-    documents.push({ id: newId(), url: body.supportingDocument, uploadedAt: file.uploaded!.at });
-  }
+  const document = body.supportingDocument ? sb.storage.resolve(body.supportingDocument, business.id) : undefined;
+  if (typeof document === 'string') return fieldError('supportingDocument', `${body.supportingDocument} ${document}`);
 
   // Spec §4.2 rule 4. Reading: a business without a wallet in the source currency has a balance of 0.
   const wallet = sb.store.walletIn(business.id, body.sourceCurrency);
@@ -71,7 +67,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     fee: pricing.fee,
     exchangeRate: pricing.exchangeRate,
     status: 'PENDING',
-    documents,
+    documents: document ? [document] : [],
     createdAt: now,
     updatedAt: now,
   };
@@ -107,12 +103,11 @@ function patchDocuments(sb: Sandbox, req: Request, body: DocumentsPatchRequest):
     );
   }
   const problems: Record<string, string | undefined> = {};
-  const fresh: { url: string; uploadedAt: string }[] = [];
+  const fresh: PayoutRec['documents'] = [];
   body.documents.forEach((url, i) => {
     const file = sb.storage.resolve(url, req.business.id);
     if (typeof file === 'string') problems[`documents.${i}`] = `${url} ${file}`;
-    else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url))
-      fresh.push({ url, uploadedAt: file.uploaded!.at });
+    else if (![...p.documents, ...fresh].some((d) => d.url === url)) fresh.push(file);
   });
   checkFields(problems);
   if (p.documents.length + fresh.length > MAX_DOCUMENTS_PER_PAYOUT) {
@@ -122,7 +117,7 @@ function patchDocuments(sb: Sandbox, req: Request, body: DocumentsPatchRequest):
       `A payout holds at most ${MAX_DOCUMENTS_PER_PAYOUT} documents; it has ${p.documents.length} and ${fresh.length} new would make ${p.documents.length + fresh.length}`,
     );
   }
-  for (const d of fresh) p.documents.push({ id: newId(), url: d.url, uploadedAt: d.uploadedAt });
+  p.documents.push(...fresh);
   if (fresh.length) p.updatedAt = sb.clock.iso();
   if (fresh.length && p.status === 'ADDITIONAL_INFO_REQUIRED' && (p.informationRequests ?? []).every((r) => r.type === 'FILE')) {
     sb.lifecycle.changePayout(p, 'PENDING', { reason: 'Additional information submitted', changedBy: 'business' });
