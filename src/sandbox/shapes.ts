@@ -170,20 +170,18 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   getSwap: one('Swap retrieved successfully', (s: object, ctx) => ({ ...asText(s), businessId: ctx.req.business.id, deletedAt: null })),
 
   /** Spec §2 Currency pair ("other fields: not shown"): `id`, a `code` "USD/NGN", no `enabled`, the rate as text. */
-  pairs: each('Currency pairs retrieved successfully', (p: Pair) => ({
-    id: p.currencyPairId,
-    code: `${p.baseCurrency}/${p.quoteCurrency}`,
-    baseCurrency: p.baseCurrency,
-    quoteCurrency: p.quoteCurrency,
-    rate: rateText(p.rate),
+  pairs: each('Currency pairs retrieved successfully', ({ currencyPairId: id, enabled, rate, ...currencies }: Pair) => ({
+    id,
+    code: `${currencies.baseCurrency}/${currencies.quoteCurrency}`,
+    ...currencies,
+    rate: rateText(rate),
   })),
 
   /** Spec §4.10 "response: not shown": the pair's id, its currencies and isEnabled. */
-  togglePair: one('Currency pair updated successfully', (p: Pair) => ({
-    id: p.currencyPairId,
-    baseCurrency: p.baseCurrency,
-    quoteCurrency: p.quoteCurrency,
-    isEnabled: p.enabled,
+  togglePair: one('Currency pair updated successfully', ({ currencyPairId: id, enabled, rate, ...currencies }: Pair) => ({
+    id,
+    ...currencies,
+    isEnabled: enabled,
   })),
 
   methods: one('Payment methods retrieved successfully', (r: { corridor: Corridor; rate: { rate: number }; methods: PaymentMethod[] }) => ({
