@@ -1,10 +1,7 @@
-// Spec §4.2 rules 1-3 and §4.7: Idempotency-Key on initiate and swap. Readings (the spec does not say):
-// keys are per business (the variant reading, `perApiKey`: per API key, as §8 counts rate and quota,
-// so a key resent under another API key of the business is new); "same body" is canonical JSON
-// equality, the route included; stored keys never expire. A refused key: by default a 4xx
-// stores nothing, so the body may be fixed and sent again; with `storeRefusals` (the variant reading)
-// a refusal that reached the route binds the key as Stripe's does: the same key and body get it
-// again, another body 409.
+// Spec §4.2 rules 1-3 and §4.7: Idempotency-Key on initiate and swap. Readings (the spec does not say): "same body"
+// is canonical JSON equality, the route included; stored keys never expire; a key is the business's (`perApiKey`:
+// the API key's, as §8 counts rate and quota); a 4xx stores nothing, so the body may be fixed and sent again
+// (`storeRefusals`: a refusal that reached the route binds the key, as Stripe's does). Which reading has which: README.
 import { createHash } from 'node:crypto';
 import { API_KEY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import type { SandboxState } from './contract.ts';

@@ -1,6 +1,5 @@
-// The sandbox's own table of methods: required fields (spec §4.2), fees and settlement (§1.9 table),
-// corridors (§1.9 overview). Kept apart from src/spec/methods.ts on purpose, so that a misreading on
-// one side shows in the other's tests; "reading" marks where the spec is silent.
+// The sandbox's own table of methods: required fields (§4.2), fees, settlement and corridors (§1.9), kept apart from
+// src/spec/methods.ts so that a misreading on one side shows in the other's tests; "reading" marks where the spec is silent.
 import type { PayoutMethod } from '../spec/codes.ts';
 
 /** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */

@@ -1,7 +1,5 @@
-// The variant reading (README "Readings of the spec"): each route's strict answer rewritten into another
-// plausible one (envelopes, decimal strings, other names, nulls, extra fields, a payout's sourceAmount the
-// debit), the same on every call.
-// Kept as the spec states them: status codes, the error body and its codes (§7), {data, meta} (§4.4, §4.14, §4.15).
+// The variant reading (README "Readings of the spec"): each route's strict answer rewritten, the same on every call;
+// kept as the spec states them: status codes, the error body and its codes (§7), {data, meta} (§4.4, §4.14, §4.15).
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';

@@ -1,6 +1,5 @@
-// The state as data for `--env local` (src/cli/local-sandbox.ts): what a later command needs (the month's request
-// counts too), not what belongs to one process (the rate window, faults, the request log, subscriptions). Earlier hosts
-// stay valid for documentUrls.
+// The state as data for `--env local` (src/cli/local-sandbox.ts): what a later command needs (the month's request counts
+// too), not one process's (the rate window, faults, the request log, subscriptions); earlier hosts stay valid for documentUrls.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
