@@ -5,8 +5,11 @@ import * as z from 'zod';
 import defaultSeedJson from './default-seed.json' with { type: 'json' };
 import { Dec, isCurrencyCode, minorUnits } from '../money.ts';
 
-/** Every balance stays below it: answered as a JSON number, exact to 15 digits with its decimals (money.ts toApi), after any debit too. */
-export const balanceLimit = (currency: string): Dec => new Dec(10).pow(15 - (minorUnits(currency) ?? 2));
+/** Each balance stays below its limit: a JSON number exact to 15 digits with its decimals (money.ts toApi), after any debit too. */
+export function balanceProblem(balance: Dec, currency: string): string | undefined {
+  const limit = new Dec(10).pow(15 - (minorUnits(currency) ?? 2));
+  return balance.lessThan(limit) ? undefined : `a ${currency} balance is below ${limit.toFixed()}`;
+}
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "1500.25" (no sign, no exponent)');
 const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency code such as "USD"');
@@ -53,9 +56,8 @@ const SeedBusiness = z
       const places = minorUnits(w.currency) ?? 2;
       if (new Dec(w.balance).decimalPlaces() > places)
         issue(['wallets', i, 'balance'], `${w.currency} amounts have at most ${places} decimals`);
-      const limit = balanceLimit(w.currency);
-      if (new Dec(w.balance).greaterThanOrEqualTo(limit))
-        issue(['wallets', i, 'balance'], `a ${w.currency} balance is below ${limit.toFixed()}`);
+      const tooLarge = balanceProblem(new Dec(w.balance), w.currency);
+      if (tooLarge) issue(['wallets', i, 'balance'], tooLarge);
     });
     const pair = onePerKey(ctx, (k) => `pair ${k} listed twice`);
     b.pairs.forEach((p, i) => {

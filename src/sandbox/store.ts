@@ -5,7 +5,7 @@ import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../sp
 import { Dec, toApi } from '../money.ts';
 import type { Clock } from './clock.ts';
 import { newId, stableId } from './ids.ts';
-import { balanceLimit, type Seed } from './seed.ts';
+import { balanceProblem, type Seed } from './seed.ts';
 
 type SeedCountry = Seed['countries'][number];
 export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCurrencies'>>;
@@ -112,10 +112,8 @@ export class Store {
   /** Why `wallet` cannot be credited `amount`, checked before anything changes: no answer could carry its balance. */
   creditProblem(wallet: WalletRec, amount: Dec): string | undefined {
     const after = wallet.balance.plus(amount);
-    const limit = balanceLimit(wallet.currency);
-    return after.lessThan(limit)
-      ? undefined
-      : `would bring the balance to ${after.toFixed()}; a ${wallet.currency} balance is below ${limit.toFixed()}`;
+    const problem = balanceProblem(after, wallet.currency);
+    return problem && `would bring the balance to ${after.toFixed()}; ${problem}`;
   }
 
   /** A signed amount in or out of a wallet, with its transaction and event; the caller has checked the balance. */
