@@ -9,12 +9,12 @@ import type { SandboxOptions } from './contract.ts';
 import { ApiError, apiError } from './http.ts';
 
 /** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
-export function tooManyRequests(limit: 'rate' | 'quota', retryAfterSeconds: number): ApiError {
+export function tooManyRequests(limit: 'rate' | 'quota', retryAfterMs: number): ApiError {
   const e =
     limit === 'quota'
       ? apiError(429, 'MONTHLY_QUOTA_EXCEEDED', 'Monthly request quota exceeded for this API key')
       : apiError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests for this API key; retry with backoff');
-  return new ApiError(429, e.body, { 'retry-after': String(retryAfterSeconds) });
+  return new ApiError(429, e.body, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) });
 }
 
 const monthOf = (at: number): string => new Date(at).toISOString().slice(0, 7);
@@ -36,15 +36,13 @@ export class Limits {
     const hash = createHash('sha256').update(key).digest('hex');
     const month = this.months.get(hash);
     const used = month?.month === monthOf(at) ? month.count : 0;
-    if (quota !== null && used >= quota) {
-      return tooManyRequests('quota', Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)));
-    }
+    if (quota !== null && used >= quota) return tooManyRequests('quota', nextMonthStart(at) - at);
     let w = this.windows.get(key);
     if (!w) this.windows.set(key, (w = []));
     while (w.length && (w[0] ?? 0) <= at - 1000) w.shift();
     if (perSecond !== null && w.length >= perSecond) {
       const oldest = w[w.length - perSecond] ?? at;
-      return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
+      return tooManyRequests('rate', oldest + 1000 - at);
     }
     w.push(at);
     this.months.set(hash, { month: monthOf(at), count: used + 1 });

@@ -81,7 +81,7 @@ export function requestHandler(sb: Sandbox): (req: IncomingMessage, res: ServerR
       }
       if ('status' in admitted) return finish(admitted);
       if (fault.latencyMs) await sleep(fault.latencyMs, undefined, { unref: true });
-      if (fault.spurious429) return finish(tooManyRequests('rate', 1));
+      if (fault.spurious429) return finish(tooManyRequests('rate', 1000));
       if (fault.errorBeforeEffect !== null) return finish(serverError(fault.errorBeforeEffect));
 
       let parsed: unknown;
