@@ -71,7 +71,6 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix
   );
 }
 
-/** The record under `id` (of `businessId`, when given), else 404 `code`. */
 export function found<T extends { businessId: string }>(map: Map<string, T>, id = '', code: string, what: string, businessId?: string): T {
   const r = map.get(id);
   if (r && (businessId === undefined || r.businessId === businessId)) return r;

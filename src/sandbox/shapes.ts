@@ -60,7 +60,6 @@ const one =
   <T>(message: string, data: (body: T, ctx: ShapeContext) => unknown) =>
   (body: T, ctx: ShapeContext) => ({ statusCode: ctx.status, message, data: data(body, ctx) });
 
-/** A list in the same envelope, each item rewritten, its meta kept. */
 const each =
   <T>(message: string, item: (t: T, ctx: ShapeContext) => unknown) =>
   (page: { data: T[]; meta?: unknown }, ctx: ShapeContext) => ({

@@ -5,7 +5,6 @@ import { DocumentContentType, PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } 
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');
 
-/** Fields that are optional strings, in this order. */
 const optionalTexts = <K extends string>(...names: K[]) =>
   Object.fromEntries(names.map((n) => [n, z.string().optional()])) as Record<K, z.ZodOptional<z.ZodString>>;
 
