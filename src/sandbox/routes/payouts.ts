@@ -19,7 +19,7 @@ const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(),
 /** Spec §4.2. Reading: 201 with the full payout; a replay 201 with the payout now and Idempotent-Replayed. */
 function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>): Reply {
   const business = req.business;
-  const pricing = price(sb.store, business.id, body);
+  const { total, ...pricing } = price(sb.store, business.id, body);
 
   const missing = missingFields(pricing.method, body.beneficiary);
   if (missing.length) {
@@ -46,11 +46,11 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
 
   // Spec §4.2 rule 4. Reading: a business without a wallet in the source currency has a balance of 0.
   const wallet = sb.store.walletIn(business.id, body.sourceCurrency);
-  if (!wallet || wallet.balance.lessThan(pricing.total)) {
+  if (!wallet || wallet.balance.lessThan(total)) {
     return apiError(
       400,
       'INSUFFICIENT_FUNDS',
-      `The ${body.sourceCurrency} wallet holds ${wallet ? wallet.balance.toFixed() : '0'}; this payout needs ${pricing.total.toFixed()} (amount plus fee)`,
+      `The ${body.sourceCurrency} wallet holds ${wallet ? wallet.balance.toFixed() : '0'}; this payout needs ${total.toFixed()} (amount plus fee)`,
     );
   }
 
@@ -59,13 +59,9 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
     id: newId(),
     payoutRef: newRef('PO', now),
     businessId: business.id,
-    sourceAmount: pricing.sourceAmount,
     sourceCurrency: body.sourceCurrency,
-    destinationAmount: pricing.destinationAmount,
     destinationCurrency: body.destinationCurrency,
-    method: pricing.method,
-    fee: pricing.fee,
-    exchangeRate: pricing.exchangeRate,
+    ...pricing,
     status: 'PENDING',
     documents: document ? [document] : [],
     createdAt: now,
@@ -75,7 +71,7 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   const answer = payoutView(p);
   sb.store.payouts.set(p.id, p);
   // Spec §3: one DEBIT of amount plus fee, referencing the payoutRef.
-  sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
+  sb.store.move(wallet, total.negated(), p.payoutRef, body.narration, {
     kind: 'payout',
     payoutId: p.id,
     sourceAmount: pricing.sourceAmount.toFixed(),
