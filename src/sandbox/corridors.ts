@@ -58,11 +58,12 @@ export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: str
   return roundTo(raw, destinationCurrency);
 }
 
+const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
 /** Spec §8 "minimum or maximum payout amounts: not shown": the currency's minor units, at most 1e9 (exact as a JSON number). */
 const MAX_AMOUNT = new Dec('1000000000');
 export function amountProblem(amount: Dec, currency: string): string | undefined {
   const places = minorUnits(currency);
-  if (places === undefined) return `${currency} is not an ISO 4217 currency code`;
+  if (places === undefined) return notIso(currency);
   if (amount.decimalPlaces() > places) return `${currency} amounts have at most ${places} decimals`;
   if (amount.greaterThan(MAX_AMOUNT)) return `at most ${MAX_AMOUNT.toFixed()} per payout`;
   return undefined;
@@ -71,7 +72,6 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
 /** The checks quote and initiate share, in this order: amount and currencies, method, prohibited destination, corridor, method on it. */
 export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
-  const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   checkFields({
     sourceCurrency: notIso(r.sourceCurrency),
     sourceAmount: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency),
