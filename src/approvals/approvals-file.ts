@@ -1,6 +1,6 @@
 // Approvers' Ed25519 keys (node:crypto; a public key is its 32 raw bytes in base64, or a PEM block),
-// `<plan>.approvals.json` beside the plan (never rewritten: its bytes are what is signed), and the
-// approvers list, kept by whoever decides who may release a batch.
+// `<plan>.approvals.json` beside the plan (the plan is never rewritten: its bytes are what is signed;
+// an approval is added under a lock, atomically), and the approvers list, kept by whoever decides who may release a batch.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as z from 'zod';
