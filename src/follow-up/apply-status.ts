@@ -29,7 +29,6 @@ export interface StatusUpdate {
   source: 'get' | 'webhook';
   deliveryId?: string;
   reason?: string;
-  requestId?: string;
 }
 
 /** A row's change by an update (before it is applied, if it is: `decision`); `deliveryId`: `listen`'s delivery that brought it. */

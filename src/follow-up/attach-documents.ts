@@ -12,6 +12,7 @@ import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
 import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
 import { documentsToAttach } from '../journal/lines.ts';
+import type { JournalEvent } from '../journal/journal.ts';
 import { withResults } from '../results/results.ts';
 import type { ResultRow } from '../results/types.ts';
 import { batchColumns } from '../results/read.ts';
@@ -161,10 +162,7 @@ async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFol
     const { documentUrl, requestId } = await o.client.uploadDocument(f);
     log?.info({ file: f.filename, requestId }, 'document uploaded');
     // durable before the PATCH: a run after a crash finds it on the payout, never uploads nor attaches it again
-    if (home) {
-      appendLines(home.ledger, home.batchId, [{ t: 'doc', sha256: f.sha256, url: documentUrl }], { sync: true });
-      await home.ledger.flush();
-    }
+    if (home) await journalDurably(home, { t: 'doc', sha256: f.sha256, url: documentUrl });
     return { documentUrl, requestId };
   };
   /** Attached by this run; `requestId`: uploaded by it (none: a documentUrl the account's journals hold). */
@@ -192,6 +190,12 @@ async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFol
   };
 }
 
+/** Fsynced, and through to a team ledger. */
+async function journalDurably(home: BatchFold, line: JournalEvent): Promise<void> {
+  appendLines(home.ledger, home.batchId, [line], { sync: true });
+  await home.ledger.flush();
+}
+
 /** Best effort: the documents are attached whatever happens here. */
 async function recordStatus(o: AttachOptions, payoutId: string, home: BatchFold | undefined): Promise<ApplyResult | undefined> {
   const s = home && [...home.folded.rows.values()].find((x) => x.payout?.id === payoutId);
@@ -202,10 +206,7 @@ async function recordStatus(o: AttachOptions, payoutId: string, home: BatchFold 
     // the extra documents its run still owed all held now: journalled attached, and its row no longer says they are missing
     const held = new Set((now.supportingDocuments ?? []).map((d) => d.url));
     if (home && s && owed.length && owed.every((u) => held.has(u))) {
-      appendLines(home.ledger, home.batchId, [{ t: 'patched', ref: s.ref, payoutId, documents: [], at: new Date().toISOString() }], {
-        sync: true,
-      });
-      await home.ledger.flush();
+      await journalDurably(home, { t: 'patched', ref: s.ref, payoutId, documents: [], at: new Date().toISOString() });
       if (file) await clearDocumentsError(file, payoutId);
     }
     if (!file) return undefined;

@@ -2,6 +2,7 @@
 // wallet transactions (§4.15), 100 a page; a get (§4.3) only for an item the pages did not show.
 // A reconcile costs pages, not rows.
 import type { Logger } from 'pino';
+import pLimit from 'p-limit';
 import type { PayoutClient } from '../client/client.ts';
 import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -99,22 +100,20 @@ export async function readItems<T extends { id: string; createdAt?: string }>(
   }
   const toGet = all.filter((id) => missing.has(id) || o.ask?.(out.listed.get(id)!));
   // 8 gets at a time (the client's default in flight), so that a halt stops those not yet started
-  let next = 0;
-  const worker = async () => {
-    while (next < toGet.length && !out.halted && !o.stop?.aborted) {
-      const id = toGet[next++]!;
-      try {
-        out.got.set(id, await o.get(id));
-      } catch (e) {
-        if (!(e instanceof PayoutApiError)) throw e;
-        if (e.serviceTrouble) out.halted ??= e;
-        else out.errors.set(id, e);
-        const one = o.what.slice(0, -1); // "payout", "swap"
-        o.logger?.warn({ [`${one}Id`]: id, requestId: e.requestId, errorCode: e.code }, `${one} could not be read`);
-      }
+  const get = async (id: string) => {
+    if (out.halted || o.stop?.aborted) return;
+    try {
+      out.got.set(id, await o.get(id));
+    } catch (e) {
+      if (!(e instanceof PayoutApiError)) throw e;
+      if (e.serviceTrouble) out.halted ??= e;
+      else out.errors.set(id, e);
+      const one = o.what.slice(0, -1); // "payout", "swap"
+      o.logger?.warn({ [`${one}Id`]: id, requestId: e.requestId, errorCode: e.code }, `${one} could not be read`);
     }
   };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  const limit = pLimit(8);
+  await Promise.all(toGet.map((id) => limit(() => get(id))));
   return out;
 }
 
