@@ -56,29 +56,26 @@ const corridorKeyOf = (c: Corridor) =>
 export async function readOfflineBatch(file: string, options: ValidateOptions = {}) {
   const sha256 = await fileSha256(resolve(options.dir ?? '', file));
   const v = await validateBatch(file, options);
-  const invalid: InvalidRow[] = [];
-  let invalidOmitted = 0;
-  const warnings: string[] = [];
-  let warningsOmitted = 0;
-  const warn = (text: string) => {
-    if (warnings.length < MAX_LISTED) warnings.push(text);
-    else warningsOmitted++;
-  };
+  const [invalid, warnings] = [listed<InvalidRow>(), listed<string>()];
   try {
     for await (const r of v.rows) {
       const errors = r.problems.filter((p) => p.severity === 'error');
-      for (const p of r.problems) if (p.severity === 'warning') warn(`row ${r.rowNumber}${p.column ? `, ${p.column}` : ''}: ${p.message}`);
-      if (errors.length) {
-        if (invalid.length < MAX_LISTED)
-          invalid.push({ row: r.rowNumber, problems: errors.map((p) => ({ column: p.column, code: p.code, message: p.message })) });
-        else invalidOmitted++;
-      }
+      for (const p of r.problems)
+        if (p.severity === 'warning') warnings.add(`row ${r.rowNumber}${p.column ? `, ${p.column}` : ''}: ${p.message}`);
+      if (errors.length)
+        invalid.add({ row: r.rowNumber, problems: errors.map((p) => ({ column: p.column, code: p.code, message: p.message })) });
     }
-    for (const p of v.fileProblems) warn(`${p.row ? `row ${p.row}: ` : ''}${p.message}`);
+    for (const p of v.fileProblems) warnings.add(`${p.row ? `row ${p.row}: ` : ''}${p.message}`);
   } finally {
     await v.close();
   }
-  return { file, sha256, summary: v.summary, invalid, invalidOmitted, warnings, warningsOmitted };
+  return { file, sha256, summary: v.summary, invalid, warnings };
+}
+
+/** A list of at most MAX_LISTED items, and how many more were left out. */
+function listed<T>() {
+  const l = { items: [] as T[], omitted: 0, add: (x: T) => void (l.items.length < MAX_LISTED ? l.items.push(x) : l.omitted++) };
+  return l;
 }
 
 /** The file's corridors, with the distinct rates the quotes of the rows to send gave in each, and by method and currency. */
@@ -110,8 +107,8 @@ function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRo
 
 /** Invalid rows with their columns (offline) and the preflight's findings, which have none. */
 function mergeInvalid(offline: OfflineBatch | undefined, planInvalid: Iterable<[number, { code: string; message: string }]>) {
-  const rows = new Map<number, InvalidRow>((offline?.invalid ?? []).map((r) => [r.row, r]));
-  let omitted = offline?.invalidOmitted ?? 0;
+  const rows = new Map<number, InvalidRow>((offline?.invalid.items ?? []).map((r) => [r.row, r]));
+  let omitted = offline?.invalid.omitted ?? 0;
   for (const [row, p] of planInvalid) {
     if (rows.has(row)) continue;
     if (rows.size < MAX_LISTED) rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
@@ -195,8 +192,8 @@ export function planViewOfPlan(
     byMethod,
     /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
     corridors,
-    warnings: [...(plan?.warnings ?? []), ...(o.offline?.warnings ?? [])],
-    warningsOmitted: o.offline?.warningsOmitted ?? 0,
+    warnings: [...(plan?.warnings ?? []), ...(o.offline?.warnings.items ?? [])],
+    warningsOmitted: o.offline?.warnings.omitted ?? 0,
     invalid,
     invalidOmitted,
     notSent: [...(plan?.notSent ?? [])].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),

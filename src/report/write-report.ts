@@ -128,16 +128,15 @@ export async function writeReportOf(
   };
   // (its first bytes tell a plan: a results file is then read a row at a time, never whole)
   const head = await readHead(at(input)).catch(unreadable);
+  const path = o.out ?? reportPathFor(input);
   // (a .json is a plan or nothing: no batch or results file is JSON)
   if ((/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) || extname(input).toLowerCase() === '.json') {
     const bytes = await readFile(at(input)).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
-    const path = o.out ?? reportPathFor(input);
     await writePlanPage(at(path), planViewOfPlanFile(pf, offline, o.approvalsOf?.(at(input)), sha256Hex(bytes)));
     return { kind: 'plan', path };
   }
-  const path = o.out ?? reportPathFor(input);
   try {
     await writeResultsReport(at(input), { ...o, out: at(path) });
     return { kind: 'results', path };
