@@ -95,7 +95,7 @@ const shown = (m: Movements, currency: string | undefined, expected: Dec | undef
   expected: expected === undefined ? undefined : money(expected, currency),
   debit: money(m.debit, currency),
   refund: money(m.refund, currency),
-  net: money(m.debit.plus(m.refund), currency),
+  net: money(net(m), currency),
   transactionIds: m.ids,
   ok: problems.length === 0,
   problems,
@@ -152,6 +152,8 @@ function movements(hits: readonly Hit[]) {
   };
 }
 type Movements = ReturnType<typeof movements>;
+/** The debits (negative) and refunds together. */
+const net = (m: Movements): Dec => m.debit.plus(m.refund);
 
 /** Per currency: the batch's movements and the net the results say. */
 class CurrencySums {
@@ -162,7 +164,7 @@ class CurrencySums {
     if (!currency) return;
     let t = this.sums.get(currency);
     if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
-    if (swap) t.swapped = (t.swapped ?? ZERO).plus(m.debit).plus(m.refund);
+    if (swap) t.swapped = (t.swapped ?? ZERO).plus(net(m));
     else [t.debited, t.refunded] = [t.debited.plus(m.debit), t.refunded.plus(m.refund)];
     t.expectedNet = swap ? t.expectedNet.plus(expected) : t.expectedNet.minus(expected);
     for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
@@ -278,22 +280,19 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
   if (!w.swap && !hits.length) return undefined;
   const to = w.swap?.destinationCurrency ?? w.currency;
   const from = w.swap?.sourceCurrency ?? hits.find((h) => h.tx.currency && h.tx.currency !== to)?.tx.currency;
-  const leg = (c: string | undefined) => hits.filter((h) => h.tx.currency === c);
+  const leg = (c: string | undefined) => movements(hits.filter((h) => h.tx.currency === c));
   const [debitLeg, creditLeg] = [leg(from), leg(to)];
-  const sum = (legs: readonly Hit[]) => legs.reduce((a, h) => a.plus(h.tx.amount), ZERO);
   const rejected = w.swap?.status === 'REJECTED';
   const problems: string[] = [];
-  if (!debitLeg.some((h) => h.tx.amount.isNegative())) problems.push(`no debit in the ${from ?? 'source'} wallet`);
-  if (!creditLeg.some((h) => !h.tx.amount.isNegative())) problems.push(`no credit in the ${to} wallet`);
+  if (!debitLeg.debits.length) problems.push(`no debit in the ${from ?? 'source'} wallet`);
+  if (!creditLeg.credits.length) problems.push(`no credit in the ${to} wallet`);
   const others = hits.filter((h) => h.tx.currency !== from && h.tx.currency !== to);
   if (others.length) problems.push(`${others.length} movement(s) of its reference in another currency`);
-  const expect = (legs: readonly Hit[], currency: string | undefined, amount: string | undefined, sign: 1 | -1) => {
+  const expect = (m: Movements, currency: string | undefined, amount: string | undefined, sign: 1 | -1) => {
     const want = rejected ? ZERO : readAmount(amount)?.times(sign);
-    if (want !== undefined && legs.length && !sum(legs).equals(want))
-      problems.push(
-        `${rejected ? 'REJECTED: ' : ''}${money(sum(legs), currency)} ${currency} moved, the swap says ${money(want, currency)}`,
-      );
-    sums.add(currency, movements(legs), want ?? sum(legs), true);
+    if (want !== undefined && m.hits.length && !net(m).equals(want))
+      problems.push(`${rejected ? 'REJECTED: ' : ''}${money(net(m), currency)} ${currency} moved, the swap says ${money(want, currency)}`);
+    sums.add(currency, m, want ?? net(m), true);
   };
   expect(debitLeg, from, w.swap?.sourceAmount, -1);
   expect(creditLeg, to, w.swap?.destinationAmount, 1);
@@ -302,11 +301,11 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
     reference: w.reference,
     ...(w.swap ? { id: w.swap.id, status: w.swap.status } : {}),
     sourceCurrency: from,
-    debit: money(sum(debitLeg), from),
+    debit: money(net(debitLeg), from),
     destinationCurrency: to,
-    credit: money(sum(creditLeg), to),
+    credit: money(net(creditLeg), to),
     ...(w.swap?.exchangeRate ? { exchangeRate: w.swap.exchangeRate } : {}),
-    transactionIds: hits.flatMap((h) => (h.tx.id ? [h.tx.id] : [])),
+    transactionIds: movements(hits).ids,
     ok: problems.length === 0,
     problems: problems.map((p) => `swap ${w.reference}${w.swap ? ` (${w.swap.id})` : ''}: ${p}`),
   };
