@@ -17,6 +17,7 @@ import { ResultsError } from '../results/results-errors.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from '../results/numbers.ts';
+import { textCell } from '../results/xlsx-writer.ts';
 import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsFormat, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal } from './reconcile-fetch.ts';
@@ -288,10 +289,9 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
   );
 }
 
-/** Amounts are numbers in a money format, as in the results workbook; text is neutralised. */
+/** Amounts are numbers in a money format, text as the results workbook writes it (textCell). */
 export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
-  if (value === undefined || value === '') return undefined;
-  return (MONEY_COLUMNS.has(column) && numberCell(value, true)) || { t: 's', v: neutralise(value) };
+  return (MONEY_COLUMNS.has(column) && numberCell(value ?? '', true)) || textCell(value ?? '');
 }
 
 /** Amounts never quoted (no comma in them); a space at either end quoted. */
@@ -300,7 +300,7 @@ function csvBytes(lines: ReturnType<typeof reconciliationLines>): string {
   return stringify([[...RECONCILIATION_COLUMNS], ...records], { bom: true, record_delimiter: 'windows', quoted_match: /^ | $|[\r\n]/ });
 }
 
-async function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Promise<Uint8Array> {
+export async function reconciliationWorkbook(lines: ReturnType<typeof reconciliationLines>): Promise<Uint8Array> {
   const { utils, write } = await import('xlsx');
   const data: (XLSX.CellObject | undefined)[][] = [RECONCILIATION_COLUMNS.map((h) => ({ t: 's', v: h }))];
   for (const l of lines) data.push(RECONCILIATION_COLUMNS.map((c) => reconciliationCell(c, l[c])));
@@ -310,7 +310,7 @@ async function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Promise
   } as XLSX.WorkSheet;
   const wb = utils.book_new();
   utils.book_append_sheet(wb, ws, 'Reconciliation');
-  return write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Uint8Array;
+  return write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
 }
 
 async function writeOne(path: string, bytes: string | Uint8Array): Promise<void> {
@@ -325,7 +325,7 @@ async function writeOne(path: string, bytes: string | Uint8Array): Promise<void>
 async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
   const path = reconciliationPathFor(resultsFile, format);
   const lines = reconciliationLines(report);
-  await writeOne(path, format === 'csv' ? csvBytes(lines) : await xlsxBytes(lines));
+  await writeOne(path, format === 'csv' ? csvBytes(lines) : await reconciliationWorkbook(lines));
   const summary: TieOutSummary & TieOutReport = { ...report, file: path };
   await writeOne(reconciliationPathFor(resultsFile, 'json'), JSON.stringify(summary, null, 2) + '\n');
   return path;

@@ -27,7 +27,7 @@ export const xlsxWriter: ResultsWriter = {
   },
 };
 
-function textCell(text: string): XLSX.CellObject | undefined {
+export function textCell(text: string): XLSX.CellObject | undefined {
   if (text === '') return undefined;
   let v = neutralise(text);
   // Excel refuses longer text; cut rather than lose the whole file (never happens to ids or amounts)

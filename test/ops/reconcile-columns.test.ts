@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import * as XLSX from 'xlsx';
-import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { reconcile, reconciliationWorkbook } from '../../src/follow-up/reconciliation.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
 import { readResults, writeResults } from '../../src/results/results.ts';
+import { readResultsSheet } from '../../src/results/xlsx-reader.ts';
 import { connectionTo, paidBatch, setStatus, sortApart, startSb } from './helpers.ts';
 
 describe('reconcile and status of a batch with export column names', () => {
@@ -104,5 +105,15 @@ describe('reconcile of an Excel results file', () => {
     } finally {
       await sb.close();
     }
+  });
+
+  it("keeps a workbook's text as the CSV has it: a literal _x0041_ and a CR read back as written, an overlong problem cut", async () => {
+    const text = 'INV_x0041_\rB';
+    // SheetJS refused to write text over Excel's 32,767 characters: the whole workbook was lost
+    const buf = Buffer.from(await reconciliationWorkbook([{ reference: text, problem: 'y'.repeat(40_000) }]));
+    // read as Excel reads it: the cell's XML, its _xHHHH_ escapes undone once
+    const [header, line] = readResultsSheet(buf, 'r.xlsx', 'Reconciliation', (_, m) => new Error(m)).records.map((r) => r.values);
+    expect(line![header!.indexOf('reference')]).toBe(text);
+    expect(line![header!.indexOf('problem')]).toMatch(/^y{32766}…$/);
   });
 });
