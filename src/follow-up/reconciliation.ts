@@ -1,7 +1,6 @@
 // `reconcile RESULTS` (spec §2 Wallet transaction, §4.3, §4.15): the results and the ledger read,
 // then fetch (reconcile-fetch.ts), tie out (tie-out.ts) and write the files beside the results:
 // `<results name>.reconciliation.csv` (.xlsx beside an .xlsx) and `.reconciliation.json`, read back by the results report.
-import { existsSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import type * as XLSX from 'xlsx';
 import type { RunKind } from '../engine/pipeline.ts';
@@ -14,7 +13,7 @@ import { ENGINE_STATUSES, outcomeFromState, resultValues } from '../engine/outco
 import { ledgerStates, namedReferences, refuseRowApart } from '../engine/retry-batch.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { ResultsError } from '../results/results-errors.ts';
-import { resultsPathFor } from '../results/paths.ts';
+import { newestResults } from '../results/paths.ts';
 import { neutralise } from '../input/neutralise.ts';
 import { numberCell } from '../results/numbers.ts';
 import { textCell } from '../results/xlsx-writer.ts';
@@ -106,12 +105,10 @@ function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
   ];
 }
 
-/** The newest `x.results.retry-N.csv` beside this results file, when later than it. */
-function latestRetryOutput(resultsFile: string): string | undefined {
-  const n = (path: string) => Number(/\.retry-(\d+)\.[^.]+$/.exec(path)?.[1] ?? 0);
-  const next = resultsPathFor(resultsFile).path; // retry-(highest N + 1)
-  const latest = next.replace(/\.retry-\d+(\.[^.]+)$/, `.retry-${n(next) - 1}$1`);
-  return n(next) - 1 > n(resultsFile) && existsSync(latest) ? latest : undefined;
+/** The newest `x.results.retry-N` beside this results file (CSV or workbook), when later than it. */
+function laterResults(resultsFile: string): string | undefined {
+  const newest = newestResults(resultsFile);
+  return newest === resultsFile ? undefined : newest;
 }
 
 function checkPeriod(o: ReconcileOptions): void {
@@ -150,9 +147,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   checkPeriod(o);
   const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table, o.resultsFile);
   const rows = reconRowsOf(table, latest);
-  const superseded = latest.size
-    ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
-    : undefined;
+  const superseded = latest.size ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: laterResults(o.resultsFile) } : undefined;
   // those rows replaced too: their creation dates the oldest debit the transactions are read down to
   const ids = [...new Set(rows.flatMap((r) => [r.payoutId, ...(r.earlier ?? []).map((e) => e.payoutId)].flatMap((id) => id ?? [])))];
   const usage = () => o.client.quotaUsage().catch(() => undefined);

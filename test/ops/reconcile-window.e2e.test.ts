@@ -6,14 +6,14 @@
 // of a batch whose failed row `retry --resend-failed` paid again ties out with the rows' latest
 // state from the ledger, naming the latest results file (that reconcile, about the ledger, not a
 // process, by main() in this process).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { Dec } from '../../src/money.ts';
-import { readResults } from '../../src/results/results.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { runMain } from '../engine/helpers.ts';
 import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, unattended, writeBatch } from './helpers.ts';
@@ -134,5 +134,12 @@ describe('reconcile looks past the batch', () => {
     const text = await runMain(['reconcile', results, ...conn], { cwd: dir, env }); // (the text: main() in this process)
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`the latest results file is ${latest}`);
+
+    // the latest saved as a workbook (a resend's results kept in Excel): still the one named
+    const book = latest.replace(/\.csv$/, '.xlsx');
+    await writeResults(book, { ...(await readResults(latest)), format: 'xlsx' });
+    rmSync(latest);
+    const again = await runMain(['reconcile', results, ...conn, '--json'], { cwd: dir, env });
+    expect(JSON.parse(again.stdout).superseded).toEqual({ rows: [3], latest: book });
   }, 180_000);
 });
