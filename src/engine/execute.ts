@@ -135,7 +135,7 @@ type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'dest
 const RESULT_FIELDS = ['payoutRef', 'transactionFees', 'destinationAmount', 'exchangeRate', 'sourceAmount'] as const;
 const lacksResultValues = (p: PayoutAnswer): boolean => RESULT_FIELDS.some((k) => p[k] === undefined);
 
-const defined = <T extends object>(o: T): Partial<T> =>
+export const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**

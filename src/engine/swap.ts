@@ -6,6 +6,7 @@ import type { SwapRequest } from '../spec/schemas.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 import { byText } from '../text.ts';
+import { defined } from './execute.ts';
 
 /** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
@@ -45,7 +46,7 @@ export function swapReferences(rows: readonly { reference: string; currency: str
 export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
   const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
     v === undefined ? undefined : amountText(fromApi(v), currency);
-  const s: SwapSnapshot = {
+  return defined({
     id: a.id,
     payoutRef: a.payoutRef,
     status: a.status,
@@ -55,9 +56,7 @@ export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
     destinationCurrency: a.destinationCurrency,
     exchangeRate: a.exchangeRate === undefined ? undefined : fromApi(a.exchangeRate).toFixed(),
     createdAt: a.createdAt,
-  };
-  for (const k of Object.keys(s) as (keyof SwapSnapshot)[]) if (s[k] === undefined) delete s[k];
-  return s;
+  }) as SwapSnapshot;
 }
 
 /** What the batch takes from a currency's wallet: its rows' amounts and fees, and the fee margin. */
