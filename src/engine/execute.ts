@@ -16,7 +16,7 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
-import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
+import { defined, ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
 import { utcTime } from '../text.ts';
@@ -134,9 +134,6 @@ type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'dest
 
 const RESULT_FIELDS = ['payoutRef', 'transactionFees', 'destinationAmount', 'exchangeRate', 'sourceAmount'] as const;
 const lacksResultValues = (p: PayoutAnswer): boolean => RESULT_FIELDS.some((k) => p[k] === undefined);
-
-export const defined = <T extends object>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
  * Created payouts whose answer lacked what the results show (or a fresh attempt's createdAt), read from the payout list

@@ -113,44 +113,43 @@ function moneyEntriesOf(o: Pick<RowOutcome, 'payout' | 'earlier' | 'status'>): M
   return out;
 }
 
+/** The object without its undefined fields: a cell with nothing to say is left out. */
+export const defined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/** f of a value, or undefined when there is none (0 is a value). */
+const ifDefined = <T, R>(v: T | undefined, f: (v: T) => R): R | undefined => (v === undefined ? undefined : f(v));
+
 /** The result columns of one row. Numbers are exact decimal strings. */
 export function resultValues(o: RowOutcome): ResultValues {
-  const v: ResultValues = { status: o.status };
-  if (o.key) v.idempotencyKey = o.key;
-  if (o.quote?.rate !== undefined) v.quotedRate = String(o.quote.rate);
-  if (o.payout) {
-    const p = o.payout;
-    v.payoutId = p.id;
-    if (p.payoutRef !== undefined) v.payoutRef = p.payoutRef;
-    if (p.exchangeRate !== undefined) v.appliedRate = String(p.exchangeRate);
-    // (a fee the service has not told yet stays empty, never a guess)
-    if (p.transactionFees !== undefined) {
-      v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
-      v.totalDeductible = formatApiSum(p.sourceAmount, p.transactionFees, p.sourceCurrency);
-    }
-    if (p.destinationAmount !== undefined) v.destinationAmount = formatApiAmount(p.destinationAmount, p.destinationCurrency);
-    if (p.updatedAt !== undefined) v.updatedAt = p.updatedAt;
-    if (p.statusDetail) v.statusDetail = p.statusDetail;
-    if (p.informationRequests) v.informationRequests = p.informationRequests;
-    if (p.reason) v.statusReason = p.reason;
-    if (p.refunded !== undefined) v.refunded = p.refunded;
-    const step = nextStepOf(p.status, { payoutId: p.id, refunded: p.refunded });
-    if (step) v.nextStep = step;
-  } else if (o.quote) {
-    if (o.quote.fee !== undefined) v.fee = String(o.quote.fee);
-    if (o.quote.totalDeductible !== undefined) v.totalDeductible = String(o.quote.totalDeductible);
-    v.destinationAmount = String(o.quote.destinationAmount);
-  }
-  if (o.requestId) v.requestId = o.requestId;
-  if (o.error) {
-    if (o.error.code) v.errorCode = o.error.code;
-    v.errorMessage = o.error.message;
-    if (o.error.requestId) v.requestId = o.error.requestId;
-  }
-  if (o.documents.length) v.documentUrls = o.documents.join('; ');
-  if (o.earlier?.length) v.earlierPayouts = earlierPayoutsCell(o.earlier);
-  if (o.clearance) v.screeningClearance = o.clearance;
-  return v;
+  const { payout: p, quote: q, error: e } = o;
+  // (a fee the service has not told yet stays empty, never a guess)
+  const fee = p?.transactionFees;
+  return defined({
+    status: o.status,
+    idempotencyKey: o.key || undefined,
+    quotedRate: ifDefined(q?.rate, String),
+    payoutId: p?.id,
+    payoutRef: p?.payoutRef,
+    appliedRate: ifDefined(p?.exchangeRate, String),
+    fee: p ? ifDefined(fee, (f) => formatApiAmount(f, p.sourceCurrency)) : ifDefined(q?.fee, String),
+    totalDeductible: p ? ifDefined(fee, (f) => formatApiSum(p.sourceAmount, f, p.sourceCurrency)) : ifDefined(q?.totalDeductible, String),
+    destinationAmount: p
+      ? ifDefined(p.destinationAmount, (d) => formatApiAmount(d, p.destinationCurrency))
+      : q && String(q.destinationAmount),
+    updatedAt: p?.updatedAt,
+    statusDetail: p?.statusDetail || undefined,
+    informationRequests: p?.informationRequests || undefined,
+    statusReason: p?.reason || undefined,
+    refunded: p?.refunded,
+    nextStep: p && nextStepOf(p.status, { payoutId: p.id, refunded: p.refunded }),
+    requestId: e?.requestId || o.requestId || undefined,
+    errorCode: e?.code || undefined,
+    errorMessage: e?.message,
+    documentUrls: o.documents.length ? o.documents.join('; ') : undefined,
+    earlierPayouts: o.earlier?.length ? earlierPayoutsCell(o.earlier) : undefined,
+    screeningClearance: o.clearance || undefined,
+  });
 }
 
 /** Our word for a row or swap sent with no payout or swap; undefined for one not sent, or created. */

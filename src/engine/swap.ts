@@ -6,7 +6,7 @@ import type { SwapRequest } from '../spec/schemas.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 import { byText } from '../text.ts';
-import { defined } from './execute.ts';
+import { defined } from './outcome.ts';
 
 /** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
