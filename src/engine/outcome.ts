@@ -118,7 +118,7 @@ export const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** f of a value, or undefined when there is none (0 is a value). */
-const ifDefined = <T, R>(v: T | undefined, f: (v: T) => R): R | undefined => (v === undefined ? undefined : f(v));
+export const ifDefined = <T, R>(v: T | undefined, f: (v: T) => R): R | undefined => (v === undefined ? undefined : f(v));
 
 /** The result columns of one row. Numbers are exact decimal strings. */
 export function resultValues(o: RowOutcome): ResultValues {

@@ -6,7 +6,7 @@ import type { SwapRequest } from '../spec/schemas.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 import { byText } from '../text.ts';
-import { defined } from './outcome.ts';
+import { defined, ifDefined } from './outcome.ts';
 
 /** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
@@ -44,8 +44,7 @@ export function swapReferences(rows: readonly { reference: string; currency: str
 
 /** The swap as the journal keeps it: amounts as exact decimal text. */
 export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
-  const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
-    v === undefined ? undefined : amountText(fromApi(v), currency);
+  const amount = (v: ApiAmount | undefined, currency: string | undefined) => ifDefined(v, (x) => amountText(fromApi(x), currency));
   return defined({
     id: a.id,
     payoutRef: a.payoutRef,
@@ -54,7 +53,7 @@ export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
     sourceCurrency: a.sourceCurrency,
     destinationAmount: amount(a.destinationAmount, a.destinationCurrency),
     destinationCurrency: a.destinationCurrency,
-    exchangeRate: a.exchangeRate === undefined ? undefined : fromApi(a.exchangeRate).toFixed(),
+    exchangeRate: ifDefined(a.exchangeRate, (r) => fromApi(r).toFixed()),
     createdAt: a.createdAt,
   }) as SwapSnapshot;
 }
