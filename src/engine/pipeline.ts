@@ -400,10 +400,13 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
 }
 
 /**
- * What the rows of a currency sent fresh need in its wallet (the swap's credit must show that
- * much), fee margin included. Rows of unknown outcome are left out: they may be paid already, and
- * a resend of one that was not is refused (INSUFFICIENT_FUNDS), never paid twice.
+ * What the rows of a currency sent under a new key need in its wallet (the swap's credit must show
+ * that much), fee margin included: never sent, refused, or refunded and sent again (retry). Rows of
+ * unknown outcome are left out: they may be paid already, and a resend of one that was not is
+ * refused (INSUFFICIENT_FUNDS), never paid twice.
  */
+const UNSETTLED = new Set(['initiating', 'unknown']);
+
 function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
   return (currency: string): DecT | undefined => {
     const c = plan.currencies.find((x) => x.currency === currency);
@@ -411,7 +414,7 @@ function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: Fol
     let need = new Dec(c.feeMargin ?? 0);
     for (const n of plan.toSend) {
       const p = payoutOf(n);
-      if (p.sourceCurrency === currency && rowState(folded, p.reference).phase === 'none')
+      if (p.sourceCurrency === currency && !UNSETTLED.has(rowState(folded, p.reference).phase))
         need = need.plus(p.sourceAmount).plus(fees.get(n) ?? 0);
     }
     return need;
