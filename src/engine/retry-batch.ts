@@ -33,7 +33,7 @@ import { firstError, loadBatch, referenceOf, reservedSession, rowLookup, spillRo
 import { listView, type SpillList } from '../files/spill.ts';
 import { unlessMissing } from '../files/attempt.ts';
 import { fileSha256, idempotencyKey } from './identity.ts';
-import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
+import { appendToBatch, batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { preparePipeline, refuseAnotherRunsResults, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
@@ -286,13 +286,7 @@ async function confirmFailedRows(
       not(`could not be checked: ${snapshotOfError(e).message}`);
     }
   }
-  if (!lines.length) return folded;
-  const w = ledger.open(batchId);
-  try {
-    for (const e of lines) w.append(e, { sync: true });
-  } finally {
-    w.close();
-  }
+  appendToBatch(ledger, batchId, lines, { sync: true });
   for (const e of lines) applyEvent(folded, e);
   return folded;
 }

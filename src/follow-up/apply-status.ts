@@ -3,7 +3,7 @@
 // the file meanwhile starts from the journal's latest state and no write moves a status backward.
 import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
-import { eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts';
+import { appendToBatch, eachJournal, foldBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { ResultsError, streamResults, writeResults } from '../results/results.ts';
@@ -17,7 +17,6 @@ import { nextStatus, nextStatusUndated, type StatusDecision } from '../spec/stat
 import { nextStepOf } from '../engine/outcome.ts';
 import type { Refund } from '../engine/refund.ts';
 import type { RowEvent } from '../journal/lines.ts';
-import type { JournalEvent } from '../journal/journal.ts';
 
 export interface StatusUpdate {
   payoutId: string;
@@ -229,7 +228,7 @@ async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions)
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       const at = new Date().toISOString();
-      appendLines(
+      appendToBatch(
         ledger,
         batchId,
         lines.flatMap(([id, l]) => (refOf.has(id) ? [{ ...l, ref: refOf.get(id)!, at }] : [])),
@@ -260,14 +259,4 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
     },
     done: () => ({ out: n, lines: n ? lines : [] }),
   });
-}
-
-export function appendLines(ledger: Ledger, batchId: string, lines: readonly JournalEvent[], options?: { sync?: boolean }): void {
-  if (!lines.length) return;
-  const w = ledger.open(batchId);
-  try {
-    for (const l of lines) w.append(l, options);
-  } finally {
-    w.close();
-  }
 }

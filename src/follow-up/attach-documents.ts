@@ -10,13 +10,13 @@ import { mergeToPdf, RowStepError } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../validation/document-files.ts';
-import { foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
+import { appendToBatch, foldAll, type BatchFold, type Ledger } from '../ledger/account-ledger.ts';
 import { documentsToAttach } from '../journal/lines.ts';
 import type { JournalEvent } from '../journal/journal.ts';
 import { withResults } from '../results/results.ts';
 import type { ResultRow } from '../results/types.ts';
 import { batchColumns } from '../results/read.ts';
-import { appendLines, applyStatus, clearDocumentsError, type ApplyResult } from './apply-status.ts';
+import { applyStatus, clearDocumentsError, type ApplyResult } from './apply-status.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { updateOf } from './refresh-status.ts';
 import { refuseRowApart } from '../engine/retry-batch.ts';
@@ -192,7 +192,7 @@ async function attachFiles(o: AttachOptions, files: LoadedFile[], home: BatchFol
 
 /** Fsynced, and through to a team ledger. */
 async function journalDurably(home: BatchFold, line: JournalEvent): Promise<void> {
-  appendLines(home.ledger, home.batchId, [line], { sync: true });
+  appendToBatch(home.ledger, home.batchId, [line], { sync: true });
   await home.ledger.flush();
 }
 

@@ -3,7 +3,7 @@
 // the one whose rows carry the file's idempotency keys (or whose header names the file).
 import { resolve } from 'node:path';
 import { isFinalStatus, LIST_MAX_LIMIT } from '../spec/codes.ts';
-import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
+import { appendToBatch, eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldJournal, type SwapEvent } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
 import { plural } from '../text.ts';
@@ -13,7 +13,7 @@ import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultRow, ResultsList } from '../results/types.ts';
 import { counted, failureOf, readItems, type FetchOptions, type RequestCounts } from './reconcile-fetch.ts';
-import { appendLines, underResultsLock } from './apply-status.ts';
+import { underResultsLock } from './apply-status.ts';
 
 /** The batch's journal and its swaps, one per short currency. */
 type BatchSwaps = NonNullable<Awaited<ReturnType<typeof swapsIn>>>;
@@ -70,7 +70,7 @@ export async function refreshSwaps(o: FetchOptions, batch: BatchSwaps, requests:
     state.swap = swapSnapshotOf(answer);
     lines.push({ t: 'swap', phase: 'status', currency, reference, swap: state.swap, at: new Date().toISOString() });
   }
-  appendLines(batch.ledger, batch.batchId, lines);
+  appendToBatch(batch.ledger, batch.batchId, lines);
   const failures = [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) }));
   return { moved, failures, halted: read.halted?.message };
 }

@@ -310,4 +310,15 @@ export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptio
   );
 }
 
+/** Lines appended to a batch's journal, in order (`sync`: each durable before the next). */
+export function appendToBatch(ledger: Ledger, batchId: string, lines: readonly JournalEvent[], options?: { sync?: boolean }): void {
+  if (!lines.length) return;
+  const w = ledger.open(batchId);
+  try {
+    for (const l of lines) w.append(l, options);
+  } finally {
+    w.close();
+  }
+}
+
 export const batchKey = (batchId: string): string => batchId.slice(0, 16);
