@@ -3,7 +3,7 @@
 // down by a new one while paging) is kept once.
 import type { Logger } from 'pino';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
-import { isoTime } from '../spec/status-order.ts';
+import { utcTime } from '../text.ts';
 
 export interface ListedPage<T> {
   data: T[];
@@ -58,7 +58,7 @@ export async function readPages<T extends { id?: string; createdAt?: string }>(
       items.push(item);
       const id = o.wanted && settles(item);
       if (id !== undefined) o.wanted?.delete(id);
-      const at = isoTime(item.createdAt);
+      const at = utcTime(item.createdAt);
       if (at === undefined || (lastTime !== undefined && at > lastTime)) newestFirst = false;
       if (at !== undefined) lastTime = at;
     }

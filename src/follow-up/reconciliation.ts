@@ -25,8 +25,7 @@ import { batchSwapsOf, refreshSwaps } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { PROBLEM_CODES } from '../validation/problems.ts';
 import { writeStatement } from './statement.ts';
-import { isoTime } from '../spec/status-order.ts';
-import { zonedTime } from '../text.ts';
+import { utcTime, zonedTime } from '../text.ts';
 import { periodEnd, tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 import type { ForeignTransaction, PayoutReconciliation, RowReconciliation } from './tie-out.ts';
 
@@ -160,7 +159,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     const payouts = await fetchPayoutStates(ids, o, requests);
     // down to the oldest of the period's start, the batch's first payout and its swaps: --since never hides the batch's own
     const created = [...payouts.values(), ...swaps.flatMap((w) => w.swap ?? []), { createdAt: o.since }].flatMap(
-      (p) => isoTime(p.createdAt) ?? [],
+      (p) => utcTime(p.createdAt) ?? [],
     );
     const stopBelow = created.length ? created.reduce((x, y) => Math.min(x, y)) : undefined;
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);

@@ -9,7 +9,8 @@ import { spillResults, writeResults } from '../results/results.ts';
 import { batchColumns, copiedPayouts } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsList } from '../results/types.ts';
 import { isFailedAfterCreation, type RowState } from '../journal/lines.ts';
-import { isoTime, nextStatusUndated } from '../spec/status-order.ts';
+import { nextStatusUndated } from '../spec/status-order.ts';
+import { utcTime } from '../text.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates, namedReferences, refuseRowApart } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
@@ -121,7 +122,7 @@ async function findRefunds(
   if (!sought.size) return { refundsFound };
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
-  const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
+  const times = [...sought.keys()].map((id) => utcTime(createdAt.get(id)));
   const wanted = new Set(sought.keys());
   try {
     const listing = await readPages<WalletTransactionAnswer>({
@@ -274,7 +275,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   // (PENDING under review is a place of its own: the list shows neither it nor any statusDetail, spec §2)
   const same = v.status === cells.status && v.statusDetail === cells.statusDetail;
   // (its time cleared by a person: the ledger's, or no later status could be told newer, as when asked for information again)
-  const cleared = isoTime(cells.updatedAt) === undefined && isoTime(v.updatedAt) !== undefined;
+  const cleared = utcTime(cells.updatedAt) === undefined && utcTime(v.updatedAt) !== undefined;
   if (forward && (!same || cleared)) return v;
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }

@@ -8,8 +8,8 @@ import { isoAmount, isoId, isoMessageId, isoText, longIdRmtInf, writeIsoXml } fr
 import { batchColumns } from '../results/read.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
-import { isoTime } from '../spec/status-order.ts';
 import { payoutIndex, type ReconSwap, type ReconTx, type TieOutReport } from './tie-out.ts';
+import { utcTime } from '../text.ts';
 
 type Kind = 'payout' | 'refund' | 'swap' | 'other';
 
@@ -29,7 +29,7 @@ function ownersOf(table: ResultsTable) {
 }
 
 const dateTime = (iso: string | undefined): string | undefined => {
-  const t = isoTime(iso);
+  const t = utcTime(iso);
   return t === undefined ? undefined : new Date(t).toISOString();
 };
 
@@ -44,15 +44,15 @@ interface StatementInput {
 export async function writeStatement(path: string, o: StatementInput): Promise<{ statements: number; entries: number }> {
   const owners = ownersOf(o.table);
   const swapRefs = new Set(o.swaps.map((w) => w.reference));
-  const from = isoTime(o.period.from);
-  const to = isoTime(o.period.to);
+  const from = utcTime(o.period.from);
+  const to = utcTime(o.period.to);
   const kindOf = (tx: ReconTx): Kind => {
     if (owners.of(tx)) return tx.amount.isNegative() ? 'payout' : 'refund';
     return tx.reference && swapRefs.has(tx.reference) ? 'swap' : 'other';
   };
   const wallets = new Map<string, { tx: ReconTx; kind: Kind; at: number }[]>();
   o.transactions.forEach((tx, index) => {
-    const t = isoTime(tx.createdAt);
+    const t = utcTime(tx.createdAt);
     if (t !== undefined && ((from !== undefined && t < from) || (to !== undefined && t > to))) return;
     const key = tx.walletId ?? tx.currency ?? '';
     if (!wallets.has(key)) wallets.set(key, []);
@@ -69,7 +69,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
   await writeIsoXml(path, 'camt.053.001.02', 'BkToCstmrStmt', function* (xml) {
     xml.ele({ GrpHdr: { MsgId: msgId, CreDtTm: now } });
     for (const [n, [walletId, txs]] of moved.entries()) {
-      txs.sort((a, b) => (isoTime(a.tx.createdAt) ?? 0) - (isoTime(b.tx.createdAt) ?? 0) || a.at - b.at);
+      txs.sort((a, b) => (utcTime(a.tx.createdAt) ?? 0) - (utcTime(b.tx.createdAt) ?? 0) || a.at - b.at);
       const currency = txs.find((m) => m.tx.currency)?.tx.currency;
       const amount = (d: Dec | string) => {
         const a = isoAmount(d, currency);

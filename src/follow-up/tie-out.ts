@@ -2,11 +2,10 @@
 // states -> a report (spec §2 Wallet transaction, §4.3, §4.15; swaps §4.7, §6). Debits no row
 // explains are listed apart (`others`), never this batch's failure. Amounts exact, never rounded.
 import { amountText, Dec } from '../money.ts';
-import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
 import { ENGINE_STATUSES } from '../engine/outcome.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
-import { byText, zonedTime } from '../text.ts';
+import { byText, utcTime, zonedTime } from '../text.ts';
 import { amountAsRead } from '../validation/amount.ts';
 import { copiedPayouts } from '../results/read.ts';
 
@@ -324,14 +323,14 @@ export function periodEnd(until: string | undefined): number | undefined {
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
-  const dates = created.flatMap((d) => isoTime(d) ?? []);
+  const dates = created.flatMap((d) => utcTime(d) ?? []);
   const from = zonedTime(input.since) ?? (dates.length ? dates.reduce((x, y) => Math.min(x, y)) : undefined);
   const to = periodEnd(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = mine.reduce((x, m) => Math.max(x, m.index), -Infinity);
   const used = { dates: false, order: false };
   const contains = ({ tx, index }: Hit): boolean => {
-    const t = isoTime(tx.createdAt);
+    const t = utcTime(tx.createdAt);
     if (t !== undefined && (from !== undefined || to !== undefined)) {
       used.dates = true;
       return (from === undefined || t >= from) && (to === undefined || t <= to);

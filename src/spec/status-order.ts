@@ -31,15 +31,13 @@ export function statusRank(p: StatusPoint): number {
   return p.status === 'PENDING' && p.statusDetail === UNDER_REVIEW ? 2 : (RANKS.get(p.status) ?? -1);
 }
 
-export const isoTime = utcTime;
-
 /** May `incoming` replace `current`? A `current.status` of the engine's own words (no payout) is never touched. */
 export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusDecision {
   if (!RANKS.has(current.status) || !RANKS.has(incoming.status)) return { apply: false, why: 'not-a-payout-status' };
   const a = statusRank(current);
   const b = statusRank(incoming);
   // (an unknown time on either side is never provably newer)
-  const provablyNewer = (isoTime(incoming.at) ?? -Infinity) > (isoTime(current.at) ?? Infinity);
+  const provablyNewer = (utcTime(incoming.at) ?? -Infinity) > (utcTime(current.at) ?? Infinity);
   if (a === b && current.status === incoming.status) {
     // Same place: only a newer copy may refresh the details (new informationRequests, updatedAt).
     return provablyNewer ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
@@ -53,4 +51,4 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
 
 /** `nextStatus`, a `current` of unknown time taken as older than any: a time a person cleared, judged by the record that kept one. */
 export const nextStatusUndated = (current: StatusPoint, incoming: StatusPoint): StatusDecision =>
-  nextStatus(isoTime(current.at) === undefined ? { ...current, at: new Date(0).toISOString() } : current, incoming);
+  nextStatus(utcTime(current.at) === undefined ? { ...current, at: new Date(0).toISOString() } : current, incoming);

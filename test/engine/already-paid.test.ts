@@ -3,7 +3,6 @@
 // before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
 import { describe, expect, it } from 'vitest';
 import { createdBefore, onServiceClock } from '../../src/engine/execute.ts';
-import { isoTime } from '../../src/spec/status-order.ts';
 import type { SentElsewhere } from '../../src/ledger/account-ledger.ts';
 import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
 import { rowOutcome } from '../../src/engine/pipeline.ts';
@@ -12,6 +11,7 @@ import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { LoadedBatch } from '../../src/engine/prepare.ts';
 import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/lines.ts';
 import { batchOf, payoutRow, preflightOf } from './helpers.ts';
+import { utcTime } from '../../src/text.ts';
 
 const batch: LoadedBatch = {
   ...batchOf(
@@ -86,7 +86,7 @@ describe('a payout the service answered with that existed before the attempt', (
     const seen = ['UTC', 'America/Los_Angeles', 'Pacific/Kiritimati'].map((zone) => {
       process.env.TZ = zone; // (Node reads it again when it is set)
       try {
-        return [createdBefore('2026-02-01T09:59:59', sent), createdBefore('2026-02-01T10:00:01.000', sent), isoTime('2026-02-01 10:00:00')];
+        return [createdBefore('2026-02-01T09:59:59', sent), createdBefore('2026-02-01T10:00:01.000', sent), utcTime('2026-02-01 10:00:00')];
       } finally {
         if (was === undefined) delete process.env.TZ;
         else process.env.TZ = was;
