@@ -19,7 +19,7 @@ import { swapReference } from '../../src/engine/swap.ts';
 import { spillRows, type LoadedBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
-import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 
 /** The attempt of a payout key of this tool (engine/identity.ts idempotencyKey); undefined for any other text. */
 export function parseIdempotencyKey(key: string): { attempt: number } | undefined {
@@ -33,6 +33,27 @@ export const retryResults = async (o: Omit<RetryOptions, 'here'> & { here?: stri
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';
+
+/** A sandbox without limits whose business (KEY) holds `usd` USD and plenty of EUR, USD/EUR at 0.9215: a swap funds its USD rows. */
+export const swapFundedSandbox = (usd: string): Promise<LocalSandbox> =>
+  startSandbox({
+    rateLimitPerSecond: null,
+    monthlyQuota: null,
+    seed: {
+      countries: defaultSeed().countries,
+      businesses: [
+        {
+          name: 'Acme',
+          keys: [KEY],
+          wallets: [
+            { currency: 'USD', balance: usd },
+            { currency: 'EUR', balance: '500000.00' },
+          ],
+          pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' }],
+        },
+      ],
+    },
+  });
 
 /** The initiate body of another payment of the business (not a row of any batch): the kill tests drain a wallet with it. */
 export const anotherPaymentBody = (amount: string): string =>

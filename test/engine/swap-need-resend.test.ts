@@ -2,24 +2,13 @@
 // check counted only rows never sent (phase none), so a refunded row sent again needed nothing, and a wallet
 // another payment had emptied meanwhile let the row go, to be refused for funds at the service.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { anotherPaymentBody, cleanEnv, initiates, KEY, parseIdempotencyKey, retryResults, runMain } from './helpers.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { anotherPaymentBody, cleanEnv, initiates, parseIdempotencyKey, retryResults, runMain, swapFundedSandbox } from './helpers.ts';
 import { connectionTo, paidBatch, setStatus, unattended } from '../ops/helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
-  const wallets = [
-    { currency: 'USD', balance: '1000.00' },
-    { currency: 'EUR', balance: '500000.00' },
-  ];
-  sb = await startSandbox({
-    rateLimitPerSecond: null,
-    monthlyQuota: null,
-    seed: {
-      countries: defaultSeed().countries,
-      businesses: [{ name: 'Acme', keys: [KEY], wallets, pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' }] }],
-    },
-  });
+  sb = await swapFundedSandbox('1000.00');
 });
 afterAll(() => sb?.close());
 

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
 import { Dec } from '../../src/money.ts';
-import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { connectionTo, unattended } from '../ops/helpers.ts';
-import { KEY, anotherPaymentBody, cliIn, tempDirs, writeBatch } from './helpers.ts';
+import { anotherPaymentBody, cliIn, swapFundedSandbox, tempDirs, writeBatch } from './helpers.ts';
 
 const dirs = tempDirs('pb-swap-plan-resend-');
 let sb: LocalSandbox;
@@ -17,18 +17,7 @@ let inProcess: ReturnType<typeof cliIn>['inProcess'];
 let state: string;
 
 beforeAll(async () => {
-  const wallets = [
-    { currency: 'USD', balance: '700.00' },
-    { currency: 'EUR', balance: '500000.00' },
-  ];
-  sb = await startSandbox({
-    rateLimitPerSecond: null,
-    monthlyQuota: null,
-    seed: {
-      countries: defaultSeed().countries,
-      businesses: [{ name: 'Acme', keys: [KEY], wallets, pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' }] }],
-    },
-  });
+  sb = await swapFundedSandbox('700.00');
   dir = await dirs.make();
   // three USD withdrawals of 400 to 402 (plus fees): the USD wallet's 700.00 is short
   await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['USD'], amount: (i) => `${400 + i}.00` });
