@@ -405,8 +405,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
  * unknown outcome are left out: they may be paid already, and a resend of one that was not is
  * refused (INSUFFICIENT_FUNDS), never paid twice.
  */
-const UNSETTLED = new Set(['initiating', 'unknown']);
-
 function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
   return (currency: string): DecT | undefined => {
     const c = plan.currencies.find((x) => x.currency === currency);
@@ -414,7 +412,7 @@ function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: Fol
     let need = new Dec(c.feeMargin ?? 0);
     for (const n of plan.toSend) {
       const p = payoutOf(n);
-      if (p.sourceCurrency === currency && !UNSETTLED.has(rowState(folded, p.reference).phase))
+      if (p.sourceCurrency === currency && !unsettled(rowState(folded, p.reference)))
         need = need.plus(p.sourceAmount).plus(fees.get(n) ?? 0);
     }
     return need;
