@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
+import * as z from 'zod';
 import { ErrorBody, type FieldError } from '../spec/schemas.ts';
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type Outcome, type PayoutApiErrorInit } from './errors.ts';
-import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
+import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, isServiceRefusal, jsonObject } from './definitive.ts';
 import {
   SharedPace,
   SlidingWindowLimiter,
@@ -173,6 +173,12 @@ function errorCode(e: unknown, depth = 5): string | undefined {
 
 export const listFieldErrors = (fe: FieldError[]): string =>
   Array.from(fe.slice(0, 5), (f) => `field "${f.field}": ${f.message}`).join('; ');
+
+/** The error body in every form definitive.ts takes as the service's own: statusCode as text or absent, no message. */
+const OwnErrorBody = ErrorBody.extend({
+  statusCode: z.union([z.number().int(), z.string()]).optional(),
+  message: ErrorBody.shape.message.optional(),
+});
 
 type Hider = { text: (s: string) => string; deep: <V>(v: V) => V };
 type Failure = Omit<PayoutApiErrorInit, 'route' | 'method' | 'path' | 'requestId' | 'attempts'>;
@@ -387,10 +393,11 @@ export class Transport {
   }
 
   private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers, hide: Hider): [Failure, AttemptFailure] {
-    const body = ErrorBody.safeParse(hide.deep(jsonObject(text))).data;
+    const own = !spec.storage && isServiceRefusal(status, text);
+    const body = (own ? OwnErrorBody : ErrorBody).safeParse(hide.deep(jsonObject(text))).data;
     const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: !spec.storage });
     const foreign = outcome === 'unknown' && status < 500;
-    const serverMessage = body ? [body.message].flat().join('; ') : describeForeignBody(hide.text(text), headers.get('content-type'));
+    const serverMessage = body ? [body.message ?? []].flat().join('; ') : describeForeignBody(hide.text(text), headers.get('content-type'));
     // (a code is the service's only: an intermediary's body names none)
     const code = !foreign && body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
     const fieldErrors: FieldError[] = foreign
