@@ -403,7 +403,9 @@ export class Transport {
     const fieldErrors: FieldError[] = foreign
       ? []
       : (body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []));
-    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), Date.now());
+    // (a date is on the service's clock: measured from the answer's own Date, whatever this host's clock says)
+    const answeredAt = Date.parse(headers.get('date') ?? '');
+    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), Number.isNaN(answeredAt) ? Date.now() : answeredAt);
     let message: string;
     if (foreign)
       message =
