@@ -113,7 +113,7 @@ export function resolveEnvironment(options: EnvironmentOptions): ResolvedEnviron
   return { name, keyClass: 'sandbox', baseUrl: `https://${isStagingHost ? host : sandboxHostOf(host)}` };
 }
 
-/** Refuses a key labelled for the other environment, or last seen working in it on this machine. */
+/** Refuses a key labelled for the other environment, or seen working in it on this machine (whatever its label). */
 export function assertKeyFitsEnvironment(key: ApiKey, environment: ResolvedEnvironment, seenIn?: KeyEnvironment): void {
   const refuse = (label: KeyEnvironment, why: string) => {
     const where = environment.name === 'custom' ? `the custom base URL (name --env production to use a production key)` : environment.name;
@@ -123,5 +123,6 @@ export function assertKeyFitsEnvironment(key: ApiKey, environment: ResolvedEnvir
     );
   };
   if (key.environment && key.environment !== environment.keyClass) refuse(key.environment, `labelled by ${key.labelSource}`);
-  if (!key.environment && seenIn && seenIn !== environment.keyClass) refuse(seenIn, `this machine has used it in ${seenIn}`);
+  // (what the service answered outweighs any label: a key that worked in one environment is never sent to the other)
+  if (seenIn && seenIn !== environment.keyClass) refuse(seenIn, `this machine has used it in ${seenIn}`);
 }
