@@ -312,8 +312,8 @@ export class Transport {
         const fe = zodFieldErrors(parsed.error);
         return invalid(`answered ${status} with a body that does not match the spec: ${listFieldErrors(fe)}`, fe);
       }
-      const date = Date.parse(headers.get('date') ?? '');
-      return { ok: true, result: { data: parsed.data, status, requestId, attempts: attempt, ...(Number.isNaN(date) ? {} : { date }) } };
+      const date = answerDate(headers);
+      return { ok: true, result: { data: parsed.data, status, requestId, attempts: attempt, ...(date === undefined ? {} : { date }) } };
     });
   }
 
@@ -404,8 +404,7 @@ export class Transport {
       ? []
       : (body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []));
     // (a date is on the service's clock: measured from the answer's own Date, whatever this host's clock says)
-    const answeredAt = Date.parse(headers.get('date') ?? '');
-    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), Number.isNaN(answeredAt) ? Date.now() : answeredAt);
+    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), answerDate(headers) ?? Date.now());
     let message: string;
     if (foreign)
       message =
@@ -425,6 +424,12 @@ export class Transport {
       { kind: 'http', status, retryAfterMs },
     ];
   }
+}
+
+/** The answer's HTTP Date (the service's clock, whole seconds), when it dates its answers. */
+function answerDate(headers: Headers): number | undefined {
+  const at = Date.parse(headers.get('date') ?? '');
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /** The path as shown in errors and logs: no query of the storage's presigned URL. */
