@@ -24,6 +24,19 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * The header `name`; for the spec's neutral names (X-Service-...) also X-<maker>-..., the one header so named: spec §6
+ * writes the maker's name as "Service", so the service sends e.g. X-Acme-Signature.
+ */
+function serviceHeader(headers: HeaderBag, name: string): string | undefined {
+  const exact = header(headers, name);
+  const rest = /^x-service-(.+)$/i.exec(name)?.[1];
+  if (exact !== undefined || !rest) return exact;
+  const maker = new RegExp(`^x-[a-z0-9]+(-[a-z0-9]+)*-${rest}$`, 'i');
+  const named = (headers instanceof Headers ? [...headers.keys()] : Object.keys(headers)).filter((k) => maker.test(k));
+  return named.length === 1 ? header(headers, named[0]!) : undefined;
+}
+
 export interface VerifyOptions {
   /** Exactly as received. */
   rawBody: Uint8Array | string;
@@ -35,7 +48,7 @@ export interface VerifyOptions {
 
 export function verifyWebhook(options: VerifyOptions) {
   const names = options.headerNames ?? DEFAULT_SERVICE_HEADERS;
-  const signature = header(options.headers, names.signature);
+  const signature = serviceHeader(options.headers, names.signature);
   if (options.secret) {
     if (!signature) throw new WebhookVerificationError('missing-signature', `no ${names.signature} header, but a secret is set`);
     const hex = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim())?.[1];
@@ -56,6 +69,8 @@ export function verifyWebhook(options: VerifyOptions) {
   }
   // without the header (§6; an empty one is none) or a body deliveryId, the body's hash still recognises a delivery sent twice
   const deliveryId =
-    header(options.headers, names.deliveryId) || parsed.data.deliveryId || `sha256:${createHash('sha256').update(text).digest('hex')}`;
+    serviceHeader(options.headers, names.deliveryId) ||
+    parsed.data.deliveryId ||
+    `sha256:${createHash('sha256').update(text).digest('hex')}`;
   return { event: parsed.data, deliveryId, signed: !!options.secret };
 }
