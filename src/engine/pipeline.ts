@@ -559,7 +559,8 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
         documents: [],
         error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
       };
-  if (left && s.phase === 'rejected') return fallback;
+  // (the plan's reason, and what the journal holds of it: its key, which ties the row to its payment, and the payouts it replaced)
+  if (left && s.phase === 'rejected') return { ...fallback, key: s.key, earlier: s.earlier };
   const settled = outcomeFromState(s, fallback);
   const p = r.payout;
   // (the row's cells are the edit; its payout, this journalled body)
