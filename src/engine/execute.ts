@@ -77,14 +77,14 @@ export function otherThanSent(
 /**
  * Whether a fresh attempt's payout existed before its `initiating` line: created under this key by someone else (spec
  * §4.2 rule 1, §2 createdAt; none: created now). On the service's clock when ours is off it (onServiceClock), so a clock
- * running ahead never makes our own payout look older; else at the createdAt's precision: 10:00:00Z is not before 10:00:00.500.
+ * running ahead never makes our own payout look older; on either, at the createdAt's precision: 10:00:00Z is not before 10:00:00.500.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string, serviceSentAt?: string): boolean {
   const t = utcTime(createdAt);
   if (t === undefined) return false;
-  if (serviceSentAt !== undefined) return t < Date.parse(serviceSentAt);
+  // (a createdAt cut to its precision was made up to a unit after it: on either clock)
   const unit = 10 ** (3 - Math.min(3, /:\d\d[.,](\d+)/.exec(createdAt!)?.[1]?.length ?? 0));
-  return t < Math.floor(Date.parse(sentAt) / unit) * unit;
+  return t < Math.floor(Date.parse(serviceSentAt ?? sentAt) / unit) * unit;
 }
 
 /**
