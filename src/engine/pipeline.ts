@@ -463,7 +463,7 @@ async function finish(
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
     const kept = scope.keep?.get(r.rowNumber);
-    if (kept) outcomes.set(r.rowNumber, keptOutcome(kept, r.payout?.sourceCurrency ?? ''));
+    if (kept) outcomes.set(r.rowNumber, keptOutcome(kept, keptCurrency(r, session.folded)));
     else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
   });
   const summary = { ...summarise([...outcomes.values()]), ...(swaps.length ? { swaps } : {}) };
@@ -579,6 +579,12 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   const clearance = cleared.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`);
   return { ...o, clearance: clearance.join('; ') };
 }
+
+/** A kept row's currency: its journalled payout's (a row edited into an invalid one has no other), else its cells'. */
+const keptCurrency = (r: EngineRow, folded: FoldedJournal): string => {
+  const ref = referenceOf(r);
+  return (ref && rowState(folded, ref).payout?.sourceCurrency) || (r.payout?.sourceCurrency ?? '');
+};
 
 /** A kept row of a retried results file, as an outcome for the summary: an amount that cannot be read is left out, never guessed. */
 export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
