@@ -543,7 +543,9 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   // (a created row is read from its journal state, which `listen` or `status` may have moved on)
   const done = v.executed.get(r.rowNumber);
   if (done && s.phase !== 'created') return done;
-  if (invalid && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid };
+  // (a row refused before and invalid now says why now, not its old refusal; its key and the payouts it replaced are kept)
+  if (invalid && (s.phase === 'none' || s.phase === 'rejected'))
+    return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid, key: s.key, earlier: s.earlier };
   const left = v.plan?.notSent.get(r.rowNumber);
   const fallback: RowOutcome = left
     ? {

@@ -33,3 +33,12 @@ describe('a refused row a retry leaves out', () => {
     expect(summarise([out]).money.USD).toMatchObject({ payouts: 1, debited: '11.00', refunded: '11.00', net: '0.00' });
   });
 });
+
+describe('a refused row a retry finds invalid at preflight', () => {
+  it('is INVALID with the finding, not FAILED_TO_SEND with the old refusal, its key and replaced payout kept', () => {
+    const invalidRows = new Map([[2, { code: 'COUNTRY_PROHIBITED', message: 'payouts to Iran (IRN) are prohibited by the service' }]]);
+    const out = rowOutcome(row, foldJournal(refunded), { plan: planFixture({ invalidRows, toSend: [] }), executed: new Map() });
+    expect(out).toMatchObject({ status: 'INVALID', error: { code: 'COUNTRY_PROHIBITED' }, key: 'k2' });
+    expect(JSON.parse(resultValues(out).earlierPayouts ?? '[]')).toMatchObject([{ payoutId: 'p1' }]);
+  });
+});
