@@ -110,6 +110,12 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       const e = firstError(row.problems);
       const reason = `the row is not valid as it stands: ${e?.message}`;
       if (p && e) notResent.push({ rowNumber: row.rowNumber, reference: row.reference!, payoutId: p.id, status: p.status, reason });
+      // (and one the plan left out, its failed payout still the row's: the plan's reason)
+      const ref = row.payout && resend.has(row.payout.reference) ? row.payout.reference : undefined;
+      const left = ref && result.plan?.notSent.get(row.rowNumber);
+      const failed = ref && session.folded.rows.get(ref)?.payout;
+      if (left && failed && failed.id === failedPayout.get(ref))
+        notResent.push({ rowNumber: row.rowNumber, reference: ref, payoutId: failed.id, status: failed.status, reason: left.message });
     }
     // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
