@@ -6,7 +6,7 @@ import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { attempt } from '../files/attempt.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal } from '../journal/lines.ts';
+import { documentsToAttach, rowState, type BatchHeader, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor } from '../results/paths.ts';
@@ -31,9 +31,10 @@ import { snapshotOfError } from './send.ts';
 import type { KeyProof } from './spent.ts';
 import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
-import { readAmount } from './money-totals.ts';
+import { parseEarlierPayouts, readAmount } from './money-totals.ts';
 import { isPlainDecimal } from '../results/numbers.ts';
 import {
+  defined,
   ENGINE_STATUSES,
   isCreatedStatus,
   outcomeFromState,
@@ -592,7 +593,8 @@ const keptCurrency = (r: EngineRow, folded: FoldedJournal): string => {
 export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   const status = v.status ?? ENGINE_STATUSES.NOT_SENT;
   const total = readAmount(v.totalDeductible);
-  if (!isCreatedStatus(status) || !total || !v.payoutId) return { status, documents: [] };
+  const earlier = keptEarlier(v.earlierPayouts);
+  if (!isCreatedStatus(status) || !total || !v.payoutId) return { status, documents: [], ...earlier };
   const fee = readAmount(v.fee) ?? new Dec(0);
   const destination = readAmount(v.destinationAmount);
   // (a rate is written plain, never grouped: 1,085 is a decimal comma, no rate to guess)
@@ -600,6 +602,7 @@ export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   return {
     status,
     documents: [],
+    ...earlier,
     payout: {
       id: v.payoutId,
       payoutRef: v.payoutRef ?? '',
@@ -615,6 +618,21 @@ export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
       ...(v.refunded !== undefined ? { refunded: v.refunded } : {}),
     },
   };
+}
+
+/** The payouts a kept row replaced, as its earlierPayouts cell names them (a cell that cannot be read: none). */
+function keptEarlier(cell: string | undefined): Pick<RowOutcome, 'earlier'> {
+  const amount = (text: string | undefined) => (text === undefined ? undefined : readAmount(text)?.toFixed());
+  const earlier = parseEarlierPayouts(cell).payouts.map((e): PayoutSnapshot => ({
+    id: e.payoutId ?? '',
+    status: e.status,
+    sourceAmount: amount(e.amount)!,
+    sourceCurrency: e.currency,
+    destinationCurrency: '',
+    documents: 0,
+    ...defined({ payoutRef: e.payoutRef, transactionFees: amount(e.fee), refunded: amount(e.refunded) }),
+  }));
+  return earlier.length ? { earlier } : {};
 }
 
 // ---- `run`: load the batch, open (or resume) its journal, refuse a batch seen under another name (I4), then the pipeline.
