@@ -13,6 +13,7 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import {
   applyEvent,
   isFailedAfterCreation,
+  resendBegun,
   type BatchHeader,
   type FoldedJournal,
   type PayoutSnapshot,
@@ -125,10 +126,11 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
       ...result,
       resultsWritten: written,
       resultsPath: written ? results.path : resultsFile,
-      // (reopened this run, or by an earlier retry stopped before its new payout: this run created it)
+      // (reopened this run and its new attempt sent, nothing failing before its request; or reopened by an earlier retry
+      // stopped before its new payout: this run created it)
       resent: [...failedPayout].filter(([ref, id]) => {
         const s = session.folded.rows.get(ref);
-        return s?.earlier?.some((p) => p.id === id) && (resend.has(ref) || s.phase === 'created');
+        return s?.earlier?.some((p) => p.id === id) && (resend.has(ref) ? !resendBegun(s) : s.phase === 'created');
       }).length,
       notResent,
       keyProofs: (result.keyProofs ?? []).sort((a, b) => a.rowNumber - b.rowNumber),
