@@ -370,7 +370,8 @@ async function retryBatch(
     else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
     if (!s) return row;
     if (s.earlier?.length && s.phase !== 'created') out.failedPayout.set(s.ref, s.earlier.at(-1)!.id);
-    if (s.phase === 'created') row.reference = s.ref;
+    // (a refused row edited into an invalid one too: its results keep its key, which ties the row to its payment)
+    if (s.phase === 'created' || (s.phase === 'rejected' && !row.payout)) row.reference = s.ref;
     if (['initiating', 'unknown', 'created'].includes(s.phase) && !out.resend.has(s.ref)) settling.add(r.rowNumber);
     // an edited reference cannot turn an unknown outcome, nor a refused key not proven spent (I3), into a second payout
     if (row.payout && s.ref !== row.payout.reference) row.payout = { ...row.payout, reference: s.ref };
