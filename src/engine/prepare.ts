@@ -71,9 +71,11 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
           `${file}: stopped (Ctrl-C or SIGTERM) at row ${r.rowNumber}, before anything was sent.`,
           r.rowNumber,
         );
-      // (an invalid row an earlier run sent keeps its journal name, on the first row with that reference)
+      // (an invalid row an earlier run sent keeps its journal name, on the first row with that reference; one the service
+      // refused too: its results keep the refused key)
       const ref = refHeader ? r.cells[refHeader] : undefined;
-      const named = !r.payout && ref && sentBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
+      const sent = ref && (sentBefore(ref) || stateOf?.(ref)?.phase === 'rejected');
+      const named = !r.payout && sent && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
       rows.push(named ? { ...r, reference: ref } : r);
     }
   } finally {

@@ -1,5 +1,6 @@
 // A refused row edited into an invalid one and retried: INVALID, nothing sent, and its results row keeps the refused
 // key, which ties the row to its payment in the next retry (an edited reference then cannot make it a new payment).
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
@@ -17,13 +18,13 @@ afterEach(async () => {
   await dirs.remove();
 });
 
-it('a refused row edited into an invalid one keeps its key in the retry results', async () => {
+/** A one-row GBP batch whose row the service refused (another payment emptied the wallet just before it went). */
+async function refusedRow(batchId?: string) {
   sb = await startSb();
   const url = sb.url;
   const dir = await dirs.make();
   await writeBatch(dir, 'pay.csv', { rows: 1, currencies: ['GBP'], prefix: 'EDIT', amount: () => '20.00' });
   let drained = false;
-  // another payment empties the GBP wallet just before row 1 goes: the service refuses it
   const via: typeof fetch = async (input, init) => {
     if (!(input as string).endsWith('/initiate') || drained) return fetch(input, init);
     drained = true;
@@ -38,13 +39,27 @@ it('a refused row edited into an invalid one keeps its key in the retry results'
     expect((await fetch(input, { method: 'POST', headers, body: JSON.stringify(body) })).status).toBe(201);
     return fetch(input, init);
   };
-  const run = await runBatch({ file: `${dir}/pay.csv`, conn: connectionTo(sb, via), ...unattended({ settleDelayMs: 10 }) });
+  const file = `${dir}/pay.csv`;
+  const run = await runBatch({ file, batchId, conn: connectionTo(sb, via), ...unattended({ settleDelayMs: 10 }) });
   const key = idempotencyKey('EDIT-0001', 1);
   expect((await readResults(run.resultsPath)).rows[0]!.result).toMatchObject({ status: 'FAILED_TO_SEND', idempotencyKey: key });
-  const table = await readResults(run.resultsPath);
+  return { file, key, resultsPath: run.resultsPath };
+}
+
+it('a refused row edited into an invalid one keeps its key in the retry results', async () => {
+  const { key, resultsPath } = await refusedRow();
+  const table = await readResults(resultsPath);
   table.rows[0]!.cells.sourceAmount = 'twenty';
-  await writeResults(run.resultsPath, table);
-  const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), conn: connectionTo(sb), resultsFile: run.resultsPath });
-  expect(await allPayouts(sb)).toHaveLength(1); // (the other payment)
+  await writeResults(resultsPath, table);
+  const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), conn: connectionTo(sb!), resultsFile: resultsPath });
+  expect(await allPayouts(sb!)).toHaveLength(1); // (the other payment)
+  expect((await readResults(r.resultsPath)).rows[0]!.result).toMatchObject({ status: 'INVALID', idempotencyKey: key });
+});
+
+it('the same under a --batch-id, its batch file edited and run again', async () => {
+  const { file, key } = await refusedRow('payroll-jan');
+  await writeFile(file, (await readFile(file, 'utf8')).replace(',20.00,', ',twenty,'));
+  const r = await runBatch({ file, batchId: 'payroll-jan', conn: connectionTo(sb!), ...unattended({ settleDelayMs: 10 }) });
+  expect(await allPayouts(sb!)).toHaveLength(1);
   expect((await readResults(r.resultsPath)).rows[0]!.result).toMatchObject({ status: 'INVALID', idempotencyKey: key });
 });
