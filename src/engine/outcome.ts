@@ -202,7 +202,8 @@ function alreadyPaid(s: RowState, documents: string[]): RowOutcome {
   const message =
     `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
     'not created by this run, never sent again. To pay this person again, give the row a new reference';
-  return { status: code, payout: p, key: s.key, requestId: s.requestId, documents, error: { code, message } };
+  // (the payouts the row replaced, failed and refunded, stay this batch's)
+  return { status: code, payout: p, key: s.key, requestId: s.requestId, documents, earlier: s.earlier, error: { code, message } };
 }
 
 export interface RunSummary {

@@ -42,3 +42,25 @@ describe('a refused row a retry finds invalid at preflight', () => {
     expect(JSON.parse(resultValues(out).earlierPayouts ?? '[]')).toMatchObject([{ payoutId: 'p1' }]);
   });
 });
+
+describe('a refunded row sent again whose new key answers with a payout made before it (ALREADY_PAID)', () => {
+  it('keeps the payout it replaced in its results and the money totals', () => {
+    const paid = { id: 'p2', payoutRef: 'PO-2', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', documents: 0 };
+    const lines: JournalLine[] = [
+      ...refunded.slice(0, -1),
+      {
+        t: 'created',
+        ref: 'R1',
+        attempt: 2,
+        key: 'k2',
+        requestId: 'req2',
+        payout: { ...paid, existedBefore: '2025-12-31T00:00:00Z' } as never,
+        at,
+      },
+    ];
+    const out = rowOutcome(row, foldJournal(lines), { plan: planFixture({ toSend: [] }), executed: new Map() });
+    expect(out).toMatchObject({ status: 'ALREADY_PAID', key: 'k2' });
+    expect(JSON.parse(resultValues(out).earlierPayouts ?? '[]')).toMatchObject([{ payoutId: 'p1', status: 'FAILED' }]);
+    expect(summarise([out]).money.USD).toMatchObject({ payouts: 1, debited: '11.00', refunded: '11.00' });
+  });
+});
