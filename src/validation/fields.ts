@@ -44,7 +44,8 @@ export const countryCode: FieldCheck = (raw) => {
 const IBAN_SPECS = getCountrySpecifications();
 
 export const iban: FieldCheck = (raw) => {
-  const v = electronicFormatIBAN(raw.trim()) ?? '';
+  // (grouped with any space: a no-break or thin one comes pasted from a statement or a PDF, as the BIC's and sort code's do)
+  const v = electronicFormatIBAN(raw.replace(/\s+/g, '')) ?? '';
   const invalid = (message: string, expected = 'the IBAN exactly as the bank gives it') => bad('INVALID_IBAN', message, expected);
   const expected = 'an IBAN: 2-letter country, 2 check digits, then the national account (spaces allowed)';
   if (!/^[A-Z0-9]+$/.test(v)) return invalid('an IBAN has only letters and digits', expected);

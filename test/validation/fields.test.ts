@@ -31,6 +31,12 @@ describe('field validators', () => {
     expect(okv(F.iban('XX89370400440532013000'))).toBe('!INVALID_IBAN');
   });
 
+  it('IBAN: grouped with no-break or thin spaces (as pasted from a bank statement or a PDF) is the same IBAN', () => {
+    expect(okv(F.iban('GB29\u00a0NWBK\u00a06016\u00a01331\u00a09268\u00a019'))).toBe('GB29NWBK60161331926819');
+    expect(okv(F.iban('DE89\u202f3704\u202f0044\u202f0532\u202f0130\u202f00'))).toBe('DE89370400440532013000');
+    expect(okv(F.iban('DE89\t3704 0044 0532 0130 00'))).toBe('DE89370400440532013000');
+  });
+
   it('IBAN property: a composed IBAN is valid; changing one digit of it never is', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^\d{18}$/), fc.nat(17), fc.integer({ min: 1, max: 9 }), (bban, pos, delta) => {
