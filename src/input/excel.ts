@@ -9,6 +9,9 @@ import { utcTime } from '../text.ts';
 import { checkWorkbook, unreadable, zipParts } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
+/** A sheet's most columns (XFD): a hidden range wider than that names none beyond it. */
+const MAX_COLUMNS = 16384;
+
 /** Rows read between two turns of the event loop (blank ones included): Ctrl-C is heard only on a turn. */
 const YIELD_EVERY = 2000;
 
@@ -88,8 +91,8 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
 
 /** A row of cells; `hidden`: the sheet hides it (Hide, or a filter). */
 type Row = [row: number, cells: (Cell | undefined)[], hidden?: boolean];
-/** Where a sheet starts (its <dimension>), and its merged cells (after its rows in the XML). */
-type SheetLayout = { start?: XLSX.CellAddress; merges?: XLSX.Range[] };
+/** Where a sheet starts (its <dimension>), the columns it hides (before its rows), and its merged cells (after its rows in the XML). */
+type SheetLayout = { start?: XLSX.CellAddress; hiddenColumns?: Uint8Array; merges?: XLSX.Range[] };
 /** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
 class NoDimension extends Error {}
 
@@ -210,6 +213,9 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: S
     } else if (name === 'sheetData') {
       if (!sheet.start) throw new NoDimension();
       inData = true;
+    } else if (name === 'col' && !inData && (a.hidden === '1' || a.hidden === 'true')) {
+      // (min and max are 1-based and inclusive)
+      (sheet.hiddenColumns ??= new Uint8Array(MAX_COLUMNS)).fill(1, parseInt(a.min ?? '', 10) - 1, parseInt(a.max ?? '', 10));
     } else if (name === 'mergeCell' && !inData) {
       (sheet.merges ??= []).push(XLSX.utils.decode_range(a.ref ?? ''));
     } else if (!inData) {
@@ -316,6 +322,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       const ref = ws['!ref'];
       sheet.start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
       sheet.merges = ws['!merges'];
+      (ws['!cols'] ?? []).forEach((col, c) => col?.hidden && ((sheet.hiddenColumns ??= new Uint8Array(MAX_COLUMNS))[c] = 1));
       rows = wholeRows(ws)[Symbol.asyncIterator]();
       next = await rows.next();
     }
@@ -328,19 +335,28 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
       let dates: (string | undefined)[] | undefined;
+      let hiddenCells: number[] | undefined;
       const end = width === undefined ? cells.length : Math.min(cells.length, start.c + width);
       for (let c = start.c; c < end; c++) {
         const { text, number, date } = excelCell(cells[c], date1904);
         values.push(text);
         if (number !== undefined) (numbers ??= [])[c - start.c] = number;
         if (date !== undefined) (dates ??= [])[c - start.c] = date;
+        if (text.trim() !== '' && sheet.hiddenColumns?.[c]) (hiddenCells ??= []).push(c - start.c);
       }
       if (end < cells.length) {
         // beyond the header: the cells present only (the keys of a sparse array), packed after it
         for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(excelCell(cells[Number(k)], date1904).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) [width, header] = [values.length, r];
-      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }), ...(hidden && { hidden }) };
+      return {
+        rowNumber: r + 1,
+        values,
+        ...(numbers && { numbers }),
+        ...(dates && { dates }),
+        ...(hidden && { hidden }),
+        ...(hiddenCells && { hiddenCells }),
+      };
     };
     let r = start.r;
     for (; !next.done; next = await rows!.next()) {

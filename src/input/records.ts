@@ -14,6 +14,8 @@ export interface SourceRecord {
   dates?: (string | undefined)[];
   /** Excel only: the sheet hides the row (Hide, or a filter). */
   hidden?: boolean;
+  /** Excel only: the column indexes of its non-empty cells in columns the sheet hides. */
+  hiddenCells?: number[];
 }
 
 export interface RawRow {
@@ -29,6 +31,8 @@ export interface RawRow {
   extraCells?: number;
   /** Excel only: the sheet hides the row, so whoever checked the sheet did not see it. */
   hidden?: boolean;
+  /** Excel only: the headers of its non-empty cells in columns the sheet hides (whoever checked the sheet did not see them). */
+  hiddenColumns?: string[];
   /** pain.001 only: the row's element (an XPath), which problems name instead of row and column. */
   xml?: {
     path: string;
@@ -136,6 +140,8 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
   if (r.hidden) row.hidden = true;
+  const hiddenColumns = r.hiddenCells?.flatMap((i) => columns[i] ?? []);
+  if (hiddenColumns?.length) row.hiddenColumns = hiddenColumns;
   columns.forEach((c, i) => {
     row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: batch-columns.ts)
     if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];

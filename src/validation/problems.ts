@@ -14,6 +14,7 @@ export const PROBLEM_CODES = {
   // shape of the row
   EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
   HIDDEN_ROW: 'a row the sheet hides (Hide, or a filter): whoever checked the sheet did not see it',
+  HIDDEN_COLUMN: 'a payout value in a column the sheet hides: whoever checked the sheet did not see it',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
   MISSING_VALUE: 'a required value is empty (or its column is absent)',
   MISSING_ONE_OF: 'none of the alternative groups of fields is complete (WECHAT, HK_FPS)',

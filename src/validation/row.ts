@@ -272,6 +272,17 @@ function checkShape(r: RowReader): void {
       'the sheet hides this row (Hide, or a filter): it is not paid unseen',
       'the row shown to pay it, or deleted',
     );
+  // a value in a column the sheet hides: sent, though whoever checked the sheet did not see it (a column of the user's own is not sent)
+  const hiddenFields = new Set(row.hiddenColumns);
+  for (const [f, h] of Object.entries(r.ctx.fields))
+    if (hiddenFields.has(h))
+      r.add(
+        'error',
+        'HIDDEN_COLUMN',
+        f,
+        'the sheet hides this column: the value would be paid unseen',
+        'the column shown (Unhide), or its value deleted',
+      );
   if (row.extraCells) {
     r.add(
       'error',

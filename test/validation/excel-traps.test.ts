@@ -217,3 +217,40 @@ describe('a hidden row', () => {
     }
   });
 });
+
+describe('a hidden column', () => {
+  it('a payout field in a column the sheet hides is refused on that cell, never paid unseen', async () => {
+    const cols = [...CANONICAL_FIELDS, 'Notes'];
+    const example = (reference: string, notes: string) =>
+      cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf', reference, Notes: notes })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([cols, example('R1', 'a'), example('R2', '')]);
+    // the IBAN hidden (Hide), a column of the user's own hidden too: not sent, not refused
+    ws['!cols'] = cols.map((c) => (c === 'iban' || c === 'Notes' ? { hidden: true } : {}));
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    for (const [name, bytes] of [
+      ['streamed', Buffer.from(xml, 'latin1')],
+      ['whole', Buffer.from(xml.replace('<dimension ', '<dimensioX '), 'latin1')],
+      ['xls', XLSX.write(wb, { type: 'buffer', bookType: 'xls' }) as Buffer],
+    ] as const) {
+      const p = join(dir, `hidden-column-${name}.${name === 'xls' ? 'xls' : 'xlsx'}`);
+      writeFileSync(p, bytes);
+      const r = await collectBatch(p);
+      expect(
+        r.rows.map((x) => [x.rowNumber, x.valid]),
+        name,
+      ).toEqual([
+        [2, false],
+        [3, false],
+      ]);
+      expect(
+        r.problems.filter((x) => x.row !== undefined).map((x) => [x.row, x.code, x.column]),
+        name,
+      ).toEqual([
+        [2, 'HIDDEN_COLUMN', 'iban'],
+        [3, 'HIDDEN_COLUMN', 'iban'],
+      ]);
+    }
+  });
+});
