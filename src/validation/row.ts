@@ -23,7 +23,7 @@ import {
   type PayoutField,
   type PayoutRow,
 } from './row-schemas.ts';
-import type { Dec } from '../money.ts';
+import { Dec } from '../money.ts';
 
 export interface RowContext {
   file: string;
@@ -459,11 +459,40 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined): Dec | u
   // (a pain.001's, also read again from its results: no thousands separator, "1.500.000" is no amount)
   const xsDecimal = r.row.cells.MsgNmId !== undefined && number === undefined;
   const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined || r.row.xml !== undefined, xsDecimal });
+  const shown = number === undefined ? undefined : shownAmount(cell);
+  // a format that scales what is shown ("#,##0," in thousands), or shows nothing (";;;"): the approver saw 1,500, or no
+  // amount, where 1,500,000 would be paid
+  if (a.ok && number !== undefined && (cell === '' || (shown && !shownAs(a.value, shown)))) {
+    r.add(
+      'error',
+      'INVALID_AMOUNT',
+      'sourceAmount',
+      cell === ''
+        ? `the cell shows nothing but holds ${text}: its number format hides the amount`
+        : `the cell shows "${cell}" but holds ${text}: its number format scales the amount shown (in thousands or millions)`,
+      'the column formatted to show the amount itself (e.g. #,##0.00) and the amount checked',
+    );
+    return undefined;
+  }
   if (a.ok) return a.value;
   const note = number !== undefined && cell !== text ? ` (the cell holds ${text} and shows ${cell})` : '';
   r.add('error', a.code, 'sourceAmount', a.message + note, a.expected);
   return undefined;
 }
+
+/**
+ * The one plain amount a number cell shows, as Excel's own (en-US) text writes it: a currency or a word around it, "," grouping
+ * thousands ("€1,500.00", "1,500K"); undefined when it shows another shape (1.50E+03, a fraction), which is not compared.
+ */
+function shownAmount(shown: string): { value: Dec; decimals: number } | undefined {
+  const m = /^[^\d.]*(\d[\d,]*(?:\.(\d*))?|\.(\d+))[^\d]*$/.exec(shown);
+  if (!m) return undefined;
+  return { value: new Dec(m[1]!.replaceAll(',', '').replace(/\.$/, '')), decimals: (m[2] ?? m[3] ?? '').length };
+}
+
+/** Whether `held` is the amount shown, to the decimals shown (rounded either way: Excel's rounding of a binary number). */
+const shownAs = (held: Dec, shown: { value: Dec; decimals: number }): boolean =>
+  [Dec.ROUND_DOWN, Dec.ROUND_UP].some((rounding) => held.toDecimalPlaces(shown.decimals, rounding).equals(shown.value));
 
 /** The beneficiary, by the method's fields and rules (spec §4.2); a value in a column the method does not use is not sent. */
 function beneficiaryOf(r: RowReader, method: PayoutMethod, overrides: Record<string, string>): Beneficiary | undefined {

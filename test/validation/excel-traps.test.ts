@@ -158,6 +158,33 @@ describe('Excel traps', () => {
     expect(r.problems).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
     expect(r.all[0]!.message).toContain('shows 1,234.57');
   });
+
+  it('an amount a number format scales (shown in thousands or millions) is refused: the sheet shows another amount', async () => {
+    for (const [v, z, shown] of [
+      [1500000, '#,##0,', '1,500'],
+      [1500000, '#,##0,"K"', '1,500K'],
+      [2500000, '0.0,,"M"', '2.5M'],
+    ] as const) {
+      const r = await trap('SEPA', { sourceAmount: [v, z] });
+      expect(r.problems, z).toEqual(['e:INVALID_AMOUNT:sourceAmount']);
+      expect(r.all[0]!.message, z).toContain(`shows "${shown}" but holds ${v}`);
+    }
+    // a format that shows nothing (;;;) hides the amount
+    expect((await trap('SEPA', { sourceAmount: [1500, ';;;'] })).all[0]!.message).toContain('shows nothing but holds 1500');
+    // what a format adds or rounds away leaves it the amount shown
+    for (const [v, z] of [
+      [1500, '"€"#,##0.00'],
+      [1500, '#,##0.00 "EUR"'],
+      [0.5, '.00'],
+      [1500, '0.00E+00'],
+      [1250.5, '#,##0'],
+      [12345678.25, 'General'],
+    ] as const) {
+      const r = await trap('SEPA', { sourceAmount: [v, z] });
+      expect(r.problems, z).toEqual([]);
+      expect(r.rows[0]!.payout!.sourceAmount.toNumber(), z).toBe(v);
+    }
+  });
 });
 
 describe('an Excel error value', () => {
