@@ -115,25 +115,27 @@ function countProblem(summary: BatchSummary, p: Problem): void {
 
 /** DUPLICATE_REFERENCE and PROBABLE_DUPLICATE, row after row: each reference and key kept with its first row. */
 function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow, parsed: RowResult) => Problem[] {
-  const firstWithReference = new Map<string, number>();
-  const firstWithKey = new Map<string, number>();
+  /** Each first row, as its problems name it: "row 3", or a pain.001's transaction by its XPath. */
+  const firstWithReference = new Map<string, string>();
+  const firstWithKey = new Map<string, string>();
   const refHeader = ctx.fields.reference;
   const amountHeader = ctx.fields.sourceAmount;
   const allowed = options.allowDuplicateRows === true;
   return (raw, parsed) => {
     const problems: Problem[] = [];
+    const named = raw.xml ? `by ${raw.xml.path}` : `on row ${raw.rowNumber}`;
     const ref = refHeader ? raw.cells[refHeader] : '';
     const sameReference = ref ? firstWithReference.get(ref) : undefined;
-    if (ref && sameReference === undefined) firstWithReference.set(ref, raw.rowNumber);
+    if (ref && sameReference === undefined) firstWithReference.set(ref, named);
     if (sameReference !== undefined) {
       problems.push({
         severity: 'error',
         code: 'DUPLICATE_REFERENCE',
         file: ctx.file,
         row: raw.rowNumber,
-        column: refHeader,
+        column: raw.xml?.elements.reference ?? refHeader,
         value: ref,
-        message: `the reference is already used on row ${sameReference}: each payout needs its own (it makes the payout idempotent)`,
+        message: `the reference is already used ${sameReference}: each payout needs its own (it makes the payout idempotent)`,
         expected: 'a reference used by no other row',
       });
     }
@@ -143,7 +145,7 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
     if (key === undefined || !payable) return problems;
     const sameKey = firstWithKey.get(key);
     if (sameKey === undefined) {
-      firstWithKey.set(key, raw.rowNumber);
+      firstWithKey.set(key, raw.xml ? raw.xml.path : `row ${raw.rowNumber}`);
       return problems;
     }
     const shownAmount = raw.cells[amountHeader ?? ''];
@@ -152,9 +154,9 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
       code: 'PROBABLE_DUPLICATE',
       file: ctx.file,
       row: raw.rowNumber,
-      column: amountHeader ?? 'sourceAmount',
+      column: raw.xml?.elements.sourceAmount ?? amountHeader ?? 'sourceAmount',
       ...(shownAmount ? { value: shownAmount } : {}),
-      message: `same beneficiary account, amount and currency as row ${sameKey}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
+      message: `same beneficiary account, amount and currency as ${sameKey}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
       ...(!allowed && { expected: 'one row per payment, or --allow-duplicate-rows when both are intended' }),
     });
     return problems;

@@ -242,6 +242,21 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('a reference or payment used twice names the elements of both transactions, not rows and columns the file has none of', async () => {
+    const [a, b] = [usa[0]!, usa[1]!];
+    const xml = pain001([a, { ...b, reference: a.reference! }, { ...a, reference: `${a.reference}-2` }], 'pain.001.001.09');
+    const { rows } = await read(file(xml));
+    const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf';
+    const errors = rows.map((r) => r.problems.filter((p) => p.severity === 'error'));
+    expect(errors[0]).toEqual([]);
+    expect(errors[1]).toMatchObject([{ code: 'DUPLICATE_REFERENCE', column: `${at}[2]/PmtId/EndToEndId` }]);
+    expect(formatProblem(errors[1]![0]!)).toContain(
+      `${at}[2]/PmtId/EndToEndId: error DUPLICATE_REFERENCE: the reference is already used by ${at}[1]:`,
+    );
+    expect(errors[2]).toMatchObject([{ code: 'PROBABLE_DUPLICATE', column: `${at}[3]/Amt/InstdAmt` }]);
+    expect(errors[2]![0]!.message).toContain(`as ${at}[1]:`);
+  });
+
   it('an amount is exactly what xs:decimal allows: "1500." is 1500; a thousands separator is invalid at its element, never read', async () => {
     const xml = pain001([{ ...usa[0]!, sourceAmount: '1500.00' }], 'pain.001.001.09').replace(/<CtrlSum>[^<]*<\/CtrlSum>/g, ''); // (0..1)
     const at = '/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/Amt/InstdAmt';
