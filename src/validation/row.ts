@@ -384,8 +384,9 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined): Recor
     if (n === undefined) continue;
     const check = fieldCheck(f as BeneficiaryColumn, method);
     const min = check.minDigits;
-    // as shown when a format ("00000000") shows the zeros a number lost (a valid value: an FPS ID of 9 digits is no 8), else as held
-    const shown = r.cell(f);
+    // as shown when a format ("00000000", or grouped: "00-00-00") shows the zeros a number lost (a valid value: an FPS ID of 9
+    // digits is no 8), else as held
+    const shown = r.cell(f).replace(/[\s-]+/g, '');
     const zeros = /^\d+$/.test(shown) && Number(shown) === n;
     const digits = zeros && (String(n).length < (min ?? Infinity) || check(shown).ok) ? shown : String(n);
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {

@@ -105,6 +105,18 @@ describe('Excel traps', () => {
     expect(nipBank.rows[0]!.payout!.beneficiary.bankCode).toBe('090267');
   });
 
+  it('a numeric sort code shown with its zero by a format that groups it (00-00-00) is read as shown', async () => {
+    // a Monzo account: sort code 04-00-04, typed as a number into a column formatted 00-00-00 (or 00 00 00)
+    const monzo = (xml: string) => xml.replace('GB29NWBK60161331926819', 'GB92MONZ04000431926819');
+    for (const z of ['00-00-00', '00 00 00']) {
+      const r = await trap('FASTER_PAYMENTS', { sortCode: [40004, z] }, monzo);
+      expect(r.problems, z).toEqual([]);
+      expect(r.rows[0]!.payout!.beneficiary.sortCode, z).toBe('040004');
+    }
+    // with no format to show the zero, still refused
+    expect((await trap('FASTER_PAYMENTS', { sortCode: [40004] }, monzo)).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:sortCode']);
+  });
+
   it('a numeric account number whose length the method does not fix is a warning', async () => {
     const r = await trap('ACH', { accountNumber: [123456789] });
     expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
