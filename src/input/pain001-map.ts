@@ -1,7 +1,7 @@
 // One pain.001 credit transfer (CdtTrfTxInf, with its payment information block) as a payout row:
 // the element → column table of README.md "pain.001", and the one method table (methodOf).
 import countries from 'i18n-iso-countries/index.js';
-import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
+import { canonicalMethod, PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES } from '../spec/methods.ts';
 import type { CanonicalField } from './batch-columns.ts';
 import type { RawRow } from './records.ts';
@@ -94,7 +94,9 @@ function methodOf(
   t: Record<'lcl' | 'svc' | 'lclCd' | 'ccy' | 'country', string> & { has: (f: CanonicalField) => boolean },
 ): { method: PayoutMethod } | { problem: string; expected: string } {
   const { lcl, svc, ccy, country, has } = t;
-  if ((PAYOUT_METHODS as readonly string[]).includes(lcl)) return { method: lcl as PayoutMethod };
+  // (as a batch's method column reads it: HONG_KONG_FPS, the spec's other name of HK_FPS, is that method, never the next line's)
+  const named = canonicalMethod(lcl);
+  if (named) return { method: named };
   if (svc === 'SEPA') return { method: 'SEPA' };
   if (['CCD', 'PPD', 'CTX', 'IAT'].includes(t.lclCd)) return { method: 'ACH' };
   const uk = ccy === 'GBP' && country === 'GBR';

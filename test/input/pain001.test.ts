@@ -242,6 +242,24 @@ describe('pain.001 transactions', () => {
     ]);
   });
 
+  it('LclInstrm/Prtry names a method as the spec writes it (HONG_KONG_FPS, hk_fps): that method, never another one', async () => {
+    const hk = sampleRows().find((r) => r.method === 'HK_FPS' && r.accountNumber)!;
+    // a USD transfer to an account in Hong Kong by FPS, its bank's BIC and name given: the table's other lines make it SWIFT
+    const usd = {
+      ...hk,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      accountCurrency: 'USD',
+      swiftCode: 'HSBCHKHHXXX',
+      bankName: 'HSBC',
+    };
+    for (const prtry of ['HONG_KONG_FPS', 'hk_fps', 'Hong-Kong FPS']) {
+      const xml = pain001([usd], 'pain.001.001.09', { paymentType: { HK_FPS: { LclInstrm: { Prtry: prtry } } } });
+      const { rows } = await read(file(xml));
+      expect(rows[0]!.payout?.method, prtry).toBe('HK_FPS');
+    }
+  });
+
   it('a reference or payment used twice names the elements of both transactions, not rows and columns the file has none of', async () => {
     const [a, b] = [usa[0]!, usa[1]!];
     const xml = pain001([a, { ...b, reference: a.reference! }, { ...a, reference: `${a.reference}-2` }], 'pain.001.001.09');
