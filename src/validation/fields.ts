@@ -99,6 +99,8 @@ export const routingNumber = withMinDigits(9, (raw) => {
       expected,
     );
   }
+  // (the prefix and the checksum hold for all zeros, a template's placeholder: no routing number is that)
+  if (/^0+$/.test(v)) return bad('INVALID_ROUTING_NUMBER', 'the routing number is all zeros: a placeholder, no bank', expected);
   if (!abaPrefixOk(v))
     return bad('INVALID_ROUTING_NUMBER', `"${v.slice(0, 2)}" is not a Federal Reserve routing prefix (00-12, 21-32, 61-72, 80)`, expected);
   if (weightedSum(v, [3, 7, 1]) !== 0)

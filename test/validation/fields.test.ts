@@ -76,6 +76,11 @@ describe('field validators', () => {
     expect(okv(F.routingNumber('021000022'))).toBe('!INVALID_ROUTING_NUMBER');
     expect(okv(F.routingNumber('21000021'))).toBe('!INVALID_ROUTING_NUMBER');
     expect(okv(F.routingNumber('991000021'))).toBe('!INVALID_ROUTING_NUMBER');
+    // a template's placeholder passes the prefix and the checksum, yet routes to no bank (the Treasury's 000000518 does)
+    const zeros = F.routingNumber('000-000-000');
+    expect(okv(zeros)).toBe('!INVALID_ROUTING_NUMBER');
+    expect(zeros.ok || zeros.message).toContain('all zeros');
+    expect(okv(F.routingNumber('000000518'))).toBe('000000518');
   });
 
   it('UK sort code and account number', () => {
