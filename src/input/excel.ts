@@ -249,10 +249,12 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: S
     else if (name === 'rPh') phonetic = false;
     else if (name === 'sheetData') inData = false;
     else if (name === 'c' && cellAt) {
-      if (cellAt.formula && book.recalc)
+      // (a formula written with no result, or an empty one but a text's "", would read as 0 or as nothing: Excel shows its value)
+      const noValue = cellAt.formula && !cellAt.v && cellAt.t !== 'str';
+      if ((cellAt.formula && book.recalc) || noValue)
         throw unreadable(
           file,
-          `it is to be recalculated when opened, so its formulas (the first in ${XLSX.utils.encode_cell(cellAt)}) hold no computed value yet: open and save it in Excel, or paste the values`,
+          `${noValue ? 'it was written by a program' : 'it is to be recalculated when opened'}, so its formulas (the first in ${XLSX.utils.encode_cell(cellAt)}) hold no computed value yet: open and save it in Excel, or paste the values`,
         );
       const cell = xmlCell(book, cellAt);
       if (cell) {

@@ -370,6 +370,24 @@ describe('reading Excel', () => {
     expect((await all(file(Buffer.from(xml, 'latin1'), '.xlsx'))).rows[0]!.cells.accountName).toBe('0');
   });
 
+  it('refuses a formula that holds no computed value (a program wrote it without one): never read as 0 or as nothing', async () => {
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'First', 'Last'],
+      [...ROW1, 'Zoë', 'Müller'],
+    ]);
+    ws.G2 = { t: 'n', v: 0, f: 'J2&" "&K2' }; // the payee, as Excel shows it once computed: "Zoë Müller"
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const xml = (XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer).toString('latin1');
+    expect(xml).toContain('</f><v>0</v>');
+    // written with no <v> (ExcelJS without a result), or an empty one: same length, so the zip stays valid
+    for (const written of ['</f>        ', '</f><v></v> ']) {
+      const e = await all(file(Buffer.from(xml.replace('</f><v>0</v>', written), 'latin1'), '.xlsx')).catch((err: unknown) => err);
+      expect(e, written).toMatchObject({ code: 'UNSUPPORTED_FORMAT' });
+      expect((e as Error).message, written).toContain('(the first in G2) hold no computed value');
+    }
+  });
+
   it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);
