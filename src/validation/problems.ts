@@ -12,7 +12,7 @@ export const PROBLEM_CODES = {
   COLUMN_IGNORED: 'a column kept as an extra column because another one gives the same field',
   COLUMN_UNKNOWN: 'a column that names no payout field: not sent, kept in the results file',
   // shape of the row
-  EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
+  EXTRA_CELLS: 'more cells than headers: a value in a column with no header (in a CSV, probably a delimiter not quoted)',
   HIDDEN_ROW: 'a row the sheet hides (Hide, or a filter): whoever checked the sheet did not see it',
   HIDDEN_COLUMN: 'a payout value in a column the sheet hides: whoever checked the sheet did not see it',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',

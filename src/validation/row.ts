@@ -288,8 +288,8 @@ function checkShape(r: RowReader): void {
       'error',
       'EXTRA_CELLS',
       undefined,
-      `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`,
-      'as many cells as headers; quote values that hold the delimiter',
+      `${row.extraCells} non-empty cell(s) beyond the last column, in a column with no header: in a CSV, a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`,
+      'a header over every column that holds a value (in a CSV, as many cells as headers: quote values that hold the delimiter)',
     );
   }
   // a payee "#N/A" would be sent, and screened, as a name (in a column of the user's own, it is not sent)

@@ -293,3 +293,19 @@ describe('a hidden column', () => {
     }
   });
 });
+
+describe('a cell beyond the header', () => {
+  it('is refused with what a sheet needs (a header over it), not the advice of a CSV (quotes)', async () => {
+    const cols = [...CANONICAL_FIELDS];
+    const row = cols.map((c) => ({ ...EXAMPLES.SEPA, documents: 'inv.pdf' })[c] ?? '');
+    const ws = XLSX.utils.aoa_to_sheet([cols, [...row, 'paid twice last year?']]);
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const p = join(dir, 'beyond-header.xlsx');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const r = await collectBatch(p);
+    expect(r.problems).toEqual([expect.objectContaining({ code: 'EXTRA_CELLS', row: 2 })]);
+    expect(r.problems[0]!.message).toContain('a column with no header');
+    expect(r.problems[0]!.expected).toContain('a header over every column that holds a value');
+  });
+});
