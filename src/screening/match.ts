@@ -164,12 +164,15 @@ export function nameScore(payeeTokens: string[], listedTokens: string[], review:
   return listed.length === 1 && listed[0]!.length >= 5 && foundL === listed[0]!.length ? review : 0;
 }
 
+/** How alike a word must be to two neighbours of the other name to join them. */
+const JOINED = 0.9;
+
 /** `tokens` with two neighbours joined where `other` writes them as one word (Northstar, North Star; Weiming, Wei Ming). */
 function joined(other: string[], tokens: string[]): string[] {
   for (let j = 0; j + 1 < tokens.length; j++) {
     if (tokens[j]!.length < 2 || tokens[j + 1]!.length < 2) continue; // an initial stays one
     const both = tokens[j]! + tokens[j + 1]!;
-    if (other.some((o) => o.length > 2 && tokenSimilarity(o, both) >= 0.9))
+    if (other.some((o) => o.length > 2 && tokenSimilarity(o, both) >= JOINED))
       return [...tokens.slice(0, j), both, ...joined(other, tokens.slice(j + 2))];
   }
   return tokens;
@@ -219,6 +222,8 @@ export function buildIndex(lists: ReadList[]) {
     scratch: undefined as Scratch | undefined,
     /** Identifier (BIC bank part, IBAN, account) → the entries carrying it. */
     identifiers: new Map<string, Identified[]>(),
+    /** Two neighbouring words of a name written as one (filled once the names are read). */
+    joined: joinedIndex([], new Map()),
   };
   const { vocabulary, words } = index;
   const wordsOf: number[][] = [];
@@ -248,6 +253,7 @@ export function buildIndex(lists: ReadList[]) {
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
+  index.joined = joinedIndex(index.names, vocabulary);
   index.deletions = deletionIndex(words);
   index.byLength = postings({ length: index.longest + 1 }, (add) => words.forEach((w, id) => add(w.length, id)));
   index.wordsOf = postings(wordsOf, (add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(name, w))));
@@ -264,6 +270,81 @@ export function buildIndex(lists: ReadList[]) {
       list.set([...list].sort((a, b) => index.commonShare[b]! - index.commonShare[a]! || a - b));
     }
   return index;
+}
+
+/** Lengths of two words written as one are told apart up to this (longer ones share a bucket: it only lets more through). */
+const LONGEST = 64;
+
+/**
+ * Two neighbouring words of each listed name written as one (README "Names": Weiming, Wei Ming), as nameScore joins them
+ * for a payee's word alike: by their first word, their second word (`vocabulary` ids), and their sound.
+ */
+function joinedIndex(names: ListedName[], vocabulary: Map<string, number>) {
+  const words: string[] = [];
+  const ids = new Map<string, number>();
+  const namesOf: number[][] = [];
+  /** By a word's `vocabulary` id and the length of the two: first, its id × 2 × LONGEST + length; second, + LONGEST. */
+  const byWord = new Map<number, number[]>();
+  const withSound = new Map<string, number[]>();
+  /** Each one's two words (`vocabulary` ids), in turn. */
+  const parts: number[] = [];
+  for (const [name, { tokens: ts }] of names.entries())
+    for (let j = 0; j + 1 < ts.length; j++) {
+      const [a, b] = [ts[j]!, ts[j + 1]!];
+      if (a.length < 2 || b.length < 2) continue; // (an initial stays one)
+      let id = ids.get(a + b);
+      if (id === undefined) {
+        ids.set(a + b, (id = words.push(a + b) - 1));
+        parts.push(vocabulary.get(a)!, vocabulary.get(b)!);
+        const length = Math.min(a.length + b.length, LONGEST - 1);
+        push(byWord, vocabulary.get(a)! * 2 * LONGEST + length, id);
+        push(byWord, vocabulary.get(b)! * 2 * LONGEST + LONGEST + length, id);
+        const key = sound(a + b);
+        if (key.length >= 3) push(withSound, key, id);
+      }
+      (namesOf[id] ??= []).push(name);
+    }
+  /** `found`: joinsOf, memoised. */
+  return { words, parts, namesOf, byWord, withSound, found: new Map<string, [number, number][]>() };
+}
+
+/**
+ * The neighbouring words written as one (`joined` ids) that `token` is alike enough for nameScore to join, and how alike:
+ * of the same sound, or one word whole at its end of `token` (the other within the edits left; the first also after a
+ * transposition across the two). Two words both misspelt and not of the same sound are not found. Memoised.
+ */
+function joinsOf(index: Index, token: string): [number, number][] {
+  const { joined: j, vocabulary } = index;
+  let found = j.found.get(token);
+  if (found) return found;
+  const alike = new Map<number, number>();
+  const n = token.length;
+  const key = sound(token);
+  const take = (id: number) => {
+    const s = alike.has(id) ? 0 : compare(token, j.words[id]!, key);
+    if (s >= JOINED) alike.set(id, s);
+  };
+  /** Those whose word at the other end is in reach of `rest`, the rest of `token` (as alikeWords: an edit changes two letters at most). */
+  const ofWord = (word: string, second: 0 | 1, rest: string, length: number) => {
+    const at = (vocabulary.get(word) ?? -1) * 2 * LONGEST + second * LONGEST + Math.min(length, LONGEST - 1);
+    const within = 2 * allowedEdits(n, length);
+    const letters = letterMask(rest);
+    for (const id of j.byWord.get(at) ?? []) if (bitCount(letters ^ index.masks[j.parts[2 * id + 1 - second]!]!) <= within) take(id);
+  };
+  if (n > 2) {
+    for (const id of j.withSound.get(key) ?? []) take(id);
+    for (let length = 4; length <= n + allowedEdits(n, n); length++)
+      if (near(n, length))
+        for (let i = 1; i < n; i++) {
+          ofWord(token.slice(0, i), 0, token.slice(i), length);
+          ofWord(token.slice(i), 1, token.slice(0, i), length);
+          // (the first's last letter and the second's first swapped)
+          if (i > 1) ofWord(token.slice(0, i - 1) + token[i]!, 0, token[i - 1]! + token.slice(i + 1), length);
+        }
+  }
+  found = [...alike];
+  j.found.set(token, found);
+  return found;
 }
 
 /** Words of four letters or more by the hash of each deletion variant, in buckets (a shared bucket only lets more words through). */
@@ -446,6 +527,16 @@ function candidates(index: Index, payee: string[], review: number): number[] {
   const scratch = scratchOf(index);
   const pass = ++scratch.pass;
   const visited: number[] = [];
+  // the letters of two neighbouring words of a name that a payee's word writes as one, found (nameScore joins them)
+  const joins = new Map<number, [number, number]>();
+  for (const [i, t] of payee.entries())
+    for (const [id, s] of joinsOf(index, t))
+      for (const name of index.joined.namesOf[id]!) {
+        const [letters, b] = joins.get(name) ?? [0, 0];
+        joins.set(name, [letters + s * index.joined.words[id]!.length, b | (1 << i)]);
+        if (scratch.visited[name] !== pass) visited.push(name);
+        scratch.visited[name] = pass;
+      }
   for (const [w] of pairs)
     for (let i = namesOf.at[w]!, every = !common(namesOf, w) || everyName.has(w); i < namesOf.at[w + 1]!; i++) {
       const name = namesOf.of[i]!;
@@ -455,8 +546,7 @@ function candidates(index: Index, payee: string[], review: number): number[] {
     }
   const out: [number, number][] = [];
   for (const name of visited) {
-    let letters = 0;
-    let bits = 0;
+    let [letters, bits] = joins.get(name) ?? [0, 0];
     let first = -1;
     pairs.forEach(([w, found, b], p) => {
       for (let i = wordsOf.at[name]!; i < wordsOf.at[name + 1]!; i++)
@@ -467,7 +557,7 @@ function candidates(index: Index, payee: string[], review: number): number[] {
         }
     });
     const covered = Math.min(1, letters / index.letters[name]!);
-    if (whole(bits) || covered + (initials ? INITIAL * (1 - covered) : 0) >= reach) out.push([first, name]);
+    if (whole(bits) || covered + (initials ? INITIAL * (1 - covered) : 0) >= reach) out.push([first < 0 ? pairs.length : first, name]);
   }
   return out.sort(([p, a], [q, b]) => p - q || a - b).map(([, name]) => name);
 }
