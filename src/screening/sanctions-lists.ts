@@ -196,7 +196,8 @@ async function* csvRecords(file: string, hash: Hash, ofacWidth?: number, mark = 
 /** BICs and IBANs written in an OFAC remark: "SWIFT/BIC BKMTIRTH; IBAN IR...; Website ...". */
 function remarkIdentifiers(remarks: string, e: Entry) {
   for (const m of remarks.matchAll(/SWIFT\/BIC\s+([A-Z0-9]{8}(?:[A-Z0-9]{3})?)\b/gi)) e.bics.push(m[1]!.toUpperCase());
-  for (const m of remarks.matchAll(/IBAN\s+([A-Z]{2}\d{2}[A-Z0-9 ]{10,34}?)(?=\s*[;(.]|\s*$)/gi))
+  // (up to 30 characters after the check digits, each after a space or none: an IBAN printed in groups of four is up to 42)
+  for (const m of remarks.matchAll(/IBAN\s+([A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}?)(?=\s*[;(.]|\s*$)/gi))
     e.ibans.push(m[1]!.replace(/ /g, '').toUpperCase());
 }
 
