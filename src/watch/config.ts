@@ -1,5 +1,6 @@
 // DIR/payout-batch.json. Unknown fields are refused (a misspelt guard must not pass as no guard), and
 // so is a key written in it: the key comes from a key file or the environment.
+import { lstatSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
@@ -8,6 +9,7 @@ import { Dec } from '../money.ts';
 import { durationMs } from '../text.ts';
 import { readBytes } from '../approvals/payload.ts';
 import { attempt } from '../files/attempt.ts';
+import { whyUntrusted } from '../files/trust.ts';
 import { hasPassword } from '../ledger/open.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
@@ -76,6 +78,12 @@ export class WatchConfigError extends Error {
   override readonly name = 'WatchConfigError';
 }
 
+/** As the state folder is judged, whoever owns it (an administrator may keep the approvers list); a missing one is said when read. */
+const untrusted = (file: string): string | undefined => {
+  const st = attempt(() => lstatSync(file));
+  return st && whyUntrusted(st, { anyOwner: true });
+};
+
 export function readWatchConfig(dir: string): WatchConfig {
   const path = join(dir, CONFIG_FILE);
   const text = readBytes(path, (why) => new WatchConfigError(`${path}: cannot read the configuration (${why}); see README "watch"`));
@@ -100,6 +108,13 @@ export function readWatchConfig(dir: string): WatchConfig {
     // Whoever can drop a file must not be able to name its approvers.
     if (list === inbox || list.startsWith(inbox + sep))
       throw new WatchConfigError(`${path}: approvers: the approvers list must not be in the inbox (anyone who drops files could write it)`);
+  }
+  for (const file of [path, ...(r.data.approvers ? [resolve(dir, r.data.approvers)] : [])]) {
+    const why = untrusted(file);
+    if (why)
+      throw new WatchConfigError(
+        `${file} ${why}: whoever could change it could choose what this watch pays and who approves it; make it a file (no link) writable by its owner alone`,
+      );
   }
   return r.data;
 }
