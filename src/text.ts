@@ -66,5 +66,11 @@ export function canonicalJson(v: unknown): string {
 /** ESC -> "\u001B". */
 export const escapeCharacter = (c: string) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 
+/**
+ * One word a POSIX shell reads back as itself, for a command we suggest: as is when every character is plainly inert, else in
+ * single quotes (a `'` as `'\''`). `=` is not among them: zsh expands a word that begins with it.
+ */
+export const shellWord = (x: string): string => (/^[\w@%+:,./-]+$/.test(x) ? x : `'${x.replaceAll("'", `'\\''`)}'`);
+
 /** Fit for one line on a terminal. */
 export const visible = (s: string) => s.replace(HIDDEN_ALL, escapeCharacter);

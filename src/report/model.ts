@@ -15,7 +15,7 @@ import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/m
 import type { ApprovalsView } from '../approvals/view.ts';
 import type { SwapProposal } from '../engine/swap.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { byText } from '../text.ts';
+import { byText, shellWord } from '../text.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
@@ -342,10 +342,10 @@ function groupTotals(groups: Map<string, GroupSums>) {
     }));
 }
 
-/** A command with the row's own values for its placeholders, so that it runs as shown (a path with spaces quoted). */
+/** A command with the row's own values for its placeholders, each one shell word, so that it runs as shown (a path with spaces quoted). */
 function commandOf(a: Action, file: string, payoutId: string | undefined): string | undefined {
-  const path = /[^\w./:@+-]/.test(file) ? `'${file.replace(/'/g, `'\\''`)}'` : file;
-  return a.command?.replace('RESULTS', path).replace('PAYOUT_ID', payoutId || 'PAYOUT_ID');
+  // (a function, not a string, replaces: a "$&" in a path is not the placeholder again)
+  return a.command?.replace('RESULTS', () => shellWord(file)).replace('PAYOUT_ID', () => (payoutId ? shellWord(payoutId) : 'PAYOUT_ID'));
 }
 
 /** The row: its number, reference, payee, and amount with its currency, formatted when it reads as an amount (else as written). */
