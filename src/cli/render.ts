@@ -5,6 +5,7 @@ import cliProgress, { type Params } from 'cli-progress';
 import type { Logger } from 'pino';
 import { plural, saidFailed, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
+import { shellWord } from '../text.ts';
 import { ExitCode } from './exit-codes.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { InputError } from '../input/input-errors.ts';
@@ -85,7 +86,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
     note(`  invalid      ${i.problem ? formatProblem({ ...i.problem, file: '' }).trimStart() : `row ${n}: ${i.code}: ${i.message}`}`);
   if (invalid.length > SHOWN_INVALID)
     note(
-      `  invalid      and ${plural(invalid.length - SHOWN_INVALID, 'more row')}: \`payout-batch validate ${p.file}\` lists every problem`,
+      `  invalid      and ${plural(invalid.length - SHOWN_INVALID, 'more row')}: \`payout-batch validate ${shellWord(p.file)}\` lists every problem`,
     );
   l.push(...(screen ? currencyTable(p, screen.columns) : currencyLines(p)));
   for (const s of p.swaps)
@@ -299,7 +300,7 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
     if (r.kind === 'not-finished')
       return `${bad}: not due yet (pain.001 ReqdExctnDt): see the results file; run the same command again on or after that day.\n`;
     return (
-      `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}${connection}\`` +
+      `${bad}: see the results file; fix rows and run \`payout-batch retry ${shellWord(r.resultsPath)}${connection}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
     );
   }
@@ -307,7 +308,7 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (o.failed || o.waiting)
     return (
       `${plural(s.created, 'payout')} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
-      `see the results file and \`payout-batch status ${r.resultsPath}${connection}\`.\n`
+      `see the results file and \`payout-batch status ${shellWord(r.resultsPath)}${connection}\`.\n`
     );
   return `All ${plural(s.created, 'payout')} created.\n`;
 }

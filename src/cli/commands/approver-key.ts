@@ -6,6 +6,7 @@ import { CommandError, defineCommand, str } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/approvals-file.ts';
 import { personName } from './approve.ts';
+import { shellWord } from '../../text.ts';
 
 const builder = (y: Argv) =>
   y
@@ -45,8 +46,8 @@ export default defineCommand(builder, async (args, io) => {
       `  private key: ${keyPath} (readable by you only: keep it, never share or send it)\n` +
       `  public key:  ${pubPath}\n` +
       `Give the public key file to whoever keeps the approvers list, who adds it with ` +
-      `\`payout-batch approvers add ${pubPath} --out approvers.json\`; its entry is:\n  ${entry}\n` +
-      `Approve a plan with \`payout-batch approve PLAN --as ${JSON.stringify(name)} --key-file ${keyPath}\`.\n`,
+      `\`payout-batch approvers add ${shellWord(pubPath)} --out approvers.json\`; its entry is:\n  ${entry}\n` +
+      `Approve a plan with \`payout-batch approve PLAN --as ${shellWord(name)} --key-file ${shellWord(keyPath)}\`.\n`,
   );
   return ExitCode.OK;
 });

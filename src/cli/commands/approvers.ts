@@ -5,6 +5,7 @@ import { CommandError, defineCommand, plural, strs } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { addApprovers, ApprovalsFileError } from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
+import { shellWord } from '../../text.ts';
 
 const builder = (y: Argv) =>
   y
@@ -21,7 +22,7 @@ export default defineCommand(builder, async (args, io) => {
     io.stdout.write(
       `${args.out}: ${plural(r.all.length, 'approver')} (${r.all.map((a) => `${a.name} ${a.fingerprint}`).join(', ')})` +
         `${r.added.length ? `; added ${r.added.join(', ')}` : ''}${r.kept.length ? `; already listed ${r.kept.join(', ')}` : ''}.\n` +
-        `Use it with \`payout-batch run --plan PLAN --require-approvals N --approvers ${args.out}\` or \`payout-batch policy set\`.\n`,
+        `Use it with \`payout-batch run --plan PLAN --require-approvals N --approvers ${shellWord(args.out)}\` or \`payout-batch policy set\`.\n`,
     );
     return ExitCode.OK;
   } catch (e) {

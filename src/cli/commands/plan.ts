@@ -22,6 +22,7 @@ import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { fitText, planJson, planText, preflightText, widthFor } from '../render.ts';
+import { shellWord } from '../../text.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
@@ -124,18 +125,18 @@ export async function showPlan(
         // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
         if (!args.out && p.currencies.some((c) => c.feesEstimated))
           say(
-            `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
+            `Nothing was quoted, fees are estimated: \`payout-batch plan ${shellWord(args.file)} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
           );
         if (r.refused) say(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
         const held = screeningReasons(p, args['allow-partial']);
         if (held.length) say(`Sanctions screening: ${held[0]}.\n`);
         if (p.swaps.length && !refused.length)
           say(
-            `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
+            `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${shellWord(args.file)} --fund-by-swap\`${args.out ? `, or \`run --plan ${shellWord(args.out)}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
           );
         if (r.planFile)
           say(
-            `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
+            `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${shellWord(args.out!)}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
           );
         if (report) say(`Report: ${report}\n`);
         if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);

@@ -20,6 +20,7 @@ import {
 import { applyProposal, loadProposal, writeProposal } from '../../approvals/policy-change.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';
+import { shellWord } from '../../text.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -125,8 +126,8 @@ export default defineCommand(builder, async (args, io) => {
     await writeProposal(resolve(io.cwd, args.out), { current: p, store: team ? 'team' : 'host', next, by: who() });
     io.stdout.write(
       `${account}: the policy in force (${describePolicy(p)}) changes only with ${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}.\n` +
-        `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${args.out} --as NAME --key-file KEY\`), ` +
-        `then \`payout-batch policy apply ${args.out}${team ? ' --ledger ...' : ''}\`.\n`,
+        `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${shellWord(args.out)} --as NAME --key-file KEY\`), ` +
+        `then \`payout-batch policy apply ${shellWord(args.out)}${team ? ' --ledger ...' : ''}\`.\n`,
     );
     return ExitCode.OK;
   } catch (e) {

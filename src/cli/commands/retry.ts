@@ -6,6 +6,7 @@ import { duplicateFlags, outputFolderChecked, sendOptions, signalled } from '../
 import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
+import { shellWord } from '../../text.ts';
 import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
@@ -45,7 +46,7 @@ const command = defineCommand(builder, async (args, io) => {
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('') +
             (r.resent || r.notResent.length
               ? ''
-              : `  no row of ${r.resultsPath} is known FAILED or REJECTED yet: run payout-batch status ${r.resultsPath} first.\n`)
+              : `  no row of ${r.resultsPath} is known FAILED or REJECTED yet: run payout-batch status ${shellWord(r.resultsPath)} first.\n`)
           : ''),
     },
   );

@@ -24,6 +24,7 @@ import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
 import { prepareRun, type SendOptions } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
+import { shellWord } from '../../text.ts';
 
 const builder = (y: Argv) =>
   swapOptions(batchFileOptions(sendOptions(y)))
@@ -72,10 +73,9 @@ const command = defineCommand(builder, async (flags, cliIO) => {
 export default signalled('run', command);
 
 /** This command with --fund-by-swap, as the refusal of a short batch says it. */
-function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
-  const word = (w: string) => (/^[\w./:@%+=-]+$/.test(w) ? w : JSON.stringify(w));
-  const from = args['swap-from'] ? ` --swap-from ${word(args['swap-from'])}` : '';
-  return `\`payout-batch run ${word(args.file ?? '')}${from} --fund-by-swap\`, with this command's other flags`;
+export function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
+  const from = args['swap-from'] ? ` --swap-from ${shellWord(args['swap-from'])}` : '';
+  return `\`payout-batch run ${shellWord(args.file ?? '')}${from} --fund-by-swap\`, with this command's other flags`;
 }
 
 /**

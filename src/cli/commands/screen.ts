@@ -1,7 +1,7 @@
 // `payout-batch screen FILE --sanctions-list PATH...` (engine/screen-batch.ts), offline; --clear writes a clearance to sign,
 // --clearances lists them. A clearance counts as the account's policy counts it (as run does), when a service is named.
 import { osUserName } from '../../os-user.ts';
-import { plural } from '../../text.ts';
+import { plural, shellWord } from '../../text.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, durationFlag, flag, printJson, str, UsageError, type ArgsOf, type CliIO } from '../command.ts';
@@ -101,7 +101,7 @@ async function clear(args: Args, io: CliIO, rows: LoadedBatch['rows'], s: Screen
   });
   if (maker) await maker.sign(path, clearancePayload(loadClearance(path)));
   io.stdout.write(
-    `Clearance written to ${path}, not in force until approved: \`payout-batch approve ${path} --as NAME --key-file KEY\`.\n`,
+    `Clearance written to ${path}, not in force until approved: \`payout-batch approve ${shellWord(path)} --as NAME --key-file KEY\`.\n`,
   );
   return ExitCode.OK;
 }

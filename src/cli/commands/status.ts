@@ -20,6 +20,7 @@ import {
 } from '../options.ts';
 import { streamResults } from '../../results/read.ts';
 import { attempt } from '../../files/attempt.ts';
+import { shellWord } from '../../text.ts';
 
 /** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
 const MOVED_IN_FULL = 20;
@@ -120,7 +121,7 @@ function outcomeLines(r: StatusResult, results: string, connection: string): str
   for (const w of r.waiting)
     l.push(
       `  ${rowText(w)} waits for us: ${requestsText(w.informationRequests)}; ` +
-        `answer with: payout-batch attach ${w.payoutId}${connection} FILE...`,
+        `answer with: payout-batch attach ${shellWord(w.payoutId)}${connection} FILE...`,
     );
   for (const f of r.failed) l.push(failedLine(f, results, connection));
   l.push(...moneyLines(r.money));
@@ -146,7 +147,7 @@ function failedLine(f: StatusResult['failed'][number], results: string, connecti
     f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${groupThousands(f.refunded)}` : 'refund not seen yet';
   const next =
     f.refunded !== undefined
-      ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`
+      ? `pay it again with: payout-batch retry ${shellWord(results)} --resend-failed${connection}`
       : "not in the wallet's transactions yet: run status again later";
   return `  ${rowText(f)} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
 }
