@@ -2,7 +2,19 @@
 import { attempt } from '../../files/attempt.ts';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, CommandError, defineCommand, flag, plural, printJson, said, saying, str, UsageError, type CliIO } from '../command.ts';
+import {
+  abortOn,
+  CommandError,
+  defineCommand,
+  flag,
+  plural,
+  printJson,
+  saidFailed,
+  saying,
+  str,
+  UsageError,
+  type CliIO,
+} from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
@@ -74,7 +86,7 @@ const command = defineCommand(builder, async (args, io: CliIO) => {
     return exitCodeOf(r);
   } catch (e) {
     if (e instanceof WatchConfigError) throw new CommandError(e.message, ExitCode.REFUSED);
-    if (e instanceof LockBusy) return said(io, e.message, ExitCode.SERVICE_UNAVAILABLE);
+    if (e instanceof LockBusy) return saidFailed(io, args.json, e.message, ExitCode.SERVICE_UNAVAILABLE);
     throw e;
   } finally {
     await conn.close().catch(() => undefined);
