@@ -8,6 +8,7 @@ import { LockBusy } from '../../files/lock.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
 import type { RowChange } from '../../follow-up/apply-status.ts';
 import { connectionOptions, stateLedgers, withConnection } from '../options.ts';
+import { shellWord } from '../../text.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -61,7 +62,7 @@ export default defineCommand(builder, (args, io: CliIO) =>
             (r.answers.length
               ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
                 (args.results
-                  ? `See the review later with \`payout-batch status ${args.results}\`.\n`
+                  ? `See the review later with \`payout-batch status ${shellWord(args.results)}\`.\n`
                   : 'See the review later with `payout-batch status` on its results file.\n')
               : ''),
         );
