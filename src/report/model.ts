@@ -10,7 +10,7 @@ import { validateBatch, type ValidateOptions } from '../validation/validation.ts
 import { amountAsRead } from '../validation/amount.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { batchColumns, copiedPayouts } from '../results/read.ts';
-import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
+import { isCreatedStatus, STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/view.ts';
 import type { SwapProposal } from '../engine/swap.ts';
@@ -317,8 +317,12 @@ function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: C
     return sum;
   };
   g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'), batchAmount)!; // (as the run read it: "1.234,56")
-  g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
-  g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+  // only a payout of this batch debited its total, as status and the summary count it: not a quote of a row not sent, nor
+  // the payout of another batch an ALREADY_PAID row names
+  if (isCreatedStatus(r.result.status?.trim())) {
+    g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
+    g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+  }
   // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
   const earlier = parseEarlierPayouts(r.result.earlierPayouts);
   if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
