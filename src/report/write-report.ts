@@ -133,7 +133,8 @@ export async function writeReportOf(
   if ((/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) || extname(input).toLowerCase() === '.json') {
     const bytes = await readFile(at(input)).catch(unreadable);
     const pf = parsePlanFile(bytes.toString('utf8'), input);
-    const offline = await offlineOrUndefined(pf.file);
+    // (read as the plan read it: a workbook's other sheet is the same file, its sha256 the same)
+    const offline = await offlineOrUndefined(pf.file, { sheet: pf.sheet, encoding: pf.encoding, documents: pf.documents });
     await writePlanPage(at(path), planViewOfPlanFile(pf, offline, o.approvalsOf?.(at(input)), sha256Hex(bytes)));
     return { kind: 'plan', path };
   }
