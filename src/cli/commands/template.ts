@@ -16,7 +16,7 @@ const builder = (y: Argv) =>
       choices: ['csv', 'xlsx', 'pain.001'] as const,
       describe: 'File format (pain.001: an ISO 20022 .09 file, one example transaction)',
     })
-    .option('out', str('Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)'));
+    .option('out', str('Write to this file, a new one (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)'));
 
 export default defineCommand(builder, async (args, io) => {
   const method = args.method === undefined ? undefined : canonicalMethod(args.method);
@@ -29,9 +29,12 @@ export default defineCommand(builder, async (args, io) => {
     return ExitCode.OK;
   }
   try {
-    await writeFile(resolve(io.cwd, out), content);
+    // (never over a file there: the template filled in with payouts under its default name, a batch named by mistake)
+    await writeFile(resolve(io.cwd, out), content, { flag: 'wx' });
   } catch (e) {
-    throw new CommandError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new CommandError(`${out} is there already, and a template never replaces a file: name another --out`);
+    throw new CommandError(`cannot write ${out}: ${code ?? (e as Error).message}`);
   }
   io.stderr.write(
     `Wrote ${out} (${args.format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
