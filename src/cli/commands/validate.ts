@@ -1,6 +1,6 @@
 // `payout-batch validate FILE`: every row checked offline (no key, no network). Exit 0: all valid; 1: some invalid;
 // 2: the file cannot be used, or Ctrl-C / SIGTERM stopped the check.
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { stringify } from 'csv-stringify';
@@ -11,6 +11,7 @@ import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { neutralise } from '../../input/neutralise.ts';
+import { attempt } from '../../files/attempt.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/validation.ts';
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory (a closed pipe: bin.ts). */
@@ -81,6 +82,13 @@ async function openReport(path: string, named: string): Promise<{ add: (p: Probl
   };
 }
 
+/** The same file: one path, or two naming one file (a link, a folder named twice). */
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [x, y] = [a, b].map((p) => attempt(() => statSync(p)));
+  return !!x && !!y && x.dev === y.dev && x.ino === y.ino;
+}
+
 /** The --json document, printed once at the end: one problem a line (a script can grep them). */
 function jsonDocument(doc: Record<string, unknown>): string {
   const value = (v: unknown) =>
@@ -117,6 +125,11 @@ export default defineCommand(builder, async (args, io) => {
     return ExitCode.UNUSABLE_INPUT;
   };
   try {
+    if (args.report && sameFile(resolve(io.cwd, args.report), resolve(io.cwd, args.file)))
+      return await unusable({
+        code: 'REPORT_IS_BATCH',
+        message: `--report ${args.report}: that is the batch file itself; name another file, so that the batch is not written over`,
+      });
     v = await validateBatch(args.file, { ...batchFileFlags(args, io.cwd), dir: io.cwd });
     if (args.report) report = await openReport(resolve(io.cwd, args.report), args.report);
     Object.assign(doc, { source: v.source, problems });
