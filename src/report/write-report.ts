@@ -9,6 +9,7 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { onBehalfOf, PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { ResultsError, streamResults, withResults, type SwapLine } from '../results/results.ts';
+import { missingOnly } from '../results/results-errors.ts';
 import { batchColumns, readHead } from '../results/read.ts';
 import { neutralise } from '../input/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
@@ -55,8 +56,23 @@ export async function writePlanReport(
   return path;
 }
 
+/**
+ * A report replaces only a report (or nothing): never the batch, its results or another file named by mistake
+ * (`report pay.csv --out pay.csv`). Throws ResultsError WRITE_FAILED.
+ */
+async function refuseAllButReport(path: string): Promise<void> {
+  const head = await readHead(path).catch(missingOnly(path, 'read', 'not replaced: it may not be a report; name another file'));
+  if (head && !/^<!doctype html>/i.test(head))
+    throw new ResultsError(
+      'WRITE_FAILED',
+      path,
+      `${path}: not replaced: it is not an HTML report (the batch or its results?); name another file.`,
+    );
+}
+
 /** A plan's report, and beside it `<report>.payees.csv` of every payee, when it has some. */
 async function writePlanPage(path: string, view: PlanView): Promise<void> {
+  await refuseAllButReport(path);
   const payees = view.payees ?? [];
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
   if (csvPath) {
@@ -88,6 +104,8 @@ export async function writeResultsReport(
     ledgers?: Ledger[];
   } = {},
 ): Promise<string> {
+  const path = o.out ?? reportPathFor(resultsFile);
+  await refuseAllButReport(path);
   const read = { sheet: o.sheet, encoding: o.encoding };
   const { tieOut, problem } = await readTieOut(resultsFile, read);
   const batchId =
@@ -102,7 +120,6 @@ export async function writeResultsReport(
       swaps: o.swaps,
     });
   });
-  const path = o.out ?? reportPathFor(resultsFile);
   await writeFileAtomic(path, [resultsHtml(view)]);
   return path;
 }
