@@ -105,6 +105,9 @@ export function signalsFor(targets: SignalTargets, command: string, logger: Logg
     };
     try {
       const before = await readFile(path, 'utf8').catch(() => '');
+      // (only its own metrics are replaced: never the batch, its results or another file the flag names by mistake)
+      if (before && !before.startsWith('# HELP payout_batch_'))
+        throw new Error(`${path} is not a metrics file of payout-batch: not replaced`);
       const lastSuccess = o.failed ? /^payout_batch_last_success_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(before)?.[1] : now.toFixed(3);
       const usage = o.conn?.usage && (await o.conn.usage.usage(o.conn.client.apiKey.fingerprint));
       metric('exit_code', 'Exit code of the last run.', [['', o.exitCode]]);
