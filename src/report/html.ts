@@ -31,8 +31,9 @@ table[data-section="invalid"], table[data-section="corridors"] { font-size: 8.5p
 table[data-section="action"], table[data-section="rows"] { font-size: 8pt; }
 /* A command on a line of its own, whole: it wraps at spaces only, never inside an id, a flag or a path. */
 table[data-section="action"] tr[data-row] td, table[data-section="rows"] tr[data-row]:has(+ tr.next) td { border-bottom: none; }
-code.cmd { display: block; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; user-select: all; }
-code.cmd span { white-space: nowrap; }
+code.cmd { display: block; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; user-select: all; white-space: pre-wrap; }
+/* (pre: a quoted path's runs of spaces, tab or line break are copied as they are, never folded into one space) */
+code.cmd span { white-space: pre; }
 th.num { white-space: normal; }
 .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
 .kv th { width: 28%; }

@@ -195,7 +195,7 @@ describe('rows that need action (issue 31)', () => {
       'payout-batch retry &#39;/data/jan payroll.results.csv&#39; --resend-failed',
       'payout-batch status &#39;/data/jan payroll.results.csv&#39;', // REJECTED, its refund not seen yet (quotes escaped)
     ]);
-    expect(doc).toContain('code.cmd span { white-space: nowrap; }');
+    expect(doc).toContain('code.cmd span { white-space: pre; }');
   });
 
   it('counts a payout whose row was copied in the file once, as status does, and says so', async () => {
