@@ -1,5 +1,6 @@
 // `npm run demo` (README.md): the sample payroll against the embedded sandbox, run twice, then
 // reconciled and reported. It returns facts and emits events; the CLI prints.
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,8 +34,17 @@ interface DemoOptions {
   keep?: boolean;
 }
 
+/** A --dir that holds what the demo would write over: the user's, never replaced. */
+export class DemoRefused extends Error {
+  override readonly name = 'DemoRefused';
+}
+
 export async function runDemo(options: DemoOptions = {}) {
   const { say = () => {}, rate = 50, onPlan, events, onClientEvent } = options;
+  // (a folder given is the user's: an edited copy of the sample, or an earlier demo's, is never written over)
+  const taken = options.dir && [SAMPLE, 'documents'].map((n) => join(options.dir!, n)).find((p) => existsSync(p));
+  if (taken)
+    throw new DemoRefused(`${taken} is there already, and the demo never writes over a file: name a new or empty folder with --dir`);
   const sandbox = await startSandbox({ rateLimitPerSecond: rate });
   // (the throwaway sandbox knows its seed key only: no key, variable or file of the user's is read)
   const conn = await connect({

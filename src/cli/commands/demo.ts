@@ -1,9 +1,9 @@
 // `payout-batch demo`: the sample payroll end to end on the embedded sandbox (src/demo).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, printJson, str, UsageError } from '../command.ts';
+import { defineCommand, flag, printJson, saying, str, UsageError } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
-import { runDemo } from '../../demo/tour.ts';
+import { DemoRefused, runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
 import { planText, progressSink, summaryText, widthFor } from '../render.ts';
 
@@ -20,18 +20,22 @@ export default defineCommand(builder, async (args, io) => {
     if (!args.json) io.stdout.write(`${line}\n`);
   };
   const progress = progressSink(io, createLogger({ level: 'silent' }), () => 'demo', args.json);
-  const outcome = await runDemo({
-    say,
-    onPlan: (plan, env) => {
-      progress.start(plan.toSend.length);
-      say(planText(plan, env, undefined, widthFor(io.stdout, io.env)));
-    },
-    events: progress.events,
-    onClientEvent: progress.onClientEvent,
-    rate: args.rate,
-    dir: args.dir && resolve(io.cwd, args.dir),
-    keep: args.keep || args.dir !== undefined,
-  });
+  const outcome = await saying(
+    () =>
+      runDemo({
+        say,
+        onPlan: (plan, env) => {
+          progress.start(plan.toSend.length);
+          say(planText(plan, env, undefined, widthFor(io.stdout, io.env)));
+        },
+        events: progress.events,
+        onClientEvent: progress.onClientEvent,
+        rate: args.rate,
+        dir: args.dir && resolve(io.cwd, args.dir),
+        keep: args.keep || args.dir !== undefined,
+      }),
+    DemoRefused,
+  );
   progress.stop();
   if (args.json) {
     const { first, replay } = outcome;
