@@ -270,17 +270,24 @@ export async function statusReportOf(
   io: CliIO,
   results: string,
   batchId?: () => Promise<string | undefined>,
-): Promise<string | undefined> {
+): Promise<{ path: string; version: string } | undefined> {
   const out = args['status-report'];
   if (!out) return undefined;
   const path = resolve(io.cwd, out);
   return reportOrNote(
     io,
-    async () =>
-      `${path} (${await writeStatusReport(results, path, { version: args['status-report-version'], batchId: await batchId?.() })})`,
+    async () => ({
+      path,
+      version: await writeStatusReport(results, path, { version: args['status-report-version'], batchId: await batchId?.() }),
+    }),
     'the status report',
   );
 }
+
+/** A status report written, as the text and the --json document name it (the path alone, the version apart). */
+export const statusReportText = (r: { path: string; version: string }) => `${r.path} (${r.version})`;
+export const statusReportJson = (r: { path: string; version: string } | undefined) =>
+  r ? { statusReport: r.path, statusReportVersion: r.version } : {};
 
 export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
   expectRows: wholeNumber(args['expect-rows'], '--expect-rows takes a whole number of rows'),
@@ -471,7 +478,7 @@ export async function withConnection(
 }
 
 /** A report written beside the output: a failure is said on stderr and never changes the exit code. */
-export async function reportOrNote(io: CliIO, write: () => Promise<string>, what = 'the HTML report'): Promise<string | undefined> {
+export async function reportOrNote<T>(io: CliIO, write: () => Promise<T>, what = 'the HTML report'): Promise<T | undefined> {
   try {
     return await write();
   } catch (e) {

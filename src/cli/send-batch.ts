@@ -17,7 +17,9 @@ import {
   screeningOf,
   serviceOf,
   stateRootOf,
+  statusReportJson,
   statusReportOf,
+  statusReportText,
   sendOptions,
   wholeNumber,
   withConnection,
@@ -160,7 +162,7 @@ export async function sendBatch<
             : undefined;
         if (report) out(`Report: ${report}\n`);
         const statusReport = r.resultsWritten ? await statusReportOf(args, io, r.resultsPath, async () => r.batchId) : undefined;
-        if (statusReport) out(`Status report: ${statusReport}\n`);
+        if (statusReport) out(`Status report: ${statusReportText(statusReport)}\n`);
         const exitCode = exitCodeOf(r);
         const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
         io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
@@ -172,7 +174,7 @@ export async function sendBatch<
             journal: r.journalPath,
             results: r.resultsWritten ? r.resultsPath : undefined,
             report,
-            ...(statusReport ? { statusReport } : {}),
+            ...statusReportJson(statusReport),
             resumed: r.report,
             refused: r.refused,
             halted: r.halted,

@@ -14,8 +14,10 @@ import {
   resultsAndLedgers,
   resultsFileOptions,
   signalled,
+  statusReportJson,
   statusReportOf,
   statusReportOptions,
+  statusReportText,
   withConnection,
 } from '../options.ts';
 import { streamResults } from '../../results/read.ts';
@@ -79,7 +81,7 @@ const command = defineCommand(builder, (args, io: CliIO) =>
         failures: r.failures,
         halted: r.halted,
         byStatus: r.byStatus,
-        ...(statusReport ? { statusReport } : {}),
+        ...statusReportJson(statusReport),
         ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
       });
     } else {
@@ -104,7 +106,7 @@ const command = defineCommand(builder, (args, io: CliIO) =>
       );
       l.push(...outcomeLines(r, results, connectionHint(args)));
       if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
-      if (statusReport) l.push(`Status report: ${statusReport}`);
+      if (statusReport) l.push(`Status report: ${statusReportText(statusReport)}`);
       io.stdout.write(l.join('\n') + '\n');
     }
     return exitCodeOf(r);
