@@ -111,7 +111,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     // yargs renders a command's help even unshown: wrapping it costs 0.1 s of startup, so only when asked
     .wrap(bare || argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
     .epilogue(
-      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress, 130 run/retry/watch --once stopped by Ctrl-C (resume is safe).',
+      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 not finished: status with payouts still in progress, or run, retry or status whose only rows not sent are dated later, 130 run/retry/watch --once stopped by Ctrl-C (resume is safe).',
     )
     .fail((msg, err) => {
       // (yargs' own: a flag without its value)
