@@ -292,6 +292,9 @@ const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents ar
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
+/** Amounts as written: padded to the currency's decimals, never rounded ("10.005" USD, "1500.5" JPY: an invalid row's). */
+const EXACT = { exact: true };
+
 /** A batch's amount cell as the run read it too ("1.234,56", "12,34": the run paid them), never a 0. */
 const batchAmount = (text: string): DecT | undefined => readAmount(text) ?? amountAsRead(text);
 
@@ -340,9 +343,9 @@ function groupTotals(groups: Map<string, GroupSums>) {
       group: g.group,
       currency: g.currency,
       rows: g.rows,
-      amount: amountText(g.amount, g.currency),
-      ...(g.total ? { total: amountText(g.total, g.currency) } : {}),
-      ...(g.refunded ? { refunded: amountText(g.refunded, g.currency) } : {}),
+      amount: amountText(g.amount, g.currency, EXACT),
+      ...(g.total ? { total: amountText(g.total, g.currency, EXACT) } : {}),
+      ...(g.refunded ? { refunded: amountText(g.refunded, g.currency, EXACT) } : {}),
     }));
 }
 
@@ -356,7 +359,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 function rowOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = batchAmount(cell(r, 'sourceAmount'));
-  const amount = d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount');
+  const amount = d !== undefined ? amountText(d, currency, EXACT) : cell(r, 'sourceAmount');
   return { row: r.rowNumber, reference: cell(r, 'reference'), name: cell(r, 'accountName'), amount, currency };
 }
 
@@ -389,7 +392,7 @@ function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSumma
     return seen === undefined || seen.equals(said)
       ? []
       : [
-          `${t.currency}: the results file says ${amountText(said, t.currency)} refunded, the wallet's transactions ${amountText(seen, t.currency)}: ${commandOf(REFUND_NOT_SEEN, file, undefined)} records the refunds it sees.`,
+          `${t.currency}: the results file says ${amountText(said, t.currency, EXACT)} refunded, the wallet's transactions ${amountText(seen, t.currency, EXACT)}: ${commandOf(REFUND_NOT_SEEN, file, undefined)} records the refunds it sees.`,
         ];
   });
 }
@@ -466,7 +469,7 @@ function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine 
     reference: w.reference,
     id: w.id,
     status: w.status ?? '',
-    sourceAmount: debit && amountText(debit, w.sourceCurrency),
+    sourceAmount: debit && amountText(debit, w.sourceCurrency, EXACT),
     sourceCurrency: w.sourceCurrency,
     destinationAmount: w.credit,
     destinationCurrency: w.destinationCurrency,
