@@ -43,7 +43,9 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
     return provablyNewer ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
   }
   if (isFinalStatus(current.status)) return { apply: false, why: 'final' };
-  if (b > a) return { apply: true, why: 'forward' };
+  // (a move forward the service made before the row's own time: the row's status came after it, as when asked again)
+  const provablyOlder = (utcTime(incoming.at) ?? Infinity) < (utcTime(current.at) ?? -Infinity);
+  if (b > a && !provablyOlder) return { apply: true, why: 'forward' };
   // Down the order: only the table's one cycle, and only when provably newer.
   const reRequest = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
   return reRequest && provablyNewer ? { apply: true, why: 're-request' } : { apply: false, why: 'older' };

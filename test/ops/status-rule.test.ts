@@ -36,6 +36,10 @@ describe('nextStatus', () => {
     expect(nextStatus(held, { ...AIR, at: '2025-01-02T11:00:00.000Z' })).toEqual({ apply: true, why: 're-request' });
     expect(nextStatus(held, { ...AIR, at: '2025-01-02T09:00:00.000Z' }).apply).toBe(false);
     expect(nextStatus(held, AIR).apply).toBe(false);
+    // (and a late "under review" from before that second request does not move the row back up to it)
+    const askedAgain = { ...AIR, at: '2025-01-02T11:00:00.000Z' };
+    expect(nextStatus(askedAgain, held)).toEqual({ apply: false, why: 'older' });
+    expect(nextStatus(askedAgain, REVIEW).apply).toBe(true); // (no time: taken, as a list item's)
   });
 
   it('nextStatusUndated: a row whose time was cleared is older than any known time, and no other move changes', () => {
