@@ -56,8 +56,12 @@ export function payeeOf(p: PayoutRow): Payee {
     ...(b.intermediarySwift ? { intermediaryBic: b.intermediarySwift } : {}),
     ...(b.iban ? { iban: b.iban } : {}),
     ...(b.accountNumber ? { accountNumber: b.accountNumber } : {}),
+    otherAccounts: OTHER_ACCOUNTS.flatMap((k) => (b[k] ? [[k, b[k]] as [string, string]] : [])),
   };
 }
+
+/** The fields besides an IBAN and account number that name where a payout goes, screened as accounts. */
+const OTHER_ACCOUNTS = ['alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber', 'email'] as const;
 
 /** The beneficiary's fields, besides its name, that say where the money goes. */
 const WHERE =

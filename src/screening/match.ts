@@ -592,19 +592,16 @@ export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds):
         why: same ? `the ${whose}'s BIC ${bic} is listed` : `the ${whose}'s BIC ${bic} is another branch of the listed bank ${r.value}`,
       });
     }
-  for (const [on, value] of [
-    ['iban', payee.iban],
-    ['account', payee.accountNumber],
-  ] as const)
+  // (a wallet id, FPS id, phone or email on a list's account column is a hit as an account number is)
+  const accounts: [on: 'iban' | 'account', value: string | undefined, label: string][] = [
+    ['iban', payee.iban, 'IBAN'],
+    ['account', payee.accountNumber, 'account'],
+    ...(payee.otherAccounts ?? []).map(([field, value]): [on: 'account', value: string, label: string] => ['account', value, field]),
+  ];
+  for (const [on, value, label] of accounts)
     if (value && !(on === 'account' && ident(value) === ident(payee.iban ?? '')))
       for (const r of index.identifiers.get(`account:${ident(value)}`) ?? [])
-        hit(r.list, r.entry, {
-          matched: r.value,
-          on,
-          band: 'hit',
-          score: 1,
-          why: `the ${payee.party ?? 'payee'}'s ${on === 'iban' ? 'IBAN' : 'account'} is listed`,
-        });
+        hit(r.list, r.entry, { matched: r.value, on, band: 'hit', score: 1, why: `the ${payee.party ?? 'payee'}'s ${label} is listed` });
   const best = new Map<Entry, { name: ListedName; score: number }>();
   for (const payeeTokens of [payee.name, ...latinOf(payee.name)].map(nameTokens))
     for (const id of candidates(index, payeeTokens, thresholds.review)) {

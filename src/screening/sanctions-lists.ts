@@ -20,6 +20,8 @@ export interface Payee {
   intermediaryBic?: string;
   iban?: string;
   accountNumber?: string;
+  /** The other fields that say where the money goes (alipayId, fpsId, phoneNumber, …), by field name. */
+  otherAccounts?: [field: string, value: string][];
   /** Whose identifiers a hit's why names (default the payee's): the payer's, the ultimate creditor's. */
   party?: string;
 }
