@@ -23,8 +23,6 @@ function documentRefusal(abs: string, o: VetOptions): string | undefined {
     // (missing: the validation says so)
     return attempt(() => lstatSync(abs))?.isSymbolicLink() ? 'a symbolic link: links are never followed' : undefined;
   }
-  // (DIR/documents itself a link: whoever set it would choose which of this user's files are uploaded)
-  if (attempt(() => lstatSync(o.documents))?.isSymbolicLink()) return 'a symbolic link (documents itself): links are never followed';
   let p = o.documents;
   for (const part of relative(o.documents, real).split(sep)) {
     p = join(p, part);
