@@ -43,9 +43,11 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
     return provablyNewer ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
   }
   if (isFinalStatus(current.status)) return { apply: false, why: 'final' };
-  // (a move forward the service made before the row's own time: the row's status came after it, as when asked again)
+  // (the one cycle, asked again: an "under review" from before the request the row holds is the earlier round's, late)
+  // (elsewhere forward is forward, whatever the times say: a createdAt and a changedAt may be written at other precisions)
+  const earlierRound = current.status === 'ADDITIONAL_INFO_REQUIRED' && incoming.statusDetail === UNDER_REVIEW;
   const provablyOlder = (utcTime(incoming.at) ?? Infinity) < (utcTime(current.at) ?? -Infinity);
-  if (b > a && !provablyOlder) return { apply: true, why: 'forward' };
+  if (b > a && !(earlierRound && provablyOlder)) return { apply: true, why: 'forward' };
   // Down the order: only the table's one cycle, and only when provably newer.
   const reRequest = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
   return reRequest && provablyNewer ? { apply: true, why: 're-request' } : { apply: false, why: 'older' };

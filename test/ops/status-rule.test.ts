@@ -40,6 +40,9 @@ describe('nextStatus', () => {
     const askedAgain = { ...AIR, at: '2025-01-02T11:00:00.000Z' };
     expect(nextStatus(askedAgain, held)).toEqual({ apply: false, why: 'older' });
     expect(nextStatus(askedAgain, REVIEW).apply).toBe(true); // (no time: taken, as a list item's)
+    // (no cycle elsewhere: a move forward is taken though its time reads earlier, as a changedAt in whole seconds may)
+    expect(nextStatus({ ...P, at: '2025-01-02T10:00:00.500Z' }, { ...PROC, at: '2025-01-02T10:00:00Z' }).apply).toBe(true);
+    expect(nextStatus(askedAgain, { ...PROC, at: '2025-01-02T10:00:00.000Z' }).apply).toBe(true);
   });
 
   it('nextStatusUndated: a row whose time was cleared is older than any known time, and no other move changes', () => {
